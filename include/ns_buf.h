@@ -1,0 +1,60 @@
+/* Byte buffers: a growable buffer for building and parsing, and an immutable reference-counted
+ * blob for response bodies that several connections may send at once without copying. */
+#ifndef NS_BUF_H
+#define NS_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A growable byte buffer. Bytes [0, len) are data; reserve() grows the free tail. */
+typedef struct ns_buf {
+    uint8_t *data; /* owned; NULL when cap == 0 */
+    size_t len;    /* bytes in use */
+    size_t cap;    /* bytes allocated */
+} ns_buf_t;
+
+#define NS_BUF_INIT {NULL, 0, 0}
+
+/* Makes room for at least `extra` more bytes after len. May move data (old pointers into the
+ * buffer become invalid). Aborts on out-of-memory. */
+void ns_buf_reserve(ns_buf_t *buf, size_t extra);
+
+/* Appends `n` bytes (or a NUL-terminated string, without the NUL). */
+void ns_buf_append(ns_buf_t *buf, const void *data, size_t n);
+void ns_buf_append_str(ns_buf_t *buf, const char *s);
+void ns_buf_append_char(ns_buf_t *buf, char c);
+/* Appends printf-style text. */
+void ns_buf_appendf(ns_buf_t *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends a 32-bit big-endian integer. */
+void ns_buf_append_be32(ns_buf_t *buf, uint32_t v);
+
+/* Drops the first `n` bytes (n <= len), moving the rest to the front. */
+void ns_buf_consume(ns_buf_t *buf, size_t n);
+
+/* Returns the data as a NUL-terminated string (a NUL is kept after len, not counted). */
+const char *ns_buf_cstr(ns_buf_t *buf);
+
+/* Hands the bytes to the caller (who frees them with free()) and leaves buf empty. */
+uint8_t *ns_buf_steal(ns_buf_t *buf, size_t *len);
+
+/* Frees the bytes; buf is empty and reusable afterwards. */
+void ns_buf_free(ns_buf_t *buf);
+
+/* An immutable, reference-counted block of bytes. Safe to share across threads: the count is
+ * atomic and the bytes never change after creation. */
+typedef struct ns_blob ns_blob_t;
+
+/* Takes ownership of `data` (from malloc, freed with free() at the last release). */
+ns_blob_t *ns_blob_new(uint8_t *data, size_t len);
+/* Copies `len` bytes into a new blob. */
+ns_blob_t *ns_blob_copy(const void *data, size_t len);
+/* Takes the bytes of `buf` (leaving it empty). */
+ns_blob_t *ns_blob_from_buf(ns_buf_t *buf);
+const uint8_t *ns_blob_data(const ns_blob_t *blob);
+size_t ns_blob_len(const ns_blob_t *blob);
+/* Returns `blob` with one more reference. */
+ns_blob_t *ns_blob_ref(ns_blob_t *blob);
+/* Drops one reference; frees at zero. NULL is a no-op. */
+void ns_blob_unref(ns_blob_t *blob);
+
+#endif

@@ -1,0 +1,37 @@
+/* Header codec: the JSON (serialize type 0) and ROCKETMQ binary (type 1) remoting headers,
+ * both directions. Pure functions over bytes: no I/O, no locks. */
+#ifndef NS_CMD_CODEC_H
+#define NS_CMD_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ns_buf.h"
+#include "ns_cmd.h"
+#include "ns_frame.h"
+
+/* Caps on what one header may make us hold (a 16 MiB header of ext fields would otherwise be
+ * accepted). Real peers send a handful of short fields. */
+#define NS_CMD_MAX_EXT_FIELDS 256
+
+/* Decodes the header of `frame` into *out (initialised by the callee).
+ * 0: *out holds owned copies of every string; out->body/body_len view frame->body (valid only
+ * while the frame's buffer is unchanged; body_blob is NULL); out->serialize_type is the frame's.
+ * NS_EPROTO: the header is not a valid header of its type (not JSON, not an object, a field of
+ * the wrong type, a binary length past the end, ...): *out is left freed, close the peer.
+ * Reads nothing outside frame->header[0..header_len). */
+int ns_cmd_decode(const ns_frame_t *frame, ns_cmd_t *out);
+
+/* Encodes the frame prefix and header of `cmd` in cmd->serialize_type and appends them to
+ * `out`; the frame length counts cmd->body_len, so the caller sends the body bytes right after.
+ * JSON output follows Java's: keys alphabetical, extFields values strings, null remark omitted,
+ * "serializeTypeCurrentRPC" included, no whitespace. Returns 0, or NS_ETOOBIG when the header
+ * would not fit 24 bits (nothing appended then). */
+int ns_cmd_encode_header(const ns_cmd_t *cmd, ns_buf_t *out);
+
+/* Returns a static name for a LanguageCode (e.g. "JAVA"), or NULL for NS_LANG_UNKNOWN. */
+const char *ns_lang_name(uint8_t lang);
+/* Returns the LanguageCode for a name, or NS_LANG_UNKNOWN. */
+uint8_t ns_lang_from_name(const char *name, size_t len);
+
+#endif

@@ -1,0 +1,52 @@
+/* Shared basics: error codes, small macros and the aborting allocators.
+ *
+ * Every int-returning function in mqnamesrv returns 0 on success or a negative NS_E* code:
+ * -errno for system errors, libuv's codes unchanged, and the codes below for our own. */
+#ifndef NS_COMMON_H
+#define NS_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+/* Our own error codes live far below any errno value and libuv's UV_E* codes (>= -4096). */
+#define NS_EPROTO (-20001)   /* bytes that break the wire protocol */
+#define NS_ETOOBIG (-20002)  /* a length above a configured limit */
+#define NS_EINVAL (-20003)   /* a well-formed request with a bad value */
+#define NS_ENOTFOUND (-20004) /* the thing asked for does not exist */
+#define NS_EJSON (-20005)    /* a body that is not the JSON we expect */
+#define NS_ECRC (-20006)     /* a body whose CRC32 does not match its header */
+#define NS_EZLIB (-20007)    /* a compressed body that does not inflate */
+#define NS_ECONFIG (-20008)  /* a configuration value that cannot be used */
+
+#define NS_UNUSED(x) ((void)(x))
+#define NS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Returns a static, human-readable name for any NS_E*, -errno or libuv code. */
+const char *ns_strerror(int err);
+
+/* Allocators that never return NULL: on exhaustion they log and abort(), as redis' zmalloc does.
+ * A NameServer that cannot allocate cannot answer correctly, and a half-applied registration
+ * would be worse than a restart. */
+void *ns_xmalloc(size_t size);
+void *ns_xcalloc(size_t count, size_t size);
+void *ns_xrealloc(void *ptr, size_t size);
+char *ns_xstrdup(const char *s);
+char *ns_xstrndup(const char *s, size_t n);
+
+/* Logs the failed condition with file:line and aborts. For our own invariants only: never for
+ * anything a peer or a config file can cause. */
+#define NS_ASSERT(cond)                                                                           \
+    do {                                                                                          \
+        if (!(cond))                                                                              \
+            ns_assert_fail(#cond, __FILE__, __LINE__);                                            \
+    } while (0)
+_Noreturn void ns_assert_fail(const char *cond, const char *file, int line);
+
+/* Monotonic milliseconds, for timeouts and expiry (never wall time). */
+uint64_t ns_now_ms(void);
+
+/* Wall-clock milliseconds since the epoch, for log stamps only. */
+int64_t ns_wall_ms(void);
+
+#endif

@@ -1,0 +1,84 @@
+/* Request processing: the table of request codes and the dispatcher. Handlers read a decoded
+ * request and fill a response; they never touch sockets, so every code is tested without a
+ * loop. Called from any I/O thread: handlers share state only through the route table (its
+ * rwlock), the KV store (its mutex) and the config (atomic RUNTIME fields, its mutex). */
+#ifndef NS_PROC_H
+#define NS_PROC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ns_cmd.h"
+#include "ns_config.h"
+#include "ns_kv.h"
+#include "ns_route.h"
+
+/* RocketMQ RequestCode values served by the NameServer. */
+enum {
+    NS_REQ_PUT_KV_CONFIG = 100,
+    NS_REQ_GET_KV_CONFIG = 101,
+    NS_REQ_DELETE_KV_CONFIG = 102,
+    NS_REQ_REGISTER_BROKER = 103,
+    NS_REQ_UNREGISTER_BROKER = 104,
+    NS_REQ_GET_ROUTEINFO_BY_TOPIC = 105,
+    NS_REQ_GET_BROKER_CLUSTER_INFO = 106,
+    NS_REQ_WIPE_WRITE_PERM_OF_BROKER = 205,
+    NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER = 206,
+    NS_REQ_DELETE_TOPIC_IN_NAMESRV = 216,
+    NS_REQ_REGISTER_TOPIC_IN_NAMESRV = 217,
+    NS_REQ_GET_KVLIST_BY_NAMESPACE = 219,
+    NS_REQ_GET_TOPICS_BY_CLUSTER = 224,
+    NS_REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS = 304,
+    NS_REQ_GET_UNIT_TOPIC_LIST = 311,
+    NS_REQ_GET_HAS_UNIT_SUB_TOPIC_LIST = 312,
+    NS_REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST = 313,
+    NS_REQ_UPDATE_NAMESRV_CONFIG = 318,
+    NS_REQ_GET_NAMESRV_CONFIG = 319,
+    NS_REQ_QUERY_DATA_VERSION = 322,
+    NS_REQ_ADD_WRITE_PERM_OF_BROKER = 327,
+    NS_REQ_GET_BROKER_MEMBER_GROUP = 901,
+    NS_REQ_BROKER_HEARTBEAT = 904,
+};
+
+/* RocketMQ ResponseCode values the NameServer answers with. */
+enum {
+    NS_RES_SUCCESS = 0,
+    NS_RES_SYSTEM_ERROR = 1,
+    NS_RES_SYSTEM_BUSY = 2,
+    NS_RES_REQUEST_CODE_NOT_SUPPORTED = 3,
+    NS_RES_NO_PERMISSION = 16,
+    NS_RES_TOPIC_NOT_EXIST = 17,
+    NS_RES_QUERY_NOT_FOUND = 22,
+};
+
+/* What a handler may use. Built by the server per request (or by a test). */
+typedef struct ns_ctx {
+    ns_route_t *route;   /* the route table */
+    ns_kv_t *kv;         /* the KV store */
+    ns_config_t *config; /* the live configuration */
+    uint64_t conn_id;    /* the connection the request came in on (0 in tests: none) */
+    const char *peer;    /* "ip:port" of the requester, for logs */
+    uint64_t now_ms;     /* monotonic clock at dispatch */
+    uint64_t start_ms;   /* monotonic clock when the server started (needWaitForService) */
+} ns_ctx_t;
+
+/* A handler: reads req, fills resp->code, remark, ext fields and body. Returns 0, or a
+ * negative NS_E* for an internal failure (the dispatcher then answers SYSTEM_ERROR). */
+typedef int ns_proc_fn(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);
+
+typedef struct ns_proc_entry {
+    int32_t code;      /* NS_REQ_* */
+    const char *name;  /* RequestCode name, for logs and stats */
+    ns_proc_fn *fn;    /* handler */
+} ns_proc_entry_t;
+
+/* Returns the table entry for a code, or NULL when the code is not served. */
+const ns_proc_entry_t *ns_proc_lookup(int32_t code);
+
+/* Runs `req` through the table and fills `resp` (initialised by the callee): opaque copied,
+ * flag = response, language JAVA, version NS_SERVER_VERSION, serialize type mirrored from the
+ * request. An unknown code answers 3 " request type N not supported". Returns true when a
+ * response must be sent, false for oneway requests (resp is then freed already). */
+bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);
+
+#endif

@@ -1,0 +1,96 @@
+/* REGISTER_BROKER bodies and the small value types they carry (DataVersion, TopicConfig,
+ * TopicQueueMappingInfo), decoded from every format real brokers send:
+ *   - version < 37: a bare TopicConfigSerializeWrapper JSON;
+ *   - version >= 37, compressed=false: RegisterBrokerBody JSON;
+ *   - version >= 37, compressed=true: the zlib stream of RegisterBrokerBody.encode(true), with a
+ *     static-topic mapping section when version >= 413.
+ * JSON from brokers may hold unquoted integer object keys (fastjson maps with Integer keys);
+ * they are accepted. Pure functions: no I/O, no locks. */
+#ifndef NS_REGISTER_BODY_H
+#define NS_REGISTER_BODY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ns_buf.h"
+
+/* MQVersion ordinals that change the body format. */
+#define NS_VERSION_V3_0_11 37 /* from here on the body is a RegisterBrokerBody */
+#define NS_VERSION_V4_9_4 401 /* route queries from here on get standard JSON */
+#define NS_VERSION_V5_0_0 413 /* compressed bodies from here on carry a mapping section */
+
+/* Caps on what one body may make us build. A real 5.x broker with 100k topics stays far
+ * below; a zlib bomb or a crafted count does not. */
+#define NS_REGISTER_MAX_TOPICS 1000000
+#define NS_REGISTER_MAX_INFLATED (256u * 1024u * 1024u)
+
+typedef struct ns_data_version {
+    int64_t counter;       /* bumped by the broker on every topic change */
+    int64_t state_version; /* 5.x only; 0 when absent (4.x brokers) */
+    int64_t timestamp;     /* broker wall clock, ms */
+} ns_data_version_t;
+
+/* TopicFilterType. */
+enum { NS_FILTER_SINGLE_TAG = 0, NS_FILTER_MULTI_TAG = 1 };
+
+typedef struct ns_topic_config {
+    char *topic_name;         /* owned */
+    int32_t read_queue_nums;  /* queues consumers read */
+    int32_t write_queue_nums; /* queues producers write */
+    int32_t perm;             /* PermName bits: 2 WRITE, 4 READ, 1 INHERIT, 8 PRIORITY */
+    int32_t topic_sys_flag;   /* TopicSysFlag bits: 1 UNIT, 2 UNIT_SUB */
+    bool order;               /* ordered topic (not used by the route table) */
+    int filter_type;          /* NS_FILTER_* */
+} ns_topic_config_t;
+
+/* One TopicQueueMappingInfo (static topics, 5.x), kept field by field so that it can be
+ * written back in either JSON mode. */
+typedef struct ns_mapping_info {
+    char *topic;          /* owned */
+    char *bname;          /* owned; broker name the mapping belongs to */
+    char *scope;          /* owned; NULL when absent */
+    int64_t epoch;        /* mapping epoch */
+    int32_t total_queues; /* logical queue count of the static topic */
+    bool dirty;           /* fastjson "dirty" property */
+    size_t curr_id_count; /* entries in curr_id_map */
+    int32_t (*curr_id_map)[2]; /* owned; {logical id, physical id} pairs, in input order */
+} ns_mapping_info_t;
+
+typedef struct ns_register_body {
+    ns_data_version_t data_version; /* the broker's topic-config DataVersion */
+    ns_topic_config_t *topics;      /* owned array, in input order; names unique */
+    size_t topic_count;
+    bool has_filter_servers; /* false for version < 37 bodies: filter table left untouched */
+    char **filter_servers;   /* owned array of owned strings */
+    size_t filter_server_count;
+    ns_mapping_info_t *mappings; /* owned; topicQueueMappingInfoMap values */
+    size_t mapping_count;
+} ns_register_body_t;
+
+/* Decodes a REGISTER_BROKER body. `body` may be NULL/0 (no body: empty tables, DataVersion
+ * {0,0,0}, and an empty filter list when version >= 37).
+ * Returns 0 with *out filled (free with ns_register_body_free), or NS_EJSON / NS_EZLIB /
+ * NS_ETOOBIG with *out freed and a one-line reason in err[0..errlen) for the remark and log. */
+int ns_register_body_decode(const uint8_t *body, size_t len, int32_t version, bool compressed,
+                            ns_register_body_t *out, char *err, size_t errlen);
+
+void ns_register_body_free(ns_register_body_t *body);
+
+/* The CRC RocketMQ puts in bodyCrc32: zlib/Java CRC-32 over the bytes, & 0x7FFFFFFF. */
+uint32_t ns_body_crc32(const uint8_t *data, size_t len);
+
+/* Parses a DataVersion JSON object text ({"counter":..,"stateVersion":..,"timestamp":..}).
+ * Missing fields are 0. Returns 0 or NS_EJSON. */
+int ns_data_version_parse(const uint8_t *json, size_t len, ns_data_version_t *out);
+
+bool ns_data_version_equal(const ns_data_version_t *a, const ns_data_version_t *b);
+
+/* Appends the 5.x fastjson form {"counter":N,"stateVersion":N,"timestamp":N}. */
+void ns_data_version_write(const ns_data_version_t *dv, ns_buf_t *out);
+
+/* Deep copy / free of one mapping info (the route table keeps its own copies). */
+void ns_mapping_info_copy(ns_mapping_info_t *dst, const ns_mapping_info_t *src);
+void ns_mapping_info_free(ns_mapping_info_t *info);
+
+#endif

@@ -1,0 +1,103 @@
+/* Error names, aborting allocators, clocks. */
+#include "ns_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <uv.h>
+
+#include "ns_log.h"
+
+const char *ns_strerror(int err)
+{
+    switch (err) {
+    case 0:
+        return "success";
+    case NS_EPROTO:
+        return "protocol error";
+    case NS_ETOOBIG:
+        return "too big";
+    case NS_EINVAL:
+        return "invalid value";
+    case NS_ENOTFOUND:
+        return "not found";
+    case NS_EJSON:
+        return "bad JSON";
+    case NS_ECRC:
+        return "crc32 not match";
+    case NS_EZLIB:
+        return "bad compressed data";
+    case NS_ECONFIG:
+        return "bad configuration";
+    default:
+        break;
+    }
+    if (err < 0 && err >= -4096)
+        return uv_strerror(err); /* libuv codes are -errno on Unix */
+    return "unknown error";
+}
+
+static _Noreturn void out_of_memory(size_t size)
+{
+    ns_log(NS_LOG_ERROR, "out of memory allocating %zu bytes", size);
+    abort();
+}
+
+void *ns_xmalloc(size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (p == NULL)
+        out_of_memory(size);
+    return p;
+}
+
+void *ns_xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (p == NULL)
+        out_of_memory(count * size);
+    return p;
+}
+
+void *ns_xrealloc(void *ptr, size_t size)
+{
+    void *p = realloc(ptr, size ? size : 1);
+    if (p == NULL)
+        out_of_memory(size);
+    return p;
+}
+
+char *ns_xstrdup(const char *s)
+{
+    return ns_xstrndup(s, strlen(s));
+}
+
+char *ns_xstrndup(const char *s, size_t n)
+{
+    char *p = ns_xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+void ns_assert_fail(const char *cond, const char *file, int line)
+{
+    ns_log(NS_LOG_ERROR, "assertion failed: %s at %s:%d", cond, file, line);
+    abort();
+}
+
+uint64_t ns_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int64_t ns_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

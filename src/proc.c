@@ -1,0 +1,100 @@
+/* The request table and the dispatcher. */
+#include "ns_proc.h"
+
+#include <stdio.h>
+
+#include "ns_common.h"
+#include "ns_log.h"
+#include "proc_int.h"
+
+/* A new request code is one row here, one handler, one test. Sorted by code: lookups are a
+ * binary search. */
+static const ns_proc_entry_t proc_table[] = {
+    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", proc_put_kv_config},
+    {NS_REQ_GET_KV_CONFIG, "GET_KV_CONFIG", proc_get_kv_config},
+    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", proc_delete_kv_config},
+    {NS_REQ_REGISTER_BROKER, "REGISTER_BROKER", proc_register_broker},
+    {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", proc_unregister_broker},
+    {NS_REQ_GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC", proc_get_routeinfo_by_topic},
+    {NS_REQ_GET_BROKER_CLUSTER_INFO, "GET_BROKER_CLUSTER_INFO", proc_get_broker_cluster_info},
+    {NS_REQ_WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER",
+     proc_wipe_write_perm_of_broker},
+    {NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
+     proc_get_all_topic_list_from_nameserver},
+    {NS_REQ_DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV", proc_delete_topic_in_namesrv},
+    {NS_REQ_REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV",
+     proc_register_topic_in_namesrv},
+    {NS_REQ_GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE", proc_get_kvlist_by_namespace},
+    {NS_REQ_GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER", proc_get_topics_by_cluster},
+    {NS_REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS, "GET_SYSTEM_TOPIC_LIST_FROM_NS",
+     proc_get_system_topic_list_from_ns},
+    {NS_REQ_GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST", proc_get_unit_topic_list},
+    {NS_REQ_GET_HAS_UNIT_SUB_TOPIC_LIST, "GET_HAS_UNIT_SUB_TOPIC_LIST",
+     proc_get_has_unit_sub_topic_list},
+    {NS_REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST",
+     proc_get_has_unit_sub_ununit_topic_list},
+    {NS_REQ_UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG", proc_update_namesrv_config},
+    {NS_REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG", proc_get_namesrv_config},
+    {NS_REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION", proc_query_data_version},
+    {NS_REQ_ADD_WRITE_PERM_OF_BROKER, "ADD_WRITE_PERM_OF_BROKER", proc_add_write_perm_of_broker},
+    {NS_REQ_GET_BROKER_MEMBER_GROUP, "GET_BROKER_MEMBER_GROUP", proc_get_broker_member_group},
+    {NS_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", proc_broker_heartbeat},
+};
+
+const ns_proc_entry_t *ns_proc_lookup(int32_t code)
+{
+    size_t lo = 0, hi = NS_ARRAY_SIZE(proc_table);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (proc_table[mid].code == code)
+            return &proc_table[mid];
+        if (proc_table[mid].code < code)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
+{
+    ns_cmd_init(resp);
+    resp->opaque = req->opaque;
+    resp->flag = NS_FLAG_RESPONSE;
+    resp->language = NS_LANG_JAVA;
+    resp->version = NS_SERVER_VERSION;
+    /* Mirror the request's encoding (4.x behaviour): every peer can read what it sent. */
+    resp->serialize_type = req->serialize_type;
+
+    const ns_proc_entry_t *entry = ns_proc_lookup(req->code);
+    if (entry == NULL) {
+        resp->code = NS_RES_REQUEST_CODE_NOT_SUPPORTED;
+        ns_cmd_set_remark(resp, " request type %d not supported", (int)req->code);
+        NS_LOG_D("peer=%s code=%d opaque=%d: request type not supported", ctx->peer,
+                 (int)req->code, (int)req->opaque);
+    } else {
+        int rc = entry->fn(ctx, req, resp);
+        if (rc < 0) {
+            /* The handler failed for a reason of ours; Java answers SYSTEM_ERROR with the
+             * exception text. Whatever the handler had put in resp is replaced. */
+            ns_cmd_t fresh;
+            ns_cmd_init(&fresh);
+            fresh.opaque = resp->opaque;
+            fresh.flag = resp->flag;
+            fresh.language = resp->language;
+            fresh.version = resp->version;
+            fresh.serialize_type = resp->serialize_type;
+            ns_cmd_free(resp);
+            *resp = fresh;
+            resp->code = NS_RES_SYSTEM_ERROR;
+            ns_cmd_set_remark(resp, "%s", ns_strerror(rc));
+            NS_LOG_W("peer=%s code=%d (%s) opaque=%d failed: %s", ctx->peer, (int)req->code,
+                     entry->name, (int)req->opaque, ns_strerror(rc));
+        }
+    }
+    if (req->flag & NS_FLAG_ONEWAY) {
+        ns_cmd_free(resp);
+        return false;
+    }
+    return true;
+}
