@@ -78,7 +78,7 @@ bool ns_cmd_ext_del(ns_cmd_t *cmd, const char *key)
 }
 
 /* Formats into a fresh heap string. */
-static char *vformat(const char *fmt, va_list ap)
+static __attribute__((format(printf, 1, 0))) char *vformat(const char *fmt, va_list ap)
 {
     va_list ap2;
     va_copy(ap2, ap);

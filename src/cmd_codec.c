@@ -8,7 +8,6 @@
 #include "ns_cmd_codec.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +82,7 @@ static bool json_int(const cJSON *item, int32_t *out)
 static char *number_text(double d)
 {
     char tmp[40];
-    if (d == floor(d) && fabs(d) < 1e18) {
+    if (d > -1e18 && d < 1e18 && (double)(int64_t)d == d) {
         snprintf(tmp, sizeof(tmp), "%" PRId64, (int64_t)d);
     } else {
         snprintf(tmp, sizeof(tmp), "%.15g", d);
@@ -165,7 +164,7 @@ static int json_field(const cJSON *it, ns_cmd_t *out)
                 out->language = ns_lang_from_name(it->valuestring, strlen(it->valuestring));
             } else if (cJSON_IsNumber(it)) {
                 double d = it->valuedouble;
-                out->language = d >= 0 && d < (double)NS_ARRAY_SIZE(lang_names) && d == floor(d)
+                out->language = d >= 0 && d < (double)NS_ARRAY_SIZE(lang_names) && d == (int)d
                                     ? (uint8_t)d
                                     : NS_LANG_UNKNOWN;
             } else if (cJSON_IsNull(it)) {
