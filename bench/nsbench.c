@@ -62,6 +62,7 @@ static struct {
     long topics, brokers, width, per_broker;
     int route_version, reg_version, compressed, same_dv, verify;
     double churn_rate;
+    double rate; /* route requests per second over all readers; 0 = as fast as possible */
     int churn_down_ms;
     int setup_inflight;
     double setup_timeout;
@@ -130,6 +131,12 @@ struct worker {
     int stopping;
     cls_stats_t st[NCLS];
     uint64_t unmatched, conn_errors, lost, churn_cycles;
+    /* Paced mode (--rate): reader slots waiting for their turn, a ring of slot numbers. */
+    uint32_t *idle;
+    uint32_t idle_head, idle_tail, idle_mask;
+    uint64_t issued;  /* paced requests sent so far */
+    uint64_t pace_t0; /* start of pacing, ns */
+    double pace_rate; /* this worker's share of --rate */
     pthread_t thr;
 };
 
@@ -287,6 +294,31 @@ static void queue_route(conn_t *c, uint32_t s, uint64_t t0)
     arm_slot(w, s, opaque, CLS_ROUTE, t0);
 }
 
+static int conn_flush(conn_t *c);
+
+static void idle_push(worker_t *w, uint32_t s)
+{
+    w->idle[w->idle_tail++ & w->idle_mask] = s;
+}
+
+/* Paced mode: sends as many waiting requests as the schedule allows by now. */
+static void pace(worker_t *w, uint64_t now)
+{
+    double due = (double)(now - w->pace_t0) * w->pace_rate / 1e9;
+    while (w->idle_head != w->idle_tail && (double)w->issued < due) {
+        uint32_t s = w->idle[w->idle_head++ & w->idle_mask];
+        conn_t *c = w->slots[s].c;
+        if (c->state != ST_OPEN || c->fd < 0)
+            continue;
+        queue_route(c, s, now);
+        w->issued++;
+        if (conn_flush(c) < 0) {
+            w->conn_errors++;
+            conn_close(c, ST_IDLE);
+        }
+    }
+}
+
 static void send_register(conn_t *c, int cls, uint64_t t0)
 {
     worker_t *w = c->w;
@@ -346,8 +378,12 @@ static void conn_start(conn_t *c, uint64_t now)
     if (c->kind == K_READER) {
         if (c->w->stopping)
             return;
-        for (uint32_t i = 0; i < c->nslots; i++)
-            queue_route(c, c->slot0 + i, now);
+        for (uint32_t i = 0; i < c->nslots; i++) {
+            if (opt.rate > 0)
+                idle_push(c->w, c->slot0 + i);
+            else
+                queue_route(c, c->slot0 + i, now);
+        }
     } else {
         send_register(c, c->next_cls, now);
     }
@@ -377,8 +413,12 @@ static void on_response(conn_t *c, int code, int32_t opaque, const uint8_t *body
             st->bad_body++;
     }
     if (c->kind == K_READER) {
-        if (!w->stopping)
-            queue_route(c, s, now);
+        if (!w->stopping) {
+            if (opt.rate > 0)
+                idle_push(w, s);
+            else
+                queue_route(c, s, now);
+        }
         return;
     }
     broker_t *b = &brokers[c->idx];
@@ -717,7 +757,9 @@ static void worker_loop(worker_t *w, srv_sample_t *s0, srv_sample_t *s1, struct 
         }
         if (w->id == 0 && opt.wl == W_CHURN)
             churn_tick(w, now, &next_churn);
-        worker_poll(w, 5);
+        if (opt.rate > 0 && !w->stopping)
+            pace(w, now);
+        worker_poll(w, opt.rate > 0 ? 1 : 5);
     }
     w->lost += w->outstanding;
 }
@@ -947,7 +989,9 @@ static void usage(FILE *f)
             "      --no-verify           skip the route body shape check\n"
             "      --since-ns NS         ready: CLOCK_REALTIME ns of the server start\n"
             "      --timeout-ms MS       ready: give up after MS (default 30000)\n"
-            "      --seed N              random seed\n");
+            "      --seed N              random seed\n"
+            "      --rate R              pace route reads at R requests/s in total (latency at a\n"
+            "                            given load; needs enough connections x inflight)\n");
 }
 
 static void parse_addr(const char *s)
@@ -971,33 +1015,21 @@ static void parse_addr(const char *s)
 
 static void parse_opts(int argc, char **argv)
 {
-    static const struct option lo[] = {{"addr", 1, 0, 'a'},
-                                       {"workload", 1, 0, 'w'},
-                                       {"conns", 1, 0, 'c'},
-                                       {"inflight", 1, 0, 'p'},
-                                       {"duration", 1, 0, 'd'},
-                                       {"warmup", 1, 0, 1},
-                                       {"topics", 1, 0, 'T'},
-                                       {"brokers", 1, 0, 'B'},
-                                       {"width", 1, 0, 'W'},
-                                       {"topics-per-broker", 1, 0, 'K'},
-                                       {"route-version", 1, 0, 'V'},
-                                       {"reg-version", 1, 0, 2},
-                                       {"compressed", 0, 0, 'z'},
-                                       {"same-dv", 0, 0, 3},
-                                       {"churn-rate", 1, 0, 4},
-                                       {"churn-down-ms", 1, 0, 5},
-                                       {"threads", 1, 0, 't'},
-                                       {"setup-inflight", 1, 0, 6},
-                                       {"setup-timeout", 1, 0, 7},
-                                       {"pid", 1, 0, 8},
-                                       {"label", 1, 0, 9},
-                                       {"no-verify", 0, 0, 10},
-                                       {"since-ns", 1, 0, 11},
-                                       {"timeout-ms", 1, 0, 12},
-                                       {"seed", 1, 0, 13},
-                                       {"help", 0, 0, 'h'},
-                                       {0, 0, 0, 0}};
+    static const struct option lo[] = {
+        {"addr", 1, 0, 'a'},          {"workload", 1, 0, 'w'},
+        {"conns", 1, 0, 'c'},         {"inflight", 1, 0, 'p'},
+        {"duration", 1, 0, 'd'},      {"warmup", 1, 0, 1},
+        {"topics", 1, 0, 'T'},        {"brokers", 1, 0, 'B'},
+        {"width", 1, 0, 'W'},         {"topics-per-broker", 1, 0, 'K'},
+        {"route-version", 1, 0, 'V'}, {"reg-version", 1, 0, 2},
+        {"compressed", 0, 0, 'z'},    {"same-dv", 0, 0, 3},
+        {"churn-rate", 1, 0, 4},      {"churn-down-ms", 1, 0, 5},
+        {"threads", 1, 0, 't'},       {"setup-inflight", 1, 0, 6},
+        {"setup-timeout", 1, 0, 7},   {"pid", 1, 0, 8},
+        {"label", 1, 0, 9},           {"no-verify", 0, 0, 10},
+        {"since-ns", 1, 0, 11},       {"timeout-ms", 1, 0, 12},
+        {"seed", 1, 0, 13},           {"rate", 1, 0, 14},
+        {"help", 0, 0, 'h'},          {0, 0, 0, 0}};
     opt.conns = 16;
     opt.inflight = 1;
     opt.threads = 1;
@@ -1092,6 +1124,9 @@ static void parse_opts(int argc, char **argv)
         case 12:
             opt.timeout_ms = atoi(optarg);
             break;
+        case 14:
+            opt.rate = atof(optarg);
+            break;
         case 13:
             opt.seed = strtoull(optarg, NULL, 0) | 1;
             break;
@@ -1132,6 +1167,8 @@ static void parse_opts(int argc, char **argv)
         die("topics/brokers/width out of range");
     if (opt.width > opt.brokers)
         opt.width = opt.brokers;
+    if (opt.rate < 0 || opt.rate > 1e8)
+        die("rate out of range");
     if (opt.churn_rate <= 0 || opt.churn_rate > 10000 || opt.churn_down_ms < 0 ||
         opt.setup_inflight < 1 || opt.setup_timeout <= 0 || opt.setup_timeout > MAX_DURATION_S ||
         opt.timeout_ms < 1 || opt.timeout_ms > 600000)
@@ -1193,6 +1230,9 @@ int main(int argc, char **argv)
             die("too many slots");
         w->slots = xcalloc((size_t)1 << w->slot_bits, sizeof(slot_t));
         w->conns = xcalloc((size_t)nconn, sizeof(conn_t *));
+        w->idle = xcalloc((size_t)1 << w->slot_bits, sizeof(uint32_t));
+        w->idle_mask = (1u << w->slot_bits) - 1;
+        w->pace_rate = opt.rate * (double)readers / (opt.conns > 0 ? (double)opt.conns : 1.0);
         if (i == 0)
             for (long b = 0; b < opt.brokers; b++)
                 brokers[b].conn = conn_new(w, K_BROKER, b, 1);
@@ -1226,6 +1266,8 @@ int main(int argc, char **argv)
         uint64_t start = now_ns();
         t_warm_end = start + (uint64_t)(opt.warmup * 1e9);
         t_end = t_warm_end + (uint64_t)(opt.duration * 1e9);
+        for (int i = 0; i < nw; i++)
+            ws[i].pace_t0 = start;
         uint64_t start_reg = start;
         /* Open the readers; brokers start their storm. */
         for (int i = 0; i < nw; i++)
@@ -1315,6 +1357,7 @@ int main(int argc, char **argv)
         }
         free(ws[i].conns);
         free(ws[i].slots);
+        free(ws[i].idle);
         close(ws[i].epfd);
     }
     free(ws);
