@@ -45,6 +45,7 @@ results=$out/results.tsv
 : >"$results"
 work=$(mktemp -d /tmp/nsbench-srv.XXXXXX)
 srv_pid=
+run_id=0
 
 cleanup() {
   stop_server
@@ -58,7 +59,8 @@ log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 free_port() {
   local p
   for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 30000))
+    # Below the ephemeral range (32768+ here), where a connect could pick the same port.
+    p=$((10000 + RANDOM % 20000))
     if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
       echo "$p"
       return
@@ -106,6 +108,7 @@ start_server() {
   ready=$("$nsbench" -w ready -a "127.0.0.1:$port" --since-ns "$t0" --timeout-ms 60000 \
     --label "$target") || { cat "$dir/server.out" >&2; echo "$target did not start" >&2; exit 1; }
   log "$ready"
+  kill -0 "$srv_pid" 2>/dev/null || { cat "$dir/server.out" >&2; echo "$target exited" >&2; exit 1; }
   local ms
   ms=$(sed -n 's/.* ms=\([0-9.-]*\).*/\1/p' <<<"$ready")
   echo -e "$target\t$size\tstartup\tready_ms\t$ms" >>"$results"
@@ -133,7 +136,9 @@ bench() {
   local target=$1 size=$2 test=$3
   shift 3
   local logf=$out/$target-$size-$test.log rc=0
-  timeout 900 "$nsbench" -a "127.0.0.1:$port" --pid "$srv_pid" --label "$target" \
+  run_id=$((run_id % 254 + 1))
+  sleep 1 # let the server finish dropping the previous run's brokers
+  timeout 900 "$nsbench" -a "127.0.0.1:$port" --pid "$srv_pid" --label "$target" --run-id "$run_id" \
     -d "$duration" --warmup "$warmup" "$@" >"$logf" 2>&1 || rc=$?
   [[ $rc -eq 0 ]] || log "$target $size $test: nsbench exit status $rc (see $logf)"
   awk -v t="$target" -v s="$size" -v n="$test" '

@@ -62,6 +62,7 @@ static struct {
     long topics, brokers, width, per_broker;
     int route_version, reg_version, compressed, same_dv, verify;
     double churn_rate;
+    int run_id;  /* distinguishes this run's brokers from those of a previous run */
     double rate; /* route requests per second over all readers; 0 = as fast as possible */
     int churn_down_ms;
     int setup_inflight;
@@ -601,9 +602,10 @@ static void build_dataset(void)
     }
     for (long b = 0; b < opt.brokers; b++) {
         broker_t *br = &brokers[b];
-        snprintf(br->name, sizeof(br->name), "nsb-b-%ld", b);
-        snprintf(br->addr, sizeof(br->addr), "127.1.%ld.%ld:10911", b / 250, b % 250 + 1);
-        snprintf(br->ha, sizeof(br->ha), "127.1.%ld.%ld:10912", b / 250, b % 250 + 1);
+        snprintf(br->name, sizeof(br->name), "nsb-r%d-b%ld", opt.run_id, b);
+        snprintf(br->addr, sizeof(br->addr), "127.%d.%ld.%ld:10911", opt.run_id, b / 250,
+                 b % 250 + 1);
+        snprintf(br->ha, sizeof(br->ha), "127.%d.%ld.%ld:10912", opt.run_id, b / 250, b % 250 + 1);
         br->topics = xcalloc(cnt[b] + 1, sizeof(char *));
     }
     if (opt.per_broker > 0) {
@@ -815,8 +817,13 @@ static int run_ready(void)
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
             die("socket failed");
+        /* A connect to a loopback port in the ephemeral range with nobody listening can
+         * connect the socket to itself (TCP simultaneous open) and echo our own request. */
+        struct sockaddr_in self;
+        socklen_t slen = sizeof(self);
         if (connect(fd, (struct sockaddr *)&opt.addr, sizeof(opt.addr)) < 0 ||
-            send(fd, req, n, MSG_NOSIGNAL) != (ssize_t)n) {
+            getsockname(fd, (struct sockaddr *)&self, &slen) < 0 ||
+            self.sin_port == opt.addr.sin_port || send(fd, req, n, MSG_NOSIGNAL) != (ssize_t)n) {
             close(fd);
             struct timespec d = {0, 1000000};
             nanosleep(&d, NULL);
@@ -990,6 +997,8 @@ static void usage(FILE *f)
             "      --since-ns NS         ready: CLOCK_REALTIME ns of the server start\n"
             "      --timeout-ms MS       ready: give up after MS (default 30000)\n"
             "      --seed N              random seed\n"
+            "      --run-id N            1..254: broker names nsb-rN-bM, addresses 127.N.x.y\n"
+            "                            (default: from the process id)\n"
             "      --rate R              pace route reads at R requests/s in total (latency at a\n"
             "                            given load; needs enough connections x inflight)\n");
 }
@@ -1015,21 +1024,35 @@ static void parse_addr(const char *s)
 
 static void parse_opts(int argc, char **argv)
 {
-    static const struct option lo[] = {
-        {"addr", 1, 0, 'a'},          {"workload", 1, 0, 'w'},
-        {"conns", 1, 0, 'c'},         {"inflight", 1, 0, 'p'},
-        {"duration", 1, 0, 'd'},      {"warmup", 1, 0, 1},
-        {"topics", 1, 0, 'T'},        {"brokers", 1, 0, 'B'},
-        {"width", 1, 0, 'W'},         {"topics-per-broker", 1, 0, 'K'},
-        {"route-version", 1, 0, 'V'}, {"reg-version", 1, 0, 2},
-        {"compressed", 0, 0, 'z'},    {"same-dv", 0, 0, 3},
-        {"churn-rate", 1, 0, 4},      {"churn-down-ms", 1, 0, 5},
-        {"threads", 1, 0, 't'},       {"setup-inflight", 1, 0, 6},
-        {"setup-timeout", 1, 0, 7},   {"pid", 1, 0, 8},
-        {"label", 1, 0, 9},           {"no-verify", 0, 0, 10},
-        {"since-ns", 1, 0, 11},       {"timeout-ms", 1, 0, 12},
-        {"seed", 1, 0, 13},           {"rate", 1, 0, 14},
-        {"help", 0, 0, 'h'},          {0, 0, 0, 0}};
+    static const struct option lo[] = {{"addr", 1, 0, 'a'},
+                                       {"workload", 1, 0, 'w'},
+                                       {"conns", 1, 0, 'c'},
+                                       {"inflight", 1, 0, 'p'},
+                                       {"duration", 1, 0, 'd'},
+                                       {"warmup", 1, 0, 1},
+                                       {"topics", 1, 0, 'T'},
+                                       {"brokers", 1, 0, 'B'},
+                                       {"width", 1, 0, 'W'},
+                                       {"topics-per-broker", 1, 0, 'K'},
+                                       {"route-version", 1, 0, 'V'},
+                                       {"reg-version", 1, 0, 2},
+                                       {"compressed", 0, 0, 'z'},
+                                       {"same-dv", 0, 0, 3},
+                                       {"churn-rate", 1, 0, 4},
+                                       {"churn-down-ms", 1, 0, 5},
+                                       {"threads", 1, 0, 't'},
+                                       {"setup-inflight", 1, 0, 6},
+                                       {"setup-timeout", 1, 0, 7},
+                                       {"pid", 1, 0, 8},
+                                       {"label", 1, 0, 9},
+                                       {"no-verify", 0, 0, 10},
+                                       {"since-ns", 1, 0, 11},
+                                       {"timeout-ms", 1, 0, 12},
+                                       {"seed", 1, 0, 13},
+                                       {"rate", 1, 0, 14},
+                                       {"run-id", 1, 0, 15},
+                                       {"help", 0, 0, 'h'},
+                                       {0, 0, 0, 0}};
     opt.conns = 16;
     opt.inflight = 1;
     opt.threads = 1;
@@ -1127,6 +1150,9 @@ static void parse_opts(int argc, char **argv)
         case 14:
             opt.rate = atof(optarg);
             break;
+        case 15:
+            opt.run_id = atoi(optarg);
+            break;
         case 13:
             opt.seed = strtoull(optarg, NULL, 0) | 1;
             break;
@@ -1167,6 +1193,13 @@ static void parse_opts(int argc, char **argv)
         die("topics/brokers/width out of range");
     if (opt.width > opt.brokers)
         opt.width = opt.brokers;
+    /* A NameServer unregisters a closed broker connection asynchronously (Java batches it), so
+     * a run that reused the previous run's broker identities right away could see them removed
+     * under it. Each run therefore names its brokers differently unless told otherwise. */
+    if (opt.run_id == 0)
+        opt.run_id = (int)(getpid() % 254) + 1;
+    if (opt.run_id < 1 || opt.run_id > 254)
+        die("run-id out of range [1, 254]");
     if (opt.rate < 0 || opt.rate > 1e8)
         die("rate out of range");
     if (opt.churn_rate <= 0 || opt.churn_rate > 10000 || opt.churn_down_ms < 0 ||
