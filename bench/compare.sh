@@ -5,6 +5,7 @@
 #
 #   bench/compare.sh [--sizes smoke,w1,w4,storm] [--duration S] [--warmup S]
 #                    [--targets c,java] [--out DIR]
+#   bench/compare.sh [--out DIR] --table results.tsv...   (re-print earlier runs as one table)
 #
 # Sizes (topics x brokers, width = brokers per topic):
 #   smoke  100 topics x 10 brokers, width 1
@@ -30,7 +31,8 @@ while [[ $# -gt 0 ]]; do
     --duration) duration=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --table) table_only=1; shift; table_files=("$@"); break ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -38,11 +40,10 @@ done
 nsbench=${NSBENCH:-$here/build/release/bench/nsbench}
 mqnamesrv=${MQNAMESRV:-$here/build/release/mqnamesrv}
 java_opts=${JAVA_OPTS:--Xms256m -Xmx512m -XX:+UseG1GC}
-[[ -x $nsbench ]] || { echo "no $nsbench: build the release preset first" >&2; exit 2; }
+[[ ${table_only:-0} -eq 1 || -x $nsbench ]] || { echo "no $nsbench: build the release preset first" >&2; exit 2; }
 [[ -n $out ]] || out=$(mktemp -d /tmp/nsbench-compare.XXXXXX)
 mkdir -p "$out"
 results=$out/results.tsv
-: >"$results"
 work=$(mktemp -d /tmp/nsbench-srv.XXXXXX)
 srv_pid=
 run_id=0
@@ -206,6 +207,42 @@ ceiling() {
   stop_server
 }
 
+print_table() {
+  local tsv=$1 strip='s/^/# /'
+  [[ ${2:-0} -eq 1 ]] && strip='s/$/  /'
+  {
+    echo "nsbench compare: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p')), kernel $(uname -r)"
+    echo "generator and server share the same $(nproc) CPUs; duration ${duration}s, warmup ${warmup}s; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "Java: rocketmq-namesrv $(java_version), $(java -version 2>&1 | head -1), $java_opts"
+    echo "rate = responses/s; *_us = latency in microseconds; per_cpu_s = responses per server CPU-second;"
+    echo "srv.cpu_pct = server CPU (100 = one core); gen.cpu_pct = nsbench's own CPU"
+  } | sed "$strip"
+  [[ ${2:-0} -eq 1 ]] && echo
+  awk -F'\t' -v md="${2:-0}" '
+    { key = $2 "\t" $3 "\t" $4; if (!(key in seen)) { seen[key] = 1; order[++n] = key } v[$1 "\t" key] = $5 }
+    END {
+      fmt = md ? "| %s | %s | %s | %s | %s | %s |\n" : "%-7s %-17s %-18s %12s %12s %8s\n"
+      printf fmt, "size", "test", "metric", "C", "Java", "C/Java"
+      if (md) print "|---|---|---|---:|---:|---:|"
+      for (i = 1; i <= n; i++) {
+        k = order[i]; split(k, p, "\t")
+        c = v["c\t" k]; j = v["java\t" k]; e = v["echo\t" k]
+        if (p[1] == "ceiling") { c = e; j = "" }
+        r = (c != "" && j != "" && j + 0 != 0) ? sprintf("%.2f", c / j) : "-"
+        printf fmt, p[1], p[2], p[3], (c == "" ? "-" : c), (j == "" ? "-" : j), r
+      }
+    }' "$tsv"
+}
+
+# --table TSV...: only print the table of earlier runs (e.g. a Java run and a C run).
+if [[ ${table_only:-0} -eq 1 ]]; then
+  cat "${table_files[@]}" >"$out/combined.tsv"
+  print_table "$out/combined.tsv" | tee "$out/table.txt"
+  print_table "$out/combined.tsv" 1 >"$out/table.md"
+  exit 0
+fi
+: >"$results"
+
 log "results in $out"
 jcp=
 [[ ,$targets, == *,java,* ]] && jcp=$(java_classpath)
@@ -219,23 +256,5 @@ for size in "${size_list[@]}"; do
   done
 done
 
-# The table: one row per (size, test, metric); C, Java, C/Java.
-{
-  echo "# nsbench compare: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p')), kernel $(uname -r)"
-  echo "# generator and server share the same $(nproc) CPUs; duration ${duration}s, warmup ${warmup}s; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# Java: rocketmq-namesrv $(java_version), $(java -version 2>&1 | head -1), $java_opts"
-  echo "# rate = responses/s; *_us = latency in microseconds; per_cpu_s = responses per server CPU-second;"
-  echo "# srv.cpu_pct = server CPU (100 = one core); gen.cpu_pct = nsbench's own CPU"
-} | tee "$out/table.txt"
-awk -F'\t' '
-  { key = $2 "\t" $3 "\t" $4; if (!(key in seen)) { seen[key] = 1; order[++n] = key } v[$1 "\t" key] = $5 }
-  END {
-    printf "%-7s %-17s %-18s %12s %12s %8s\n", "size", "test", "metric", "C", "Java", "C/Java"
-    for (i = 1; i <= n; i++) {
-      k = order[i]; split(k, p, "\t")
-      c = v["c\t" k]; j = v["java\t" k]; e = v["echo\t" k]
-      if (p[1] == "ceiling") { c = e; j = "" }
-      r = (c != "" && j != "" && j + 0 != 0) ? sprintf("%.2f", c / j) : "-"
-      printf "%-7s %-17s %-18s %12s %12s %8s\n", p[1], p[2], p[3], (c == "" ? "-" : c), (j == "" ? "-" : j), r
-    }
-  }' "$results" | tee -a "$out/table.txt"
+print_table "$results" | tee "$out/table.txt"
+print_table "$results" 1 >"$out/table.md"
