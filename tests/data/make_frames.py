@@ -49,7 +49,8 @@ def bin_header(code, lang, version, opaque, flag, remark=b"", ext=(), ext_len=No
 
 
 BIN_REQ = bin_header(105, 0, 479, 1, 0, ext=[(b"topic", b"TopicTest")])
-BIN_RESP = bin_header(17, 0, 479, 1, 1, remark=b"No topic route info in name server for the topic: X")
+BIN_RESP = bin_header(17, 0, 479, 1, 1, remark=b"No topic route info in name server for the topic: X\n"
+                      b"See https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.")
 assert frame(BIN_REQ, stype=1) == bytes.fromhex(
     "0000002d01000029006900 01df 00000001 00000000 00000000 00000014"
     "0005746f706963 00000009546f70696354657374".replace(" ", ""))
