@@ -127,6 +127,13 @@ static void test_remark(void **state)
     set_remark(&cmd, NULL);
     assert_null(cmd.remark);
     ns_cmd_set_remark(&cmd, "%s", "kept");
+    ns_cmd_set_remark(&cmd, "[%s]", cmd.remark); /* the old remark as an argument */
+    assert_string_equal(cmd.remark, "[kept]");
+    ns_cmd_ext_set(&cmd, "k", "v");
+    ns_cmd_ext_setf(&cmd, "k", "%s%s", ns_cmd_ext_get(&cmd, "k"), "w");
+    assert_string_equal(ns_cmd_ext_get(&cmd, "k"), "vw");
+    ns_cmd_ext_set(&cmd, "k", ns_cmd_ext_get(&cmd, "k"));
+    assert_string_equal(ns_cmd_ext_get(&cmd, "k"), "vw");
     ns_cmd_free(&cmd); /* no leak */
 }
 
