@@ -357,88 +357,101 @@ int ns_cmd_decode(const ns_frame_t *frame, ns_cmd_t *out)
 
 static const char hex_upper[] = "0123456789ABCDEF";
 
-/* Appends "\\u" followed by four upper-case hex digits. */
-static void put_uescape(ns_buf_t *b, unsigned cp)
-{
-    char e[6] = {'\\',
-                 'u',
-                 hex_upper[(cp >> 12) & 0xF],
-                 hex_upper[(cp >> 8) & 0xF],
-                 hex_upper[(cp >> 4) & 0xF],
-                 hex_upper[cp & 0xF]};
-    ns_buf_append(b, e, sizeof(e));
-}
+/* The JSON writer works on a raw pointer into a buffer reserved up front for the worst case
+ * (every byte escaped as \uXXXX), so the per-byte loop has no bounds or growth checks. */
+#define JSON_ESC_MAX 6
 
-/* Appends a JSON string the way fastjson's default mode writes it: '"' and '\\' escaped,
+/* 1 for the bytes w_json_str() must look at: controls, '"', '\\', DEL, and 0xC2/0xE2, which
+ * lead the only multi-byte sequences that may need escaping. */
+static const uint8_t json_attn[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/* Writes a JSON string the way fastjson's default mode does: '"' and '\\' escaped,
  * \b \f \n \r \t, other controls and U+007F..U+009F, U+2028, U+2029 as \uXXXX (upper-case
- * hex), '/' and all other bytes raw. Unescaped runs are copied in one piece. */
-static void put_json_str(ns_buf_t *b, const char *str)
+ * hex), '/' and all other bytes raw (invalid UTF-8 included). Returns the end. */
+static uint8_t *w_json_str(uint8_t *w, const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;
-    ns_buf_append_char(b, '"');
-    size_t run = 0, i = 0;
+    *w++ = '"';
     for (;;) {
-        unsigned c = s[i];
+        unsigned c = *s;
+        if (!json_attn[c]) {
+            *w++ = (uint8_t)c;
+            s++;
+            continue;
+        }
         if (c == '\0')
             break;
-        if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
-            i++;
-            continue;
-        }
+        unsigned cp;
         size_t skip = 1;
-        const char *esc = NULL;
-        unsigned cp = 0x110000; /* none */
+        char short_esc = 0;
         switch (c) {
         case '"':
-            esc = "\\\"";
+            short_esc = '"';
             break;
         case '\\':
-            esc = "\\\\";
+            short_esc = '\\';
             break;
         case '\b':
-            esc = "\\b";
+            short_esc = 'b';
             break;
         case '\f':
-            esc = "\\f";
+            short_esc = 'f';
             break;
         case '\n':
-            esc = "\\n";
+            short_esc = 'n';
             break;
         case '\r':
-            esc = "\\r";
+            short_esc = 'r';
             break;
         case '\t':
-            esc = "\\t";
+            short_esc = 't';
             break;
         default:
-            if (c < 0x20 || c == 0x7F) {
-                cp = c;
-            } else if (c == 0xC2 && s[i + 1] >= 0x80 && s[i + 1] <= 0x9F) {
-                cp = s[i + 1]; /* U+0080..U+009F */
-                skip = 2;
-            } else if (c == 0xE2 && s[i + 1] == 0x80 && (s[i + 2] == 0xA8 || s[i + 2] == 0xA9)) {
-                cp = s[i + 2] == 0xA8 ? 0x2028 : 0x2029;
-                skip = 3;
-            }
             break;
         }
-        if (esc == NULL && cp == 0x110000) {
-            i++; /* other UTF-8 (or stray) bytes go out raw */
+        if (short_esc) {
+            *w++ = '\\';
+            *w++ = (uint8_t)short_esc;
+            s++;
             continue;
         }
-        ns_buf_append(b, s + run, i - run);
-        if (esc != NULL)
-            ns_buf_append(b, esc, 2);
-        else
-            put_uescape(b, cp);
-        i += skip;
-        run = i;
+        if (c < 0x20 || c == 0x7F) {
+            cp = c;
+        } else if (c == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F) {
+            cp = s[1]; /* U+0080..U+009F */
+            skip = 2;
+        } else if (c == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9)) {
+            cp = s[2] == 0xA8 ? 0x2028 : 0x2029;
+            skip = 3;
+        } else {
+            *w++ = (uint8_t)c; /* any other 0xC2/0xE2 sequence goes out raw */
+            s++;
+            continue;
+        }
+        w[0] = '\\';
+        w[1] = 'u';
+        w[2] = (uint8_t)hex_upper[(cp >> 12) & 0xF];
+        w[3] = (uint8_t)hex_upper[(cp >> 8) & 0xF];
+        w[4] = (uint8_t)hex_upper[(cp >> 4) & 0xF];
+        w[5] = (uint8_t)hex_upper[cp & 0xF];
+        w += 6;
+        s += skip;
     }
-    ns_buf_append(b, s + run, i - run);
-    ns_buf_append_char(b, '"');
+    *w++ = '"';
+    return w;
 }
 
-static void put_int(ns_buf_t *b, int32_t v)
+/* Writes a decimal int32 (at most 11 bytes). Returns the end. */
+static uint8_t *w_int(uint8_t *w, int32_t v)
 {
     char tmp[12];
     size_t n = sizeof(tmp);
@@ -449,44 +462,60 @@ static void put_int(ns_buf_t *b, int32_t v)
     } while (u != 0);
     if (v < 0)
         tmp[--n] = '-';
-    ns_buf_append(b, tmp + n, sizeof(tmp) - n);
+    memcpy(w, tmp + n, sizeof(tmp) - n);
+    return w + (sizeof(tmp) - n);
 }
 
-#define PUT_LIT(b, lit) ns_buf_append((b), (lit), sizeof(lit) - 1)
+#define W_LIT(w, lit) (memcpy((w), (lit), sizeof(lit) - 1), (w) + sizeof(lit) - 1)
+
+/* Bytes the fixed keys, numbers and punctuation can take; strings are added per call. */
+#define JSON_FIXED_MAX 160
 
 /* Java's key order: fastjson sorts RemotingCommand's properties alphabetically. */
 static void encode_json(const ns_cmd_t *cmd, ns_buf_t *b)
 {
-    PUT_LIT(b, "{\"code\":");
-    put_int(b, cmd->code);
+    size_t bound = JSON_FIXED_MAX;
+    for (size_t i = 0; i < cmd->ext_count; i++)
+        bound += JSON_ESC_MAX * (strlen(cmd->ext[i].key) + strlen(cmd->ext[i].value)) + 6;
+    if (cmd->remark != NULL)
+        bound += JSON_ESC_MAX * strlen(cmd->remark) + 2;
+    ns_buf_reserve(b, bound);
+
+    uint8_t *w = b->data + b->len;
+    w = W_LIT(w, "{\"code\":");
+    w = w_int(w, cmd->code);
     if (cmd->has_ext) {
-        PUT_LIT(b, ",\"extFields\":{");
+        w = W_LIT(w, ",\"extFields\":{");
         for (size_t i = 0; i < cmd->ext_count; i++) {
             if (i > 0)
-                ns_buf_append_char(b, ',');
-            put_json_str(b, cmd->ext[i].key);
-            ns_buf_append_char(b, ':');
-            put_json_str(b, cmd->ext[i].value);
+                *w++ = ',';
+            w = w_json_str(w, cmd->ext[i].key);
+            *w++ = ':';
+            w = w_json_str(w, cmd->ext[i].value);
         }
-        ns_buf_append_char(b, '}');
+        *w++ = '}';
     }
-    PUT_LIT(b, ",\"flag\":");
-    put_int(b, cmd->flag);
+    w = W_LIT(w, ",\"flag\":");
+    w = w_int(w, cmd->flag);
     const char *lang = ns_lang_name(cmd->language);
     if (lang != NULL) {
-        PUT_LIT(b, ",\"language\":\"");
-        ns_buf_append_str(b, lang);
-        ns_buf_append_char(b, '"');
+        w = W_LIT(w, ",\"language\":\"");
+        size_t n = strlen(lang);
+        memcpy(w, lang, n);
+        w += n;
+        *w++ = '"';
     }
-    PUT_LIT(b, ",\"opaque\":");
-    put_int(b, cmd->opaque);
+    w = W_LIT(w, ",\"opaque\":");
+    w = w_int(w, cmd->opaque);
     if (cmd->remark != NULL) {
-        PUT_LIT(b, ",\"remark\":");
-        put_json_str(b, cmd->remark);
+        w = W_LIT(w, ",\"remark\":");
+        w = w_json_str(w, cmd->remark);
     }
-    PUT_LIT(b, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
-    put_int(b, cmd->version);
-    ns_buf_append_char(b, '}');
+    w = W_LIT(w, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+    w = w_int(w, cmd->version);
+    *w++ = '}';
+    b->len = (size_t)(w - b->data);
+    NS_ASSERT(b->len < b->cap);
 }
 
 static void put_be16(ns_buf_t *b, uint16_t v)
