@@ -205,7 +205,7 @@ static bool is_json_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-static int decode_json(const uint8_t *hdr, size_t len, ns_cmd_t *out)
+int ns__cmd_decode_json_cjson(const uint8_t *hdr, size_t len, ns_cmd_t *out)
 {
     /* cJSON gets a NUL-terminated private copy: cJSON is not built with our sanitizers, so we
      * cannot prove it never peeks one byte past `len`; with the copy that byte is ours. */
@@ -237,6 +237,228 @@ out:
     if (copy != stack)
         free(copy);
     return rc;
+}
+
+/* ---- JSON fast path ----------------------------------------------------------------------- */
+
+/* The headers real peers send (Java, Go, C++) use a small part of JSON: plain strings, integer
+ * numbers, null/true/false, one nested object. This scanner decodes exactly that subset without
+ * allocating a tree and says FAST_FALLBACK on anything else (escapes, fractions, nested values
+ * under unknown keys, syntax errors, ...), which then goes through cJSON above. Whatever it
+ * accepts, cJSON decodes to the same command (fuzz_header_json checks this). */
+#define FAST_FALLBACK 1
+
+typedef struct jscan {
+    const uint8_t *p;   /* next byte */
+    const uint8_t *end; /* one past the header */
+} jscan_t;
+
+static void js_ws(jscan_t *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
+        s->p++;
+}
+
+static bool js_char(jscan_t *s, char c)
+{
+    if (s->p < s->end && *s->p == (uint8_t)c) {
+        s->p++;
+        return true;
+    }
+    return false;
+}
+
+static bool js_lit(jscan_t *s, const char *lit, size_t n)
+{
+    if ((size_t)(s->end - s->p) >= n && memcmp(s->p, lit, n) == 0) {
+        s->p += n;
+        return true;
+    }
+    return false;
+}
+
+/* A string with no escape and no control byte; *str and *len get the bytes between the quotes. */
+static bool js_plain_str(jscan_t *s, const uint8_t **str, size_t *len)
+{
+    if (s->p >= s->end || *s->p != '"')
+        return false;
+    const uint8_t *q = s->p + 1;
+    while (q < s->end && *q != '"') {
+        if (*q == '\\' || *q < 0x20)
+            return false;
+        q++;
+    }
+    if (q >= s->end)
+        return false;
+    *str = s->p + 1;
+    *len = (size_t)(q - *str);
+    s->p = q + 1;
+    return true;
+}
+
+/* An integer of at most 10 digits without leading zeros, fraction or exponent. */
+static bool js_int(jscan_t *s, int64_t *v)
+{
+    const uint8_t *q = s->p;
+    bool neg = q < s->end && *q == '-';
+    if (neg)
+        q++;
+    const uint8_t *digits = q;
+    int64_t acc = 0;
+    while (q < s->end && *q >= '0' && *q <= '9' && q - digits < 11)
+        acc = acc * 10 + (*q++ - '0');
+    size_t n = (size_t)(q - digits);
+    if (n == 0 || n > 10 || (digits[0] == '0' && n > 1))
+        return false;
+    if (q < s->end && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9')))
+        return false;
+    *v = neg ? -acc : acc;
+    s->p = q;
+    return true;
+}
+
+static bool key_is(const uint8_t *k, size_t kl, const char *name)
+{
+    return strlen(name) == kl && memcmp(k, name, kl) == 0;
+}
+
+/* An int field: an in-range integer, or null (keeps the value). */
+static int fast_int(jscan_t *s, int32_t *out)
+{
+    int64_t v;
+    if (js_int(s, &v)) {
+        if (v < INT32_MIN || v > INT32_MAX)
+            return FAST_FALLBACK;
+        *out = (int32_t)v;
+        return 0;
+    }
+    return js_lit(s, "null", 4) ? 0 : FAST_FALLBACK;
+}
+
+static int fast_ext(jscan_t *s, ns_cmd_t *out)
+{
+    clear_ext(out);
+    if (js_lit(s, "null", 4))
+        return 0;
+    if (!js_char(s, '{'))
+        return FAST_FALLBACK;
+    out->has_ext = true;
+    js_ws(s);
+    if (js_char(s, '}'))
+        return 0;
+    for (size_t seen = 1;; seen++) {
+        const uint8_t *k, *v;
+        size_t kl, vl;
+        if (seen > NS_CMD_MAX_EXT_FIELDS || !js_plain_str(s, &k, &kl))
+            return FAST_FALLBACK;
+        js_ws(s);
+        if (!js_char(s, ':'))
+            return FAST_FALLBACK;
+        js_ws(s);
+        char *key = ns_xstrndup((const char *)k, kl);
+        if (js_plain_str(s, &v, &vl)) {
+            ns__cmd_ext_put_owned(out, key, ns_xstrndup((const char *)v, vl));
+        } else if (js_lit(s, "null", 4)) {
+            ns_cmd_ext_del(out, key);
+            free(key);
+        } else if (js_lit(s, "true", 4)) {
+            ns__cmd_ext_put_owned(out, key, ns_xstrdup("true"));
+        } else if (js_lit(s, "false", 5)) {
+            ns__cmd_ext_put_owned(out, key, ns_xstrdup("false"));
+        } else {
+            free(key);
+            return FAST_FALLBACK;
+        }
+        js_ws(s);
+        if (js_char(s, '}'))
+            return 0;
+        if (!js_char(s, ','))
+            return FAST_FALLBACK;
+        js_ws(s);
+    }
+}
+
+static int fast_field(jscan_t *s, const uint8_t *k, size_t kl, ns_cmd_t *out)
+{
+    const uint8_t *v;
+    size_t vl;
+    int64_t ignored;
+    if (key_is(k, kl, "code"))
+        return fast_int(s, &out->code);
+    if (key_is(k, kl, "extFields"))
+        return fast_ext(s, out);
+    if (key_is(k, kl, "flag"))
+        return fast_int(s, &out->flag);
+    if (key_is(k, kl, "language")) {
+        if (js_plain_str(s, &v, &vl))
+            out->language = ns_lang_from_name((const char *)v, vl);
+        else if (js_lit(s, "null", 4))
+            out->language = NS_LANG_UNKNOWN;
+        else
+            return FAST_FALLBACK;
+        return 0;
+    }
+    if (key_is(k, kl, "opaque"))
+        return fast_int(s, &out->opaque);
+    if (key_is(k, kl, "remark")) {
+        char *remark;
+        if (js_plain_str(s, &v, &vl))
+            remark = ns_xstrndup((const char *)v, vl);
+        else if (js_lit(s, "null", 4))
+            remark = NULL;
+        else
+            return FAST_FALLBACK;
+        free(out->remark);
+        out->remark = remark;
+        return 0;
+    }
+    if (key_is(k, kl, "version"))
+        return fast_int(s, &out->version);
+    /* unknown keys and serializeTypeCurrentRPC: a scalar is skipped, anything else falls back */
+    if (js_plain_str(s, &v, &vl) || js_int(s, &ignored) || js_lit(s, "null", 4) ||
+        js_lit(s, "true", 4) || js_lit(s, "false", 5))
+        return 0;
+    return FAST_FALLBACK;
+}
+
+int ns__cmd_decode_json_fast(const uint8_t *hdr, size_t len, ns_cmd_t *out)
+{
+    jscan_t s = {hdr, hdr + len};
+    js_ws(&s);
+    if (!js_char(&s, '{'))
+        return FAST_FALLBACK;
+    js_ws(&s);
+    if (!js_char(&s, '}')) {
+        for (;;) {
+            const uint8_t *k;
+            size_t kl;
+            if (!js_plain_str(&s, &k, &kl))
+                return FAST_FALLBACK;
+            js_ws(&s);
+            if (!js_char(&s, ':'))
+                return FAST_FALLBACK;
+            js_ws(&s);
+            int rc = fast_field(&s, k, kl, out);
+            if (rc != 0)
+                return rc;
+            js_ws(&s);
+            if (js_char(&s, '}'))
+                break;
+            if (!js_char(&s, ','))
+                return FAST_FALLBACK;
+            js_ws(&s);
+        }
+    }
+    js_ws(&s);
+    return s.p == s.end ? 0 : FAST_FALLBACK;
+}
+
+static int decode_json(const uint8_t *hdr, size_t len, ns_cmd_t *out)
+{
+    if (ns__cmd_decode_json_fast(hdr, len, out) == 0)
+        return 0;
+    ns_cmd_free(out); /* whatever the fast path had set */
+    return ns__cmd_decode_json_cjson(hdr, len, out);
 }
 
 /* ---- binary decoding ---------------------------------------------------------------------- */

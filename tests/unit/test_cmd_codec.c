@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 
+#include "cmd_int.h"
 #include "codec_test_util.h"
 #include "ns_buf.h"
 #include "ns_cmd.h"
@@ -252,6 +253,55 @@ static void test_json_decode_table(void **state)
             assert_int_equal(cmd.ext_count, 0);
         }
         ns_cmd_free(&cmd);
+    }
+}
+
+/* Where the allocation-free fast path accepts a header, cJSON decodes it the same; the headers
+ * real peers send take the fast path. */
+static void test_json_fast_path(void **state)
+{
+    (void)state;
+    size_t fast_count = 0;
+    for (size_t i = 0; i < NS_ARRAY_SIZE(json_cases); i++) {
+        const json_case_t *c = &json_cases[i];
+        size_t len = c->len ? c->len : strlen(c->text);
+        uint8_t *copy = tu_dup(c->text, len);
+        ns_cmd_t fast, slow;
+        ns_cmd_init(&fast);
+        ns_cmd_init(&slow);
+        if (ns__cmd_decode_json_fast(copy, len, &fast) == 0) {
+            fast_count++;
+            if (c->rc != 0)
+                fail_msg("%s: the fast path accepts a bad header", c->name);
+            assert_int_equal(ns__cmd_decode_json_cjson(copy, len, &slow), 0);
+            char *ext = ext_str(&slow);
+            expect_t want = {slow.code,     slow.flag,   slow.opaque,  slow.version,
+                             slow.language, slow.remark, slow.has_ext, ext};
+            check_cmd(c->name, &fast, &want);
+            free(ext);
+        }
+        ns_cmd_free(&fast);
+        ns_cmd_free(&slow);
+        free(copy);
+    }
+    assert_true(fast_count >= 20);
+
+    static const char *const peers[] = {
+        "frames/good_java_request.bin", "frames/good_go_request.bin", "frames/good_cpp_request.bin",
+        "frames/good_register_with_body.bin", "frames/good_java_response_missing_topic.bin"};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(peers); i++) {
+        size_t len;
+        uint8_t *file = tu_read_data(peers[i], &len);
+        ns_frame_t f;
+        assert_int_equal(ns_frame_decode(file, len, NS_FRAME_DEFAULT_MAX, &f), NS_FRAME_OK);
+        ns_cmd_t cmd;
+        ns_cmd_init(&cmd);
+        int rc = ns__cmd_decode_json_fast(f.header, f.header_len, &cmd);
+        ns_cmd_free(&cmd);
+        /* the response's remark has a \n escape: cJSON's job */
+        if (rc != (strstr(peers[i], "response") ? 1 : 0))
+            fail_msg("%s: fast path rc %d", peers[i], rc);
+        free(file);
     }
 }
 
@@ -952,15 +1002,25 @@ static void test_lang_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_decode_table),   cmocka_unit_test(test_json_ext_cap),
-        cmocka_unit_test(test_json_deep_nesting),   cmocka_unit_test(test_json_long_header),
-        cmocka_unit_test(test_binary_decode_table), cmocka_unit_test(test_binary_ext_cap),
-        cmocka_unit_test(test_binary_truncations),  cmocka_unit_test(test_decode_body_and_type),
-        cmocka_unit_test(test_encode_golden),       cmocka_unit_test(test_decode_golden),
-        cmocka_unit_test(test_roundtrip_files),     cmocka_unit_test(test_bad_files),
-        cmocka_unit_test(test_encode_json_escapes), cmocka_unit_test(test_encode_json_shape),
-        cmocka_unit_test(test_encode_frame),        cmocka_unit_test(test_encode_binary_details),
-        cmocka_unit_test(test_encode_errors),       cmocka_unit_test(test_lang_names),
+        cmocka_unit_test(test_json_decode_table),
+        cmocka_unit_test(test_json_fast_path),
+        cmocka_unit_test(test_json_ext_cap),
+        cmocka_unit_test(test_json_deep_nesting),
+        cmocka_unit_test(test_json_long_header),
+        cmocka_unit_test(test_binary_decode_table),
+        cmocka_unit_test(test_binary_ext_cap),
+        cmocka_unit_test(test_binary_truncations),
+        cmocka_unit_test(test_decode_body_and_type),
+        cmocka_unit_test(test_encode_golden),
+        cmocka_unit_test(test_decode_golden),
+        cmocka_unit_test(test_roundtrip_files),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_encode_json_escapes),
+        cmocka_unit_test(test_encode_json_shape),
+        cmocka_unit_test(test_encode_frame),
+        cmocka_unit_test(test_encode_binary_details),
+        cmocka_unit_test(test_encode_errors),
+        cmocka_unit_test(test_lang_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
