@@ -123,6 +123,8 @@ def main():
     write(hj, "escapes", b'{"code":1,"remark":"a\\u0001\\u007f\\u0085\\u2028\\/\\"\\\\\\b\\f\\n\\r\\t\xc3\xa9",'
           b'"extFields":{"n":12,"b":true,"z":null,"s":"x"},"language":9}')
     write(hj, "numeric_strings", b'{"code":"105","opaque":"-7","flag":null,"version":"","language":"RUST"}')
+    write(hj, "fast_subset", b'{"code":1,"extFields":{"a":true,"b":null,"c":"x","a":false},"language":null,'
+          b'"remark":null,"x":123,"y":"z","z":null,"serializeTypeCurrentRPC":"JSON","opaque":-2147483648}\n')
     write(hj, "duplicate_keys", b'{"code":1,"code":2,"extFields":{"a":"1"},"extFields":{"a":"2","a":"3"}}')
 
 
