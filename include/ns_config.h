@@ -104,7 +104,7 @@ typedef struct ns_config {
     int64_t frame_max_length;      /* frameMaxLength: max frame, Java
                                       -Dcom.rocketmq.remoting.frameMaxLength */
     int64_t max_conn_output_bytes; /* connectionMaxPendingWriteBytes: unsent reply bytes before a
-                                      peer that does not read is cut off */
+                                      peer that does not read is cut off (0: no limit) */
     char *log_path;                /* logPath: log file ("" = none) */
     char *log_level;               /* logLevel: ERROR, WARN, INFO or DEBUG; RUNTIME (318 applies
                                       it to the logger at once) */

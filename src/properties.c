@@ -56,7 +56,6 @@ static long read_line(line_reader_t *lr)
     bool skip_white = true;
     bool appended_line_begin = false;
     bool preceding_backslash = false;
-    bool have_first = false;
 
     lr->line.len = 0;
     for (;;) {
@@ -89,10 +88,8 @@ static long read_line(line_reader_t *lr)
             continue;
         }
         if (c != '\n' && c != '\r') {
-            if (!have_first) {
+            if (len == 0) /* the pair starts here (again, after a vanished "\" line) */
                 lr->first_off = lr->off - 1;
-                have_first = true;
-            }
             lr->line.len = len;
             ns_buf_append_char(&lr->line, (char)c);
             len++;
