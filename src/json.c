@@ -1,7 +1,6 @@
 /* fastjson-compatible JSON: a lenient reader on top of cJSON and a byte-exact writer. */
 #include "ns_json.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -201,9 +200,12 @@ int ns_json_item_int64(const cJSON *item, int64_t *out)
     if (cJSON_IsNumber(item)) {
         double d = item->valuedouble;
         /* 2^63 is exactly representable; anything at or above it does not fit. */
-        if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || d != floor(d))
+        if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
             return NS_EJSON;
-        *out = (int64_t)d;
+        int64_t v = (int64_t)d; /* in range, so the conversion is defined */
+        if ((double)v != d)
+            return NS_EJSON; /* a fraction (fastjson would truncate; we refuse) */
+        *out = v;
         return 1;
     }
     if (cJSON_IsString(item) && item->valuestring != NULL) {
