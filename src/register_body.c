@@ -481,11 +481,6 @@ static int zin_need(zin_t *z, size_t n, char *err, size_t errlen)
     while (z->end - z->start < n) {
         if (z->stop == 1)
             return fail(err, errlen, NS_EZLIB, "compressed body ends early");
-        if (z->stop == NS_ETOOBIG)
-            return fail(err, errlen, NS_ETOOBIG, "inflated body larger than %u bytes",
-                        NS_REGISTER_MAX_INFLATED);
-        if (z->stop < 0)
-            return fail(err, errlen, NS_EZLIB, "bad zlib stream");
         if (z->start > 0) {
             memmove(z->buf, z->buf + z->start, z->end - z->start);
             z->end -= z->start;
@@ -517,6 +512,13 @@ static int zin_need(zin_t *z, size_t n, char *err, size_t errlen)
             z->stop = 1; /* no input left: the stream is truncated */
         else if (zrc != Z_OK && zrc != Z_BUF_ERROR)
             z->stop = NS_EZLIB;
+        /* Errors count at once, even when the bytes asked for did arrive. */
+        if (z->stop == NS_ETOOBIG)
+            return fail(err, errlen, NS_ETOOBIG, "inflated body larger than %u bytes",
+                        NS_REGISTER_MAX_INFLATED);
+        if (z->stop < 0)
+            return fail(err, errlen, NS_EZLIB, "bad zlib stream (%s)",
+                        z->zs.msg ? z->zs.msg : "error");
     }
     return 0;
 }
