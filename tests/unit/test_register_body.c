@@ -272,6 +272,89 @@ static void test_json_mapping(void **state)
     ns_register_body_free(&b);
 }
 
+static void test_json_reader_details(void **state)
+{
+    (void)state;
+    ns_register_body_t b;
+    char err[256];
+    /* A repeated wrapper replaces the earlier one whole; escapes in keys and names; exact
+     * longs beyond 2^53; repeated currIdMap ids keep their first place and last value. */
+    const char *body =
+        "{\"topicConfigSerializeWrapper\":{\"topicConfigTable\":{\"Old\":{}}},"
+        "\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":9007199254740993,"
+        "\"timestamp\":-1},\"topicConfigTable\":{\"T\\u00e9\\n\":{},\"x\":{\"topicName\":"
+        "\"A\\/B\\ud83d\\ude00\"}},\"topicQueueMappingInfoMap\":{\"M\":{\"currIdMap\":{0:1,"
+        "1:2,0:3},\"epoch\":9223372036854775807}}}}";
+    assert_int_equal(decode_str(body, V5, &b), 0);
+    assert_int_equal(b.topic_count, 2);
+    assert_null(find_topic(&b, "Old"));
+    assert_non_null(find_topic(&b, "T\xc3\xa9\n"));
+    assert_non_null(find_topic(&b, "A/B\xf0\x9f\x98\x80"));
+    assert_true(b.data_version.counter == 9007199254740993LL && b.data_version.timestamp == -1);
+    assert_int_equal(b.mapping_count, 1);
+    assert_true(b.mappings[0].epoch == INT64_MAX);
+    assert_int_equal(b.mappings[0].curr_id_count, 2);
+    assert_int_equal(b.mappings[0].curr_id_map[0][0], 0);
+    assert_int_equal(b.mappings[0].curr_id_map[0][1], 3);
+    assert_int_equal(b.mappings[0].curr_id_map[1][1], 2);
+    ns_register_body_free(&b);
+
+    /* A long escaped key (heap copy) names its topic. */
+    ns_buf_t t = NS_BUF_INIT;
+    ns_buf_append_str(&t, "{\"topicConfigSerializeWrapper\":{\"topicConfigTable\":{\"");
+    for (int i = 0; i < 300; i++)
+        ns_buf_append_str(&t, "\\u0041");
+    ns_buf_append_str(&t, "\":{\"perm\":2}}}}");
+    assert_int_equal(decode(t.data, t.len, V5, false, &b, err, sizeof(err)), 0);
+    assert_int_equal(b.topic_count, 1);
+    assert_int_equal(strlen(b.topics[0].topic_name), 300);
+    assert_int_equal(b.topics[0].perm, 2);
+    ns_register_body_free(&b);
+    ns_buf_free(&t);
+
+    /* Nesting past NS_JSON_MAX_DEPTH, even inside an ignored member, is refused. */
+    ns_buf_append_str(&t, "{\"unknown\":");
+    for (int i = 0; i < 100000; i++)
+        ns_buf_append_char(&t, '[');
+    assert_int_equal(decode(t.data, t.len, V5, false, &b, err, sizeof(err)), NS_EJSON);
+    ns_buf_free(&t);
+    ns_buf_append_str(&t, "{\"unknown\":");
+    for (int i = 0; i < NS_JSON_MAX_DEPTH - 1; i++)
+        ns_buf_append_str(&t, "[{\"a\":");
+    ns_buf_append_str(&t, "1");
+    for (int i = 0; i < NS_JSON_MAX_DEPTH - 1; i++)
+        ns_buf_append_str(&t, "}]");
+    ns_buf_append_char(&t, '}');
+    assert_int_equal(decode(t.data, t.len, V5, false, &b, err, sizeof(err)), NS_EJSON);
+    ns_buf_free(&t);
+    ns_buf_append_str(&t, "{\"unknown\":[{\"a\":[1,{\"b\":null}],\"c\":\"}]\"}],\"z\":{}}");
+    assert_int_equal(decode(t.data, t.len, V5, false, &b, err, sizeof(err)), 0);
+    ns_register_body_free(&b);
+    ns_buf_free(&t);
+
+    /* A currIdMap larger than any real static topic. */
+    ns_buf_append_str(&t, "{\"topicConfigSerializeWrapper\":{\"topicQueueMappingInfoMap\":{"
+                          "\"M\":{\"currIdMap\":{");
+    for (int i = 0; i <= 65536; i++)
+        ns_buf_appendf(&t, "%s%d:%d", i ? "," : "", i, i);
+    ns_buf_append_str(&t, "}}}}}");
+    assert_int_equal(decode(t.data, t.len, V5, false, &b, err, sizeof(err)), NS_ETOOBIG);
+    ns_buf_free(&t);
+
+    /* Syntax errors anywhere. */
+    static const char *bad[] = {
+        "{\"a\":1,}",          "{\"a\" 1}",           "{\"a\":[1,]}", "{\"a\":\"\\x\"}",
+        "{\"a\":\"\\ud800\"}", "{\"a\":\"\\udc00\"}", "{\"a\":tru}",  "{\"a\":-}",
+        "{\"a\":1e}",          "{\"a\":\"x",          "{\"a\":1 2}",  "{,}",
+        "{\"a\":+1}",          "{\"a\":.5}",          "{-:1}",        "\xef\xbb\xbf{}",
+    };
+    for (size_t i = 0; i < NS_ARRAY_SIZE(bad); i++) {
+        int rc = decode(bad[i], strlen(bad[i]), V5, false, &b, err, sizeof(err));
+        if (rc != NS_EJSON)
+            fail_msg("case %s: rc %d", bad[i], rc);
+    }
+}
+
 static void test_json_wrong_types(void **state)
 {
     (void)state;
@@ -851,6 +934,7 @@ int main(void)
         cmocka_unit_test(test_no_body),
         cmocka_unit_test(test_json_lenience),
         cmocka_unit_test(test_json_mapping),
+        cmocka_unit_test(test_json_reader_details),
         cmocka_unit_test(test_json_wrong_types),
         cmocka_unit_test(test_compressed_example),
         cmocka_unit_test(test_compressed_mapping),
