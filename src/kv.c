@@ -711,7 +711,7 @@ int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
     if (rc == -ENOENT)
         return 0;
     if (rc != 0) {
-        set_err(err, errlen, "cannot read %s: %s", kv->path, ns_strerror(rc));
+        set_err(err, errlen, "cannot read the file: %s", ns_strerror(rc));
         return rc;
     }
 
@@ -729,7 +729,7 @@ int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
     const char *parse_end = NULL;
     root = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &parse_end, false);
     if (root == NULL) {
-        set_err(err, errlen, "%s is not JSON (error at byte %zu)", kv->path,
+        set_err(err, errlen, "not JSON (error at byte %zu)",
                 parse_end != NULL ? (size_t)(parse_end - data) : (size_t)0);
         rc = NS_EJSON;
         goto out;
@@ -737,7 +737,7 @@ int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
     while (parse_end < end && is_ws(*parse_end))
         parse_end++;
     if (parse_end != end) {
-        set_err(err, errlen, "%s is not JSON (text after the end at byte %zu)", kv->path,
+        set_err(err, errlen, "not JSON (text after the end at byte %zu)",
                 (size_t)(parse_end - data));
         rc = NS_EJSON;
         goto out;
@@ -748,7 +748,7 @@ int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
     char why[256];
     rc = table_from_json(root, table, why, sizeof(why));
     if (rc != 0) {
-        set_err(err, errlen, "%s: %s", kv->path, why);
+        set_err(err, errlen, "%s", why);
         goto out;
     }
     /* Move the namespaces over as Java's putAll does: a namespace of the file replaces one of
