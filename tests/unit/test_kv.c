@@ -494,25 +494,28 @@ static void test_injected_failure_each_step(void **state)
         assert_int_equal(ns_kv_load(kv, NULL, 0), 0);
         unsigned long gen = ns_kv_generation(kv);
 
-        /* An update, a new key, a new namespace and a delete: each rolled back. */
+        /* An update, a new key, a new namespace and a delete: each rolled back, and the file
+         * is the old one, complete, after each (after a failed directory fsync the rolled-back
+         * state was written again), with no temp file left. */
         ns__kv_fail_next(steps[i], ENOSPC);
         assert_int_equal(ns_kv_put(kv, "NS", "k", "v2"), -ENOSPC);
+        assert_file_equals(f->path, old);
         ns__kv_fail_next(steps[i], ENOSPC);
         assert_int_equal(ns_kv_put(kv, "NS", "new", "v"), -ENOSPC);
+        assert_file_equals(f->path, old);
         ns__kv_fail_next(steps[i], ENOSPC);
         assert_int_equal(ns_kv_put(kv, "NEW", "k", "v"), -ENOSPC);
+        assert_file_equals(f->path, old);
         ns__kv_fail_next(steps[i], EIO);
         assert_int_equal(ns_kv_delete(kv, "NS", "x"), -EIO);
+        assert_file_equals(f->path, old);
+        assert_false(exists(tmp));
 
         assert_get(kv, "NS", "k", "v1");
         assert_get(kv, "NS", "new", NULL);
         assert_get(kv, "NS", "x", "y");
         assert_table(kv, "NEW", NULL);
         assert_int_equal(ns_kv_generation(kv), gen);
-        /* The file is the old one, complete (after a failed directory fsync the rolled-back
-         * state was written again), and no temp file is left. */
-        assert_file_equals(f->path, old);
-        assert_false(exists(tmp));
 
         /* The next write works and carries only what memory has. */
         assert_int_equal(ns_kv_put(kv, "NS", "k", "v3"), 0);
