@@ -640,7 +640,8 @@ static char *value_text(const cJSON *item)
         return ns_xstrdup(cJSON_IsTrue(item) ? "true" : "false");
     if (cJSON_IsNumber(item)) {
         double d = item->valuedouble;
-        if (d == (double)(long long)d && d > -9007199254740992.0 && d < 9007199254740992.0) {
+        /* Range first: converting an out-of-range double to an integer is undefined. */
+        if (d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(long long)d) {
             char num[32];
             snprintf(num, sizeof(num), "%lld", (long long)d);
             return ns_xstrdup(num);
@@ -714,7 +715,15 @@ int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
         set_err(err, errlen, "cannot read the file: %s", ns_strerror(rc));
         return rc;
     }
+    rc = ns__kv_load_text(kv, data, len, err, errlen);
+    free(data);
+    return rc;
+}
 
+int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_t errlen)
+{
+    set_err(err, errlen, "%s", "");
+    int rc = 0;
     cJSON *root = NULL;
     ns_strmap_t *table = ns_strmap_new(free_namespace);
     const char *p = data, *end = data + len;
@@ -768,6 +777,12 @@ int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
 out:
     ns_strmap_free(table);
     cJSON_Delete(root);
-    free(data);
     return rc;
+}
+
+void ns__kv_serialize(ns_kv_t *kv, ns_buf_t *out)
+{
+    pthread_mutex_lock(&kv->lock);
+    serialize_locked(kv, out);
+    pthread_mutex_unlock(&kv->lock);
 }

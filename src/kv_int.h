@@ -1,6 +1,12 @@
-/* KV store internals shared with its tests: a fault-injection hook for the file write. */
+/* KV store internals shared with its tests and fuzzer: a fault-injection hook for the file
+ * write, the parser without the file, the serialiser without the write. */
 #ifndef NS_KV_INT_H
 #define NS_KV_INT_H
+
+#include <stddef.h>
+
+#include "ns_buf.h"
+#include "ns_kv.h"
 
 /* The steps of an atomic write, in order. */
 enum {
@@ -17,5 +23,12 @@ enum {
 /* Makes the next atomic write fail at `step` as if the system call had set errno to `err`
  * (positive). One shot: cleared when it fires. NS__KV_STEP_NONE disarms. For tests only. */
 void ns__kv_fail_next(int step, int err);
+
+/* ns_kv_load's parser over data[0..len) (need not be NUL-terminated), for the fuzzer: same
+ * results, without the file. */
+int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_t errlen);
+
+/* Appends the file content the store would write now. Takes the mutex. */
+void ns__kv_serialize(ns_kv_t *kv, ns_buf_t *out);
 
 #endif
