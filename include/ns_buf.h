@@ -13,7 +13,10 @@ typedef struct ns_buf {
     size_t cap;    /* bytes allocated */
 } ns_buf_t;
 
-#define NS_BUF_INIT {NULL, 0, 0}
+#define NS_BUF_INIT                                                                                \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /* Makes room for at least `extra` more bytes after len. May move data (old pointers into the
  * buffer become invalid). Aborts on out-of-memory. */

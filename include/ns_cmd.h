@@ -76,6 +76,9 @@ void ns_cmd_ext_set(ns_cmd_t *cmd, const char *key, const char *value);
 /* Same with a formatted value. */
 void ns_cmd_ext_setf(ns_cmd_t *cmd, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Removes extFields[key], keeping the order of the rest (has_ext is unchanged). Returns whether
+ * an entry was removed. */
+bool ns_cmd_ext_del(ns_cmd_t *cmd, const char *key);
 
 /* Replaces the remark with a formatted copy (NULL fmt clears it). */
 void ns_cmd_set_remark(ns_cmd_t *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

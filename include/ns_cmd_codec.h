@@ -19,14 +19,30 @@
  * while the frame's buffer is unchanged; body_blob is NULL); out->serialize_type is the frame's.
  * NS_EPROTO: the header is not a valid header of its type (not JSON, not an object, a field of
  * the wrong type, a binary length past the end, ...): *out is left freed, close the peer.
- * Reads nothing outside frame->header[0..header_len). */
+ * Reads nothing outside frame->header[0..header_len).
+ *
+ * JSON: keys in any order, unknown keys ignored, trailing whitespace allowed, duplicate keys:
+ * the last wins. code/flag/opaque/version: a number (fraction truncated) or a numeric string
+ * within int32; null or "" leave 0. language: a name or an ordinal (unknown -> NS_LANG_UNKNOWN;
+ * missing -> JAVA, Java's default). remark: "" stays "", null is absent. extFields: an object
+ * or null; values as strings, numbers/booleans turned into their text, null values absent,
+ * object/array values rejected. has_ext is set when an extFields object is present.
+ * Binary: zero-length (or NUL-led) strings are absent; an ext entry with an empty key or value
+ * is dropped (an empty value also hides an earlier entry with that key, as Java's map.put of
+ * null does); negative lengths or lengths past the header end are rejected; bytes after the ext
+ * area are ignored. has_ext is set when ext_len > 0.
+ * Both: more than NS_CMD_MAX_EXT_FIELDS ext entries in the header is NS_EPROTO. Strings are
+ * cut at an embedded NUL. */
 int ns_cmd_decode(const ns_frame_t *frame, ns_cmd_t *out);
 
 /* Encodes the frame prefix and header of `cmd` in cmd->serialize_type and appends them to
  * `out`; the frame length counts cmd->body_len, so the caller sends the body bytes right after.
  * JSON output follows Java's: keys alphabetical, extFields values strings, null remark omitted,
- * "serializeTypeCurrentRPC" included, no whitespace. Returns 0, or NS_ETOOBIG when the header
- * would not fit 24 bits (nothing appended then). */
+ * "serializeTypeCurrentRPC" included, no whitespace; extFields present only when has_ext, in
+ * insertion order; "language" omitted for NS_LANG_UNKNOWN; strings escaped as fastjson does.
+ * Binary: remark written only when non-empty, ext entries with an empty key or value skipped.
+ * Returns 0; NS_ETOOBIG when the header would not fit 24 bits (or a binary ext key 15 bits);
+ * NS_EINVAL for a serialize_type that is neither. Nothing is appended on error. */
 int ns_cmd_encode_header(const ns_cmd_t *cmd, ns_buf_t *out);
 
 /* Returns a static name for a LanguageCode (e.g. "JAVA"), or NULL for NS_LANG_UNKNOWN. */

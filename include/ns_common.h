@@ -10,14 +10,14 @@
 #include <stdbool.h>
 
 /* Our own error codes live far below any errno value and libuv's UV_E* codes (>= -4096). */
-#define NS_EPROTO (-20001)   /* bytes that break the wire protocol */
-#define NS_ETOOBIG (-20002)  /* a length above a configured limit */
-#define NS_EINVAL (-20003)   /* a well-formed request with a bad value */
+#define NS_EPROTO (-20001)    /* bytes that break the wire protocol */
+#define NS_ETOOBIG (-20002)   /* a length above a configured limit */
+#define NS_EINVAL (-20003)    /* a well-formed request with a bad value */
 #define NS_ENOTFOUND (-20004) /* the thing asked for does not exist */
-#define NS_EJSON (-20005)    /* a body that is not the JSON we expect */
-#define NS_ECRC (-20006)     /* a body whose CRC32 does not match its header */
-#define NS_EZLIB (-20007)    /* a compressed body that does not inflate */
-#define NS_ECONFIG (-20008)  /* a configuration value that cannot be used */
+#define NS_EJSON (-20005)     /* a body that is not the JSON we expect */
+#define NS_ECRC (-20006)      /* a body whose CRC32 does not match its header */
+#define NS_EZLIB (-20007)     /* a compressed body that does not inflate */
+#define NS_ECONFIG (-20008)   /* a configuration value that cannot be used */
 
 #define NS_UNUSED(x) ((void)(x))
 #define NS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -36,10 +36,10 @@ char *ns_xstrndup(const char *s, size_t n);
 
 /* Logs the failed condition with file:line and aborts. For our own invariants only: never for
  * anything a peer or a config file can cause. */
-#define NS_ASSERT(cond)                                                                           \
-    do {                                                                                          \
-        if (!(cond))                                                                              \
-            ns_assert_fail(#cond, __FILE__, __LINE__);                                            \
+#define NS_ASSERT(cond)                                                                            \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            ns_assert_fail(#cond, __FILE__, __LINE__);                                             \
     } while (0)
 _Noreturn void ns_assert_fail(const char *cond, const char *file, int line);
 

@@ -34,10 +34,10 @@ void ns_log(ns_log_level_t level, const char *fmt, ...) __attribute__((format(pr
 #define NS_LOG_E(...) ns_log(NS_LOG_ERROR, __VA_ARGS__)
 #define NS_LOG_W(...) ns_log(NS_LOG_WARN, __VA_ARGS__)
 #define NS_LOG_I(...) ns_log(NS_LOG_INFO, __VA_ARGS__)
-#define NS_LOG_D(...)                                                                             \
-    do {                                                                                          \
-        if (ns_log_get_level() >= NS_LOG_DEBUG)                                                   \
-            ns_log(NS_LOG_DEBUG, __VA_ARGS__);                                                    \
+#define NS_LOG_D(...)                                                                              \
+    do {                                                                                           \
+        if (ns_log_get_level() >= NS_LOG_DEBUG)                                                    \
+            ns_log(NS_LOG_DEBUG, __VA_ARGS__);                                                     \
     } while (0)
 
 /* Writes a printable, bounded rendering of peer bytes into out (always NUL-terminated):

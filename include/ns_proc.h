@@ -67,9 +67,9 @@ typedef struct ns_ctx {
 typedef int ns_proc_fn(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);
 
 typedef struct ns_proc_entry {
-    int32_t code;      /* NS_REQ_* */
-    const char *name;  /* RequestCode name, for logs and stats */
-    ns_proc_fn *fn;    /* handler */
+    int32_t code;     /* NS_REQ_* */
+    const char *name; /* RequestCode name, for logs and stats */
+    ns_proc_fn *fn;   /* handler */
 } ns_proc_entry_t;
 
 /* Returns the table entry for a code, or NULL when the code is not served. */

@@ -14,8 +14,7 @@ static void write_be32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-ns_frame_status_t ns_frame_decode(const uint8_t *buf, size_t len, size_t max_frame,
-                                  ns_frame_t *out)
+ns_frame_status_t ns_frame_decode(const uint8_t *buf, size_t len, size_t max_frame, ns_frame_t *out)
 {
     if (len < 4)
         return NS_FRAME_NEED_MORE;

@@ -120,8 +120,8 @@ void ns_log(ns_log_level_t level, const char *fmt, ...)
             snprintf(thread_label, sizeof(thread_label), "main");
     }
     int n = snprintf(line, sizeof(line), "%04d-%02d-%02d %02d:%02d:%02d,%03ld %s %s - ",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000, level_names[level], thread_label);
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     ts.tv_nsec / 1000000, level_names[level], thread_label);
     va_list ap;
     va_start(ap, fmt);
     int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);

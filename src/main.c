@@ -1,8 +1,119 @@
-/* mqnamesrv entry point (placeholder until the server lands). */
+/* mqnamesrv: the RocketMQ NameServer in C. Startup follows Java's NamesrvStartup: command line,
+ * config file, `-p`, ROCKETMQ_HOME check, KV load, listen, boot line; SIGTERM/SIGINT stop it
+ * gracefully with exit status 0. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-int main(void)
+#include "ns_common.h"
+#include "ns_config.h"
+#include "ns_kv.h"
+#include "ns_log.h"
+#include "ns_route.h"
+#include "ns_server.h"
+
+/* Java's exit statuses: System.exit(-1) and System.exit(-2) as seen by a shell. */
+#define EXIT_FATAL 255
+#define EXIT_NO_HOME 254
+
+/* `-p` prints through Java's console logger: "%d{yyy-MM-dd HH:mm:ss,GMT+8} %p %t - %m". */
+static void print_config(ns_config_t *cfg)
 {
-    fputs("mqnamesrv: not built yet\n", stderr);
-    return 1;
+    ns_buf_t dump = NS_BUF_INIT;
+    ns_config_dump_java_order(cfg, &dump);
+    time_t now = time(NULL) + 8 * 3600;
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+    const char *text = ns_buf_cstr(&dump);
+    while (*text) {
+        const char *eol = strchr(text, '\n');
+        size_t n = eol ? (size_t)(eol - text) : strlen(text);
+        printf("%s INFO main - %.*s\n", stamp, (int)n, text);
+        text += n + (eol ? 1 : 0);
+    }
+    fflush(stdout);
+    ns_buf_free(&dump);
+}
+
+static void log_config(ns_config_t *cfg)
+{
+    ns_buf_t dump = NS_BUF_INIT;
+    ns_config_dump_java_order(cfg, &dump);
+    const char *text = ns_buf_cstr(&dump);
+    while (*text) {
+        const char *eol = strchr(text, '\n');
+        size_t n = eol ? (size_t)(eol - text) : strlen(text);
+        ns_log(NS_LOG_INFO, "%.*s", (int)n, text);
+        text += n + (eol ? 1 : 0);
+    }
+    ns_buf_free(&dump);
+}
+
+int main(int argc, char **argv)
+{
+    ns_config_t cfg;
+    ns_config_init_defaults(&cfg);
+    int status = 0;
+    ns_kv_t *kv = NULL;
+    ns_route_t *route = NULL;
+    ns_server_t *server = NULL;
+
+    int rc = ns_config_parse_cli(&cfg, argc, argv);
+    if (rc < 0) {
+        status = -rc - 1;
+        goto out;
+    }
+    if (cfg.print_config) {
+        print_config(&cfg);
+        goto out;
+    }
+    if (cfg.rocketmq_home == NULL || cfg.rocketmq_home[0] == '\0') {
+        printf("Please set the ROCKETMQ_HOME variable in your environment to match the location "
+               "of the RocketMQ installation\n");
+        status = EXIT_NO_HOME;
+        goto out;
+    }
+
+    ns_log_level_t level = NS_LOG_INFO;
+    if (cfg.log_level && !ns_log_level_parse(cfg.log_level, &level))
+        fprintf(stderr, "unknown logLevel %s, using INFO\n", cfg.log_level);
+    ns_log_set_level(level);
+    if (cfg.log_path && cfg.log_path[0]) {
+        rc = ns_log_open_file(cfg.log_path);
+        if (rc != 0)
+            fprintf(stderr, "cannot open log file %s: %s (logging to stdout only)\n", cfg.log_path,
+                    strerror(-rc));
+    }
+    log_config(&cfg);
+
+    kv = ns_kv_new(cfg.kv_config_path);
+    char err[512] = "";
+    rc = ns_kv_load(kv, err, sizeof(err));
+    if (rc != 0) {
+        ns_log(NS_LOG_ERROR, "cannot load KV config %s: %s", cfg.kv_config_path,
+               err[0] ? err : ns_strerror(rc));
+        fprintf(stderr, "cannot load KV config %s: %s\n", cfg.kv_config_path,
+                err[0] ? err : ns_strerror(rc));
+        status = EXIT_FATAL;
+        goto out;
+    }
+    route = ns_route_new(&cfg);
+    server = ns_server_new(&cfg, route, kv);
+    rc = ns_server_run(server);
+    if (rc != 0) {
+        fprintf(stderr, "Failed to bind to %s:%d: %s\n", cfg.bind_address, (int)cfg.listen_port,
+                ns_strerror(rc));
+        status = EXIT_FATAL;
+    }
+
+out:
+    ns_server_free(server);
+    ns_route_free(route);
+    ns_kv_free(kv);
+    ns_config_free(&cfg);
+    ns_log_close();
+    return status;
 }

@@ -17,13 +17,11 @@ static const ns_proc_entry_t proc_table[] = {
     {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", proc_unregister_broker},
     {NS_REQ_GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC", proc_get_routeinfo_by_topic},
     {NS_REQ_GET_BROKER_CLUSTER_INFO, "GET_BROKER_CLUSTER_INFO", proc_get_broker_cluster_info},
-    {NS_REQ_WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER",
-     proc_wipe_write_perm_of_broker},
+    {NS_REQ_WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER", proc_wipe_write_perm_of_broker},
     {NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
      proc_get_all_topic_list_from_nameserver},
     {NS_REQ_DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV", proc_delete_topic_in_namesrv},
-    {NS_REQ_REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV",
-     proc_register_topic_in_namesrv},
+    {NS_REQ_REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV", proc_register_topic_in_namesrv},
     {NS_REQ_GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE", proc_get_kvlist_by_namespace},
     {NS_REQ_GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER", proc_get_topics_by_cluster},
     {NS_REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS, "GET_SYSTEM_TOPIC_LIST_FROM_NS",
@@ -70,8 +68,8 @@ bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
     if (entry == NULL) {
         resp->code = NS_RES_REQUEST_CODE_NOT_SUPPORTED;
         ns_cmd_set_remark(resp, " request type %d not supported", (int)req->code);
-        NS_LOG_D("peer=%s code=%d opaque=%d: request type not supported", ctx->peer,
-                 (int)req->code, (int)req->opaque);
+        NS_LOG_D("peer=%s code=%d opaque=%d: request type not supported", ctx->peer, (int)req->code,
+                 (int)req->opaque);
     } else {
         int rc = entry->fn(ctx, req, resp);
         if (rc < 0) {

@@ -1,0 +1,26 @@
+/* The network server: libuv event loops taking long-lived TCP connections, decoding remoting
+ * frames, dispatching them through the request table and writing the answers; the timers
+ * (inactive-broker scan, KV dump, idle connections) and signal handling. */
+#ifndef NS_SERVER_H
+#define NS_SERVER_H
+
+#include "ns_config.h"
+#include "ns_kv.h"
+#include "ns_route.h"
+
+typedef struct ns_server ns_server_t;
+
+/* Creates a server over the given modules (not owned; they must outlive it). Binds nothing
+ * yet. */
+ns_server_t *ns_server_new(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv);
+
+/* Binds bindAddress:listenPort on every I/O loop, writes portFile if configured, logs the boot
+ * line and serves until SIGTERM or SIGINT; then stops accepting, lets queued replies drain (a
+ * few seconds at most), closes every connection and returns 0. Returns a negative libuv code
+ * when it cannot listen (nothing is left running then). */
+int ns_server_run(ns_server_t *server);
+
+/* Frees the server. NULL is a no-op. */
+void ns_server_free(ns_server_t *server);
+
+#endif

@@ -1,0 +1,205 @@
+/* Remoting commands: lifetime, extFields, remark, body, Java-typed field parsing. */
+#include "ns_cmd.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_int.h"
+#include "ns_common.h"
+
+void ns_cmd_init(ns_cmd_t *cmd)
+{
+    memset(cmd, 0, sizeof(*cmd));
+}
+
+void ns_cmd_free(ns_cmd_t *cmd)
+{
+    if (cmd == NULL)
+        return;
+    for (size_t i = 0; i < cmd->ext_count; i++) {
+        free(cmd->ext[i].key);
+        free(cmd->ext[i].value);
+    }
+    free(cmd->ext);
+    free(cmd->remark);
+    ns_blob_unref(cmd->body_blob);
+    ns_cmd_init(cmd);
+}
+
+const char *ns_cmd_ext_get(const ns_cmd_t *cmd, const char *key)
+{
+    for (size_t i = 0; i < cmd->ext_count; i++) {
+        if (strcmp(cmd->ext[i].key, key) == 0)
+            return cmd->ext[i].value;
+    }
+    return NULL;
+}
+
+void ns__cmd_ext_put_owned(ns_cmd_t *cmd, char *key, char *value)
+{
+    cmd->has_ext = true;
+    for (size_t i = 0; i < cmd->ext_count; i++) {
+        if (strcmp(cmd->ext[i].key, key) == 0) {
+            free(key);
+            free(cmd->ext[i].value);
+            cmd->ext[i].value = value;
+            return;
+        }
+    }
+    if (cmd->ext_count == cmd->ext_cap) {
+        size_t cap = cmd->ext_cap ? cmd->ext_cap * 2 : 8;
+        cmd->ext = ns_xrealloc(cmd->ext, cap * sizeof(*cmd->ext));
+        cmd->ext_cap = cap;
+    }
+    cmd->ext[cmd->ext_count].key = key;
+    cmd->ext[cmd->ext_count].value = value;
+    cmd->ext_count++;
+}
+
+void ns_cmd_ext_set(ns_cmd_t *cmd, const char *key, const char *value)
+{
+    ns__cmd_ext_put_owned(cmd, ns_xstrdup(key), ns_xstrdup(value));
+}
+
+bool ns_cmd_ext_del(ns_cmd_t *cmd, const char *key)
+{
+    for (size_t i = 0; i < cmd->ext_count; i++) {
+        if (strcmp(cmd->ext[i].key, key) == 0) {
+            free(cmd->ext[i].key);
+            free(cmd->ext[i].value);
+            memmove(&cmd->ext[i], &cmd->ext[i + 1], (cmd->ext_count - i - 1) * sizeof(*cmd->ext));
+            cmd->ext_count--;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Formats into a fresh heap string. */
+static __attribute__((format(printf, 1, 0))) char *vformat(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    char small[128];
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    char *s;
+    if (n < 0) {
+        s = ns_xstrdup("");
+    } else if ((size_t)n < sizeof(small)) {
+        s = ns_xstrndup(small, (size_t)n);
+    } else {
+        s = ns_xmalloc((size_t)n + 1);
+        vsnprintf(s, (size_t)n + 1, fmt, ap2);
+    }
+    va_end(ap2);
+    return s;
+}
+
+void ns_cmd_ext_setf(ns_cmd_t *cmd, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *value = vformat(fmt, ap);
+    va_end(ap);
+    ns__cmd_ext_put_owned(cmd, ns_xstrdup(key), value);
+}
+
+void ns_cmd_set_remark(ns_cmd_t *cmd, const char *fmt, ...)
+{
+    free(cmd->remark);
+    cmd->remark = NULL;
+    if (fmt == NULL)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    cmd->remark = vformat(fmt, ap);
+    va_end(ap);
+}
+
+void ns_cmd_set_body_blob(ns_cmd_t *cmd, ns_blob_t *blob)
+{
+    ns_blob_unref(cmd->body_blob);
+    cmd->body_blob = blob;
+    if (blob != NULL && ns_blob_len(blob) > 0) {
+        cmd->body = ns_blob_data(blob);
+        cmd->body_len = ns_blob_len(blob);
+    } else {
+        cmd->body = NULL;
+        cmd->body_len = 0;
+    }
+}
+
+void ns_cmd_set_body_copy(ns_cmd_t *cmd, const void *data, size_t len)
+{
+    ns_cmd_set_body_blob(cmd, len > 0 ? ns_blob_copy(data, len) : NULL);
+}
+
+void ns_cmd_set_body_buf(ns_cmd_t *cmd, ns_buf_t *buf)
+{
+    if (buf->len == 0) {
+        ns_buf_free(buf);
+        ns_cmd_set_body_blob(cmd, NULL);
+        return;
+    }
+    ns_cmd_set_body_blob(cmd, ns_blob_from_buf(buf));
+}
+
+bool ns_parse_java_bool(const char *s)
+{
+    return s != NULL && strlen(s) == 4 && (s[0] | 0x20) == 't' && (s[1] | 0x20) == 'r' &&
+           (s[2] | 0x20) == 'u' && (s[3] | 0x20) == 'e';
+}
+
+/* Long.parseLong(s, 10) restricted to ASCII digits (Java's Character.digit would also take
+ * other Unicode decimal digits, which no RocketMQ peer sends). Accumulates negatively, as Java
+ * does, so INT64_MIN parses without overflow. */
+bool ns_parse_java_long(const char *s, int64_t *out)
+{
+    if (s == NULL || *s == '\0')
+        return false;
+    bool negative = false;
+    const char *p = s;
+    if (*p == '+' || *p == '-') {
+        negative = *p == '-';
+        p++;
+        if (*p == '\0')
+            return false; /* a lone sign */
+    }
+    int64_t limit = negative ? INT64_MIN : -INT64_MAX;
+    int64_t mul_min = limit / 10;
+    int64_t acc = 0;
+    for (; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        int digit = *p - '0';
+        if (acc < mul_min)
+            return false;
+        acc *= 10;
+        if (acc < limit + digit)
+            return false;
+        acc -= digit;
+    }
+    *out = negative ? acc : -acc;
+    return true;
+}
+
+bool ns_cmd_ext_bool(const ns_cmd_t *cmd, const char *key)
+{
+    return ns_parse_java_bool(ns_cmd_ext_get(cmd, key));
+}
+
+bool ns_cmd_ext_int64(const ns_cmd_t *cmd, const char *key, int64_t *out)
+{
+    return ns_parse_java_long(ns_cmd_ext_get(cmd, key), out);
+}
+
+bool ns_cmd_ext_int32(const ns_cmd_t *cmd, const char *key, int32_t *out)
+{
+    int64_t v;
+    if (!ns_parse_java_long(ns_cmd_ext_get(cmd, key), &v) || v < INT32_MIN || v > INT32_MAX)
+        return false;
+    *out = (int32_t)v;
+    return true;
+}

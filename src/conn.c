@@ -1,0 +1,450 @@
+/* One TCP connection: reads into a growable buffer, decodes every whole frame in it, dispatches
+ * each request and writes all the replies of one read in a single vectored write. */
+#include "server_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ns_cmd_codec.h"
+#include "ns_common.h"
+#include "ns_frame.h"
+#include "ns_log.h"
+#include "ns_proc.h"
+
+/* Reads land in chunks of this size at least; a request is a few hundred bytes, a broker
+ * registration up to a few MiB. */
+#define READ_CHUNK (64u * 1024u)
+/* An input buffer grown past this by a large frame is shrunk back once it is empty again, so an
+ * idle broker connection does not pin megabytes. */
+#define INPUT_KEEP_BYTES (256u * 1024u)
+
+/* One piece of a batched reply: a range of the batch's header buffer, or a body blob. */
+typedef struct reply_seg {
+    size_t off;      /* header range start (blob == NULL) */
+    size_t len;      /* bytes */
+    ns_blob_t *blob; /* body, or NULL for a header range */
+} reply_seg_t;
+
+struct ns_conn {
+    uv_tcp_t handle;         /* first: the handle's data points back here too */
+    ns_io_loop_t *loop;      /* owning loop */
+    ns_conn_t *prev, *next;  /* loop->conns list */
+    uint64_t id;             /* server-wide unique, never reused while running */
+    char peer[64];           /* "ip:port" for logs */
+    ns_buf_t in;             /* unread input */
+    uint64_t last_active_ms; /* last read or completed write, monotonic ms */
+    bool saw_first_byte;     /* first-byte sniffing done */
+    bool closing;            /* uv_close called or pending */
+    ns_buf_t out_headers;    /* replies of the current read: frame prefixes and headers */
+    reply_seg_t *segs;       /* pieces of the current batch, in wire order */
+    size_t seg_count;
+    size_t seg_cap;
+};
+
+/* A write request and everything it keeps alive, freed in on_write. */
+typedef struct write_req {
+    uv_write_t req;
+    ns_conn_t *conn;
+    uint8_t *headers; /* owned header bytes the bufs point into */
+    size_t seg_count;
+    ns_blob_t **blobs; /* owned references, blob_count of them */
+    size_t blob_count;
+    uv_buf_t bufs[]; /* seg_count entries */
+} write_req_t;
+
+static void on_close(uv_handle_t *handle);
+
+/* Close callback for a connection that never got linked into its loop. */
+static void free_conn_handle(uv_handle_t *handle)
+{
+    free(handle->data);
+}
+
+static void list_remove(ns_conn_t *conn)
+{
+    ns_io_loop_t *loop = conn->loop;
+    if (conn->prev)
+        conn->prev->next = conn->next;
+    else
+        loop->conns = conn->next;
+    if (conn->next)
+        conn->next->prev = conn->prev;
+    conn->prev = conn->next = NULL;
+    loop->conn_count--;
+}
+
+void ns__conn_close(ns_conn_t *conn, const char *why)
+{
+    if (conn->closing)
+        return;
+    conn->closing = true;
+    NS_LOG_D("closing connection peer=%s id=%llu: %s", conn->peer, (unsigned long long)conn->id,
+             why);
+    uv_read_stop((uv_stream_t *)&conn->handle);
+    uv_close((uv_handle_t *)&conn->handle, on_close);
+}
+
+static void on_close(uv_handle_t *handle)
+{
+    ns_conn_t *conn = handle->data;
+    ns_server_t *server = conn->loop->server;
+    list_remove(conn);
+    /* Java's onChannelDestroy: a broker whose registration channel closes is unregistered at
+     * once. A client or tool connection is not in the live table and costs one lookup. */
+    ns_route_on_conn_closed(server->route, conn->id);
+    ns_buf_free(&conn->in);
+    ns_buf_free(&conn->out_headers);
+    for (size_t i = 0; i < conn->seg_count; i++)
+        ns_blob_unref(conn->segs[i].blob);
+    free(conn->segs);
+    ns_io_loop_t *loop = conn->loop;
+    free(conn);
+    ns__loop_conn_gone(loop);
+}
+
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
+{
+    ns_conn_t *conn = handle->data;
+    NS_UNUSED(suggested);
+    ns_buf_reserve(&conn->in, READ_CHUNK);
+    /* reserve() keeps one byte spare after len for a NUL; do not hand it out. */
+    buf->base = (char *)conn->in.data + conn->in.len;
+    buf->len = conn->in.cap - conn->in.len - 1;
+}
+
+static void add_seg(ns_conn_t *conn, size_t off, size_t len, ns_blob_t *blob)
+{
+    if (conn->seg_count == conn->seg_cap) {
+        conn->seg_cap = conn->seg_cap ? conn->seg_cap * 2 : 8;
+        conn->segs = ns_xrealloc(conn->segs, conn->seg_cap * sizeof(*conn->segs));
+    }
+    conn->segs[conn->seg_count++] = (reply_seg_t){.off = off, .len = len, .blob = blob};
+}
+
+/* Appends one reply to the current batch. Takes the body reference out of resp. */
+static void queue_reply(ns_conn_t *conn, ns_cmd_t *resp)
+{
+    size_t off = conn->out_headers.len;
+    if (ns_cmd_encode_header(resp, &conn->out_headers) != 0) {
+        NS_LOG_E("peer=%s: reply header too large, dropped (opaque=%d)", conn->peer,
+                 (int)resp->opaque);
+        return;
+    }
+    add_seg(conn, off, conn->out_headers.len - off, NULL);
+    if (resp->body_len > 0) {
+        ns_blob_t *blob = resp->body_blob;
+        size_t blob_off = 0;
+        if (blob == NULL) {
+            /* A handler that set a view: copy it, the view dies with the request. */
+            blob = ns_blob_copy(resp->body, resp->body_len);
+        } else {
+            /* The body may be a slice of a larger shared blob (a cached answer). */
+            resp->body_blob = NULL;
+            blob_off = (size_t)(resp->body - ns_blob_data(blob));
+        }
+        add_seg(conn, blob_off, resp->body_len, blob);
+    }
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+    write_req_t *wr = (write_req_t *)req;
+    ns_conn_t *conn = wr->conn;
+    for (size_t i = 0; i < wr->blob_count; i++)
+        ns_blob_unref(wr->blobs[i]);
+    free(wr->blobs);
+    free(wr->headers);
+    free(wr);
+    if (status < 0) {
+        if (status != UV_ECANCELED)
+            NS_LOG_D("write to %s failed: %s", conn->peer, uv_strerror(status));
+        ns__conn_close(conn, "write failed");
+        return;
+    }
+    conn->last_active_ms = uv_now(&conn->loop->loop);
+}
+
+/* Sends the batch built during one read as one vectored write. */
+static void flush_replies(ns_conn_t *conn)
+{
+    if (conn->seg_count == 0)
+        return;
+    if (conn->closing) {
+        for (size_t i = 0; i < conn->seg_count; i++)
+            ns_blob_unref(conn->segs[i].blob);
+        conn->seg_count = 0;
+        conn->out_headers.len = 0;
+        return;
+    }
+    size_t n = conn->seg_count;
+    write_req_t *wr = ns_xmalloc(sizeof(*wr) + n * sizeof(uv_buf_t));
+    wr->conn = conn;
+    wr->seg_count = n;
+    wr->blob_count = 0;
+    wr->blobs = NULL;
+    size_t hdr_len;
+    wr->headers = ns_buf_steal(&conn->out_headers, &hdr_len);
+    size_t blobs = 0;
+    for (size_t i = 0; i < n; i++)
+        blobs += conn->segs[i].blob != NULL;
+    if (blobs)
+        wr->blobs = ns_xmalloc(blobs * sizeof(*wr->blobs));
+    for (size_t i = 0; i < n; i++) {
+        reply_seg_t *s = &conn->segs[i];
+        if (s->blob) {
+            wr->blobs[wr->blob_count++] = s->blob;
+            wr->bufs[i] =
+                uv_buf_init((char *)(uintptr_t)ns_blob_data(s->blob) + s->off, (unsigned)s->len);
+        } else {
+            wr->bufs[i] = uv_buf_init((char *)wr->headers + s->off, (unsigned)s->len);
+        }
+    }
+    conn->seg_count = 0;
+    int rc = uv_write(&wr->req, (uv_stream_t *)&conn->handle, wr->bufs, (unsigned)n, on_write);
+    if (rc < 0) {
+        /* uv_write failed synchronously: the callback never runs, so release here. */
+        for (size_t i = 0; i < wr->blob_count; i++)
+            ns_blob_unref(wr->blobs[i]);
+        free(wr->blobs);
+        free(wr->headers);
+        free(wr);
+        ns__conn_close(conn, "write failed");
+        return;
+    }
+    /* A peer that sends requests but never reads the answers must not make us buffer without
+     * bound (Java relies on Netty's high-water mark; we cut the peer off). */
+    ns_server_t *server = conn->loop->server;
+    size_t queued = uv_stream_get_write_queue_size((uv_stream_t *)&conn->handle);
+    if (server->cfg->max_conn_output_bytes > 0 &&
+        queued > (size_t)server->cfg->max_conn_output_bytes) {
+        NS_LOG_W("closing connection %s: %zu reply bytes unread (limit %lld)", conn->peer, queued,
+                 (long long)server->cfg->max_conn_output_bytes);
+        ns__conn_close(conn, "output limit");
+    }
+}
+
+static void bad_frame(ns_conn_t *conn, const char *why, const uint8_t *data, size_t len)
+{
+    char sample[300];
+    ns_log_escape(data, len, 64, sample, sizeof(sample));
+    NS_LOG_W("closing connection %s: %s; first bytes: %s", conn->peer, why, sample);
+    __atomic_add_fetch(&conn->loop->server->stat_bad_frames, 1, __ATOMIC_RELAXED);
+    ns__conn_close(conn, why);
+}
+
+static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
+{
+    ns_server_t *server = conn->loop->server;
+    ns_cmd_t req;
+    if (ns_cmd_decode(frame, &req) != 0) {
+        bad_frame(conn, "undecodable remoting header", frame->header, frame->header_len);
+        return;
+    }
+    if (req.flag & NS_FLAG_RESPONSE) {
+        /* A response to a request we never sent (we send none): Java logs and drops it. */
+        NS_LOG_D("peer=%s: unexpected response opaque=%d dropped", conn->peer, (int)req.opaque);
+        ns_cmd_free(&req);
+        return;
+    }
+    __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
+    ns_ctx_t ctx = {
+        .route = server->route,
+        .kv = server->kv,
+        .config = server->cfg,
+        .conn_id = conn->id,
+        .peer = conn->peer,
+        .now_ms = ns_now_ms(),
+        .start_ms = server->start_ms,
+    };
+    ns_cmd_t resp;
+    if (ns_proc_dispatch(&ctx, &req, &resp)) {
+        queue_reply(conn, &resp);
+        ns_cmd_free(&resp);
+    }
+    ns_cmd_free(&req);
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    ns_conn_t *conn = stream->data;
+    NS_UNUSED(buf);
+    if (nread == 0)
+        return; /* EAGAIN: nothing read, not EOF */
+    if (nread < 0) {
+        ns__conn_close(conn, nread == UV_EOF ? "peer closed" : uv_strerror((int)nread));
+        return;
+    }
+    conn->in.len += (size_t)nread;
+    conn->last_active_ms = uv_now(&conn->loop->loop);
+    if (!conn->saw_first_byte) {
+        conn->saw_first_byte = true;
+        if (conn->in.data[0] == 0x16) {
+            /* A TLS ClientHello: we do not speak TLS, so refuse cleanly instead of parsing a
+             * 369-MiB "frame length" out of it. */
+            NS_LOG_W("closing connection %s: TLS handshake received, TLS is not supported",
+                     conn->peer);
+            ns__conn_close(conn, "tls");
+            return;
+        }
+    }
+
+    ns_server_t *server = conn->loop->server;
+    size_t max_frame = (size_t)server->cfg->frame_max_length;
+    size_t pos = 0;
+    while (!conn->closing) {
+        ns_frame_t frame;
+        ns_frame_status_t st =
+            ns_frame_decode(conn->in.data + pos, conn->in.len - pos, max_frame, &frame);
+        if (st == NS_FRAME_NEED_MORE)
+            break;
+        if (st != NS_FRAME_OK) {
+            bad_frame(conn, ns_frame_strerror(st), conn->in.data + pos, conn->in.len - pos);
+            break;
+        }
+        handle_frame(conn, &frame);
+        pos += frame.frame_len;
+    }
+    flush_replies(conn);
+    if (conn->closing)
+        return;
+    ns_buf_consume(&conn->in, pos);
+    if (conn->in.len == 0 && conn->in.cap > INPUT_KEEP_BYTES)
+        ns_buf_free(&conn->in);
+}
+
+/* Links a connection whose handle is open into its loop and starts reading. */
+static void conn_start(ns_io_loop_t *loop, ns_conn_t *conn)
+{
+    ns_server_t *server = loop->server;
+    conn->id = (++loop->next_seq << NS_CONN_LOOP_BITS) | loop->index;
+    conn->last_active_ms = uv_now(&loop->loop);
+    conn->next = loop->conns;
+    if (loop->conns)
+        loop->conns->prev = conn;
+    loop->conns = conn;
+    loop->conn_count++;
+    __atomic_add_fetch(&server->stat_connections, 1, __ATOMIC_RELAXED);
+
+    struct sockaddr_storage ss;
+    int sslen = sizeof(ss);
+    snprintf(conn->peer, sizeof(conn->peer), "?");
+    if (uv_tcp_getpeername(&conn->handle, (struct sockaddr *)&ss, &sslen) == 0) {
+        char ip[48] = "?";
+        int port = 0;
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+            uv_ip4_name(sin, ip, sizeof(ip));
+            port = ntohs(sin->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+            uv_ip6_name(sin6, ip, sizeof(ip));
+            port = ntohs(sin6->sin6_port);
+        }
+        snprintf(conn->peer, sizeof(conn->peer), "%s:%d", ip, port);
+    }
+    /* As Java's NettyRemotingServer: no Nagle (requests and replies are small and
+     * latency-bound), no keepalive, buffer sizes only when configured. */
+    uv_tcp_nodelay(&conn->handle, 1);
+    uv_tcp_keepalive(&conn->handle, 0, 0);
+    int snd = server->cfg->server_socket_snd_buf_size;
+    int rcv = server->cfg->server_socket_rcv_buf_size;
+    if (snd > 0)
+        uv_send_buffer_size((uv_handle_t *)&conn->handle, &snd);
+    if (rcv > 0)
+        uv_recv_buffer_size((uv_handle_t *)&conn->handle, &rcv);
+    NS_LOG_D("connection from %s id=%llu", conn->peer, (unsigned long long)conn->id);
+    int rc = uv_read_start((uv_stream_t *)&conn->handle, on_alloc, on_read);
+    if (rc != 0)
+        ns__conn_close(conn, uv_strerror(rc));
+}
+
+void ns__conn_accept(ns_io_loop_t *loop)
+{
+    ns_conn_t *conn = ns_xcalloc(1, sizeof(*conn));
+    conn->loop = loop;
+    uv_tcp_init(&loop->loop, &conn->handle);
+    conn->handle.data = conn;
+    if (uv_accept((uv_stream_t *)&loop->listener, (uv_stream_t *)&conn->handle) != 0) {
+        uv_close((uv_handle_t *)&conn->handle, free_conn_handle);
+        return;
+    }
+    conn_start(loop, conn);
+}
+
+void ns__conn_adopt(ns_io_loop_t *loop, int fd)
+{
+    ns_conn_t *conn = ns_xcalloc(1, sizeof(*conn));
+    conn->loop = loop;
+    uv_tcp_init(&loop->loop, &conn->handle);
+    conn->handle.data = conn;
+    int rc = uv_tcp_open(&conn->handle, fd);
+    if (rc != 0) {
+        NS_LOG_W("cannot adopt accepted socket: %s", uv_strerror(rc));
+        close(fd);
+        uv_close((uv_handle_t *)&conn->handle, free_conn_handle);
+        return;
+    }
+    conn_start(loop, conn);
+}
+
+void ns__conn_close_by_id(ns_io_loop_t *loop, uint64_t id, const char *why)
+{
+    for (ns_conn_t *c = loop->conns; c != NULL; c = c->next) {
+        if (c->id == id) {
+            ns__conn_close(c, why);
+            return;
+        }
+    }
+}
+
+void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms)
+{
+    ns_conn_t *next;
+    for (ns_conn_t *c = loop->conns; c != NULL; c = next) {
+        next = c->next;
+        if (!c->closing && now_ms - c->last_active_ms > idle_ms) {
+            NS_LOG_I("closing connection %s: idle for more than %llu s", c->peer,
+                     (unsigned long long)(idle_ms / 1000));
+            ns__conn_close(c, "idle");
+        }
+    }
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    ns_conn_t *conn = req->handle->data;
+    NS_UNUSED(status);
+    free(req);
+    ns__conn_close(conn, "server shutdown");
+}
+
+void ns__conn_drain_all(ns_io_loop_t *loop)
+{
+    ns_conn_t *next;
+    for (ns_conn_t *c = loop->conns; c != NULL; c = next) {
+        next = c->next;
+        if (c->closing)
+            continue;
+        uv_read_stop((uv_stream_t *)&c->handle);
+        if (uv_stream_get_write_queue_size((uv_stream_t *)&c->handle) == 0) {
+            ns__conn_close(c, "server shutdown");
+            continue;
+        }
+        /* Replies still queued: shut the write side down once they are out. */
+        uv_shutdown_t *req = ns_xmalloc(sizeof(*req));
+        if (uv_shutdown(req, (uv_stream_t *)&c->handle, on_shutdown) != 0) {
+            free(req);
+            ns__conn_close(c, "server shutdown");
+        }
+    }
+}
+
+void ns__conn_close_all(ns_io_loop_t *loop)
+{
+    ns_conn_t *next;
+    for (ns_conn_t *c = loop->conns; c != NULL; c = next) {
+        next = c->next;
+        ns__conn_close(c, "server shutdown");
+    }
+}

@@ -1,0 +1,429 @@
+/* The server: I/O loops, the listener, cross-loop requests, periodic jobs, signals and the
+ * graceful shutdown.
+ *
+ * Loop 0 runs on the main thread. It owns the listening socket, the signal handlers and the
+ * periodic jobs; accepted sockets are handed round-robin to every loop (itself included),
+ * where they stay for their whole life. Handlers run on the loop that read the request and
+ * share state only through the route table's rwlock, the KV store's mutex and the config's
+ * atomics, so loops never wait for each other except on those locks.
+ *
+ * Periodic jobs on loop 0:
+ *   - inactive-broker scan, every scanNotActiveBrokerInterval (first after 5 s): unregisters
+ *     brokers silent past their heartbeat timeout and closes their connections;
+ *   - KV dump, every 10 min (first after 1 min), as Java logs it;
+ *   - traffic summary, every minute.
+ * Every loop also closes connections idle past serverChannelMaxIdleTimeSeconds. */
+#include "server_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ns_common.h"
+#include "ns_log.h"
+
+#define SCAN_FIRST_DELAY_MS 5000
+#define KV_LOG_FIRST_DELAY_MS (60 * 1000)
+#define KV_LOG_INTERVAL_MS (10 * 60 * 1000)
+#define STATS_INTERVAL_MS (60 * 1000)
+#define IDLE_CHECK_INTERVAL_MS 1000
+/* How long shutdown waits for queued replies to reach slow peers before cutting them off. */
+#define DRAIN_TIMEOUT_MS 3000
+/* Expired brokers handled per scan; more simply wait for the next scan. */
+#define SCAN_MAX_CLOSE 4096
+
+typedef enum loop_request { REQ_CLOSE_CONN, REQ_ADOPT_FD } loop_request_t;
+
+static void begin_shutdown(ns_server_t *server);
+
+static void free_handle(uv_handle_t *handle)
+{
+    free(handle);
+}
+
+ns_server_t *ns_server_new(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv)
+{
+    ns_server_t *server = ns_xcalloc(1, sizeof(*server));
+    server->cfg = cfg;
+    server->route = route;
+    server->kv = kv;
+    return server;
+}
+
+void ns_server_free(ns_server_t *server)
+{
+    if (server == NULL)
+        return;
+    free(server->loops);
+    free(server);
+}
+
+/* ---- cross-loop requests ---------------------------------------------------------------- */
+
+/* Queues a request for `loop` from any thread. Ids of REQ_ADOPT_FD are file descriptors. */
+static void post_request(ns_io_loop_t *loop, loop_request_t kind, uint64_t value)
+{
+    pthread_mutex_lock(&loop->lock);
+    if (loop->close_count == loop->close_cap) {
+        loop->close_cap = loop->close_cap ? loop->close_cap * 2 : 16;
+        loop->close_ids = ns_xrealloc(loop->close_ids, loop->close_cap * sizeof(uint64_t));
+    }
+    /* The top bit tells the two kinds apart: conn ids never reach it, fds are small. */
+    loop->close_ids[loop->close_count++] =
+        kind == REQ_ADOPT_FD ? (value | (UINT64_C(1) << 63)) : value;
+    pthread_mutex_unlock(&loop->lock);
+    uv_async_send(&loop->wakeup);
+}
+
+static void stop_loop(ns_io_loop_t *loop);
+
+static void on_wakeup(uv_async_t *handle)
+{
+    ns_io_loop_t *loop = handle->data;
+    pthread_mutex_lock(&loop->lock);
+    uint64_t *ids = loop->close_ids;
+    size_t count = loop->close_count;
+    bool stop = loop->stop_requested;
+    loop->close_ids = NULL;
+    loop->close_count = loop->close_cap = 0;
+    pthread_mutex_unlock(&loop->lock);
+
+    for (size_t i = 0; i < count; i++) {
+        if (ids[i] >> 63) {
+            int fd = (int)(ids[i] & ~(UINT64_C(1) << 63));
+            if (loop->stopping)
+                close(fd);
+            else
+                ns__conn_adopt(loop, fd);
+        } else {
+            ns__conn_close_by_id(loop, ids[i], "broker expired");
+        }
+    }
+    free(ids);
+    if (stop)
+        stop_loop(loop);
+}
+
+/* ---- per-loop lifecycle ----------------------------------------------------------------- */
+
+static void on_idle_check(uv_timer_t *timer)
+{
+    ns_io_loop_t *loop = timer->data;
+    int32_t idle_s = loop->server->cfg->server_channel_max_idle_time_seconds;
+    if (idle_s > 0)
+        ns__conn_close_idle(loop, uv_now(&loop->loop), (uint64_t)idle_s * 1000u);
+}
+
+static void on_drain_timeout(uv_timer_t *timer)
+{
+    ns_io_loop_t *loop = timer->data;
+    if (loop->conn_count > 0)
+        NS_LOG_W("shutdown: closing %zu connection(s) that did not read their replies",
+                 loop->conn_count);
+    ns__conn_close_all(loop);
+    uv_close((uv_handle_t *)timer, NULL);
+}
+
+void ns__loop_conn_gone(ns_io_loop_t *loop)
+{
+    if (loop->stopping && loop->conn_count == 0 &&
+        !uv_is_closing((uv_handle_t *)&loop->drain_timer))
+        uv_close((uv_handle_t *)&loop->drain_timer, NULL);
+}
+
+static void stop_loop(ns_io_loop_t *loop)
+{
+    if (loop->stopping)
+        return;
+    loop->stopping = true;
+    if (loop->listening)
+        uv_close((uv_handle_t *)&loop->listener, NULL);
+    uv_close((uv_handle_t *)&loop->idle_timer, NULL);
+    uv_close((uv_handle_t *)&loop->wakeup, NULL);
+    ns__conn_drain_all(loop);
+    if (loop->conn_count == 0) {
+        uv_close((uv_handle_t *)&loop->drain_timer, NULL);
+    } else {
+        uv_timer_start(&loop->drain_timer, on_drain_timeout, DRAIN_TIMEOUT_MS, 0);
+    }
+}
+
+static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
+{
+    loop->server = server;
+    loop->index = index;
+    int rc = uv_loop_init(&loop->loop);
+    if (rc != 0)
+        return rc;
+    pthread_mutex_init(&loop->lock, NULL);
+    uv_async_init(&loop->loop, &loop->wakeup, on_wakeup);
+    loop->wakeup.data = loop;
+    uv_timer_init(&loop->loop, &loop->idle_timer);
+    loop->idle_timer.data = loop;
+    uv_timer_start(&loop->idle_timer, on_idle_check, IDLE_CHECK_INTERVAL_MS,
+                   IDLE_CHECK_INTERVAL_MS);
+    uv_timer_init(&loop->loop, &loop->drain_timer);
+    loop->drain_timer.data = loop;
+    return 0;
+}
+
+static void loop_thread_main(void *arg)
+{
+    ns_io_loop_t *loop = arg;
+    char name[16];
+    snprintf(name, sizeof(name), "NSIoLoop_%u", loop->index);
+    pthread_setname_np(pthread_self(), name);
+    uv_run(&loop->loop, UV_RUN_DEFAULT);
+}
+
+/* ---- listener ------------------------------------------------------------------------- */
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+    ns_io_loop_t *loop0 = listener->data;
+    ns_server_t *server = loop0->server;
+    if (status < 0) {
+        NS_LOG_W("accept failed: %s", uv_strerror(status));
+        return;
+    }
+    static unsigned next_loop;
+    unsigned target = server->loop_count > 1 ? next_loop++ % server->loop_count : 0;
+    if (target == 0) {
+        ns__conn_accept(loop0);
+        return;
+    }
+    /* Hand the socket to another loop: accept it here, pass a duplicate of the descriptor,
+     * close ours. Connections are long-lived, so one wakeup per connection costs nothing. */
+    uv_tcp_t *tmp = ns_xmalloc(sizeof(*tmp));
+    uv_tcp_init(&loop0->loop, tmp);
+    if (uv_accept(listener, (uv_stream_t *)tmp) == 0) {
+        uv_os_fd_t fd;
+        if (uv_fileno((uv_handle_t *)tmp, &fd) == 0) {
+            int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+            if (dup_fd >= 0)
+                post_request(&server->loops[target], REQ_ADOPT_FD, (uint64_t)dup_fd);
+            else
+                NS_LOG_W("accept: dup failed: %s", strerror(errno));
+        }
+    }
+    uv_close((uv_handle_t *)tmp, free_handle);
+}
+
+static int listen_on(ns_server_t *server)
+{
+    ns_io_loop_t *loop0 = &server->loops[0];
+    const char *host = server->cfg->bind_address ? server->cfg->bind_address : "0.0.0.0";
+    int port = server->cfg->listen_port;
+    struct sockaddr_storage ss;
+    int rc;
+    if (strchr(host, ':') != NULL)
+        rc = uv_ip6_addr(host, port, (struct sockaddr_in6 *)&ss);
+    else
+        rc = uv_ip4_addr(host, port, (struct sockaddr_in *)&ss);
+    if (rc != 0) {
+        NS_LOG_E("bad bindAddress %s: %s", host, uv_strerror(rc));
+        return rc;
+    }
+    uv_tcp_init(&loop0->loop, &loop0->listener);
+    loop0->listener.data = loop0;
+    loop0->listening = true;
+    rc = uv_tcp_bind(&loop0->listener, (const struct sockaddr *)&ss, 0);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)&loop0->listener, server->cfg->server_socket_backlog,
+                       on_connection);
+    if (rc != 0) {
+        NS_LOG_E("Failed to bind to %s:%d: %s", host, port, uv_strerror(rc));
+        return rc;
+    }
+    int sslen = sizeof(ss);
+    uv_tcp_getsockname(&loop0->listener, (struct sockaddr *)&ss, &sslen);
+    server->bound_port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                                  : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    snprintf(server->bound_addr, sizeof(server->bound_addr), "%s:%d", host, server->bound_port);
+    return 0;
+}
+
+/* Writes the bound port to portFile via a temporary file and rename(), so a test polling for
+ * the file never reads a half-written number. */
+static int write_port_file(const char *path, int port)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+        return -ENAMETOOLONG;
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return -errno;
+    fprintf(f, "%d\n", port);
+    if (fclose(f) != 0)
+        return -errno;
+    if (rename(tmp, path) != 0)
+        return -errno;
+    return 0;
+}
+
+/* ---- periodic jobs and signals (loop 0) ------------------------------------------------ */
+
+static void on_scan(uv_timer_t *timer)
+{
+    ns_server_t *server = timer->data;
+    uint64_t *ids = ns_xmalloc(SCAN_MAX_CLOSE * sizeof(uint64_t));
+    NS_LOG_I("start scanNotActiveBroker");
+    size_t n = ns_route_scan_not_active(server->route, ns_now_ms(), ids, SCAN_MAX_CLOSE);
+    for (size_t i = 0; i < n; i++) {
+        unsigned index = (unsigned)(ids[i] & (NS_MAX_IO_LOOPS - 1));
+        if (ids[i] == 0 || index >= server->loop_count)
+            continue;
+        if (index == 0)
+            ns__conn_close_by_id(&server->loops[0], ids[i], "broker expired");
+        else
+            post_request(&server->loops[index], REQ_CLOSE_CONN, ids[i]);
+    }
+    free(ids);
+}
+
+static void on_kv_log(uv_timer_t *timer)
+{
+    ns_server_t *server = timer->data;
+    ns_kv_log_all(server->kv);
+}
+
+static void on_stats(uv_timer_t *timer)
+{
+    ns_server_t *server = timer->data;
+    static uint64_t last_requests, last_bad;
+    uint64_t req = __atomic_load_n(&server->stat_requests, __ATOMIC_RELAXED);
+    uint64_t bad = __atomic_load_n(&server->stat_bad_frames, __ATOMIC_RELAXED);
+    size_t conns = 0;
+    for (unsigned i = 0; i < server->loop_count; i++)
+        conns += __atomic_load_n(&server->loops[i].conn_count, __ATOMIC_RELAXED);
+    NS_LOG_I("[STATS] connections=%zu requests_last_min=%llu bad_frames_last_min=%llu "
+             "requests_total=%llu",
+             conns, (unsigned long long)(req - last_requests), (unsigned long long)(bad - last_bad),
+             (unsigned long long)req);
+    last_requests = req;
+    last_bad = bad;
+}
+
+static void on_signal(uv_signal_t *sig, int signum)
+{
+    ns_server_t *server = sig->data;
+    NS_LOG_I("received signal %d (%s), shutting down", signum, strsignal(signum));
+    begin_shutdown(server);
+}
+
+static void begin_shutdown(ns_server_t *server)
+{
+    ns_io_loop_t *loop0 = &server->loops[0];
+    if (loop0->stopping)
+        return;
+    uv_close((uv_handle_t *)&server->sigterm, NULL);
+    uv_close((uv_handle_t *)&server->sigint, NULL);
+    uv_close((uv_handle_t *)&server->scan_timer, NULL);
+    uv_close((uv_handle_t *)&server->kv_log_timer, NULL);
+    uv_close((uv_handle_t *)&server->stats_timer, NULL);
+    for (unsigned i = 1; i < server->loop_count; i++) {
+        ns_io_loop_t *loop = &server->loops[i];
+        pthread_mutex_lock(&loop->lock);
+        loop->stop_requested = true;
+        pthread_mutex_unlock(&loop->lock);
+        uv_async_send(&loop->wakeup);
+    }
+    stop_loop(loop0);
+}
+
+static unsigned choose_loop_count(const ns_config_t *cfg)
+{
+    int n = cfg->io_threads;
+    if (n <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cpus > 0 ? (int)cpus : 1;
+    }
+    if (n > (int)NS_MAX_IO_LOOPS)
+        n = (int)NS_MAX_IO_LOOPS;
+    return (unsigned)n;
+}
+
+int ns_server_run(ns_server_t *server)
+{
+    server->start_ms = ns_now_ms();
+    server->loop_count = choose_loop_count(server->cfg);
+    server->loops = ns_xcalloc(server->loop_count, sizeof(ns_io_loop_t));
+    unsigned inited = 0;
+    int rc = 0;
+    for (; inited < server->loop_count; inited++) {
+        rc = init_loop(server, &server->loops[inited], inited);
+        if (rc != 0) {
+            NS_LOG_E("cannot create event loop: %s", uv_strerror(rc));
+            break;
+        }
+    }
+    if (rc == 0)
+        rc = listen_on(server);
+    if (rc == 0 && server->cfg->port_file && server->cfg->port_file[0]) {
+        int prc = write_port_file(server->cfg->port_file, server->bound_port);
+        if (prc != 0)
+            NS_LOG_W("cannot write portFile %s: %s", server->cfg->port_file, strerror(-prc));
+    }
+    if (rc != 0) {
+        /* Close what was opened and run the loops dry so nothing leaks. */
+        for (unsigned i = 0; i < inited; i++) {
+            server->loops[i].stopping = true;
+            if (server->loops[i].listening)
+                uv_close((uv_handle_t *)&server->loops[i].listener, NULL);
+            uv_close((uv_handle_t *)&server->loops[i].wakeup, NULL);
+            uv_close((uv_handle_t *)&server->loops[i].idle_timer, NULL);
+            uv_close((uv_handle_t *)&server->loops[i].drain_timer, NULL);
+            uv_run(&server->loops[i].loop, UV_RUN_DEFAULT);
+            uv_loop_close(&server->loops[i].loop);
+            pthread_mutex_destroy(&server->loops[i].lock);
+        }
+        return rc;
+    }
+
+    ns_io_loop_t *loop0 = &server->loops[0];
+    uv_signal_init(&loop0->loop, &server->sigterm);
+    uv_signal_init(&loop0->loop, &server->sigint);
+    server->sigterm.data = server->sigint.data = server;
+    uv_signal_start(&server->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&server->sigint, on_signal, SIGINT);
+
+    uint64_t scan_ms = server->cfg->scan_not_active_broker_interval > 0
+                           ? (uint64_t)server->cfg->scan_not_active_broker_interval
+                           : 5000;
+    uv_timer_init(&loop0->loop, &server->scan_timer);
+    server->scan_timer.data = server;
+    uv_timer_start(&server->scan_timer, on_scan,
+                   scan_ms < SCAN_FIRST_DELAY_MS ? scan_ms : SCAN_FIRST_DELAY_MS, scan_ms);
+    uv_timer_init(&loop0->loop, &server->kv_log_timer);
+    server->kv_log_timer.data = server;
+    uv_timer_start(&server->kv_log_timer, on_kv_log, KV_LOG_FIRST_DELAY_MS, KV_LOG_INTERVAL_MS);
+    uv_timer_init(&loop0->loop, &server->stats_timer);
+    server->stats_timer.data = server;
+    uv_timer_start(&server->stats_timer, on_stats, STATS_INTERVAL_MS, STATS_INTERVAL_MS);
+
+    for (unsigned i = 1; i < server->loop_count; i++)
+        uv_thread_create(&server->loops[i].thread, loop_thread_main, &server->loops[i]);
+
+    NS_LOG_I("The Name Server boot success. serializeType=JSON, address %s (%u I/O loop%s)",
+             server->bound_addr, server->loop_count, server->loop_count == 1 ? "" : "s");
+
+    uv_run(&loop0->loop, UV_RUN_DEFAULT);
+    for (unsigned i = 1; i < server->loop_count; i++)
+        uv_thread_join(&server->loops[i].thread);
+    for (unsigned i = 0; i < server->loop_count; i++) {
+        ns_io_loop_t *loop = &server->loops[i];
+        /* Descriptors handed over after the loop stopped were queued but never adopted. */
+        for (size_t k = 0; k < loop->close_count; k++)
+            if (loop->close_ids[k] >> 63)
+                close((int)(loop->close_ids[k] & ~(UINT64_C(1) << 63)));
+        free(loop->close_ids);
+        if (uv_loop_close(&loop->loop) != 0)
+            NS_LOG_W("event loop %u closed with open handles", i);
+        pthread_mutex_destroy(&loop->lock);
+    }
+    NS_LOG_I("The Name Server shut down.");
+    return 0;
+}

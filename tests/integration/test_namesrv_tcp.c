@@ -1,0 +1,344 @@
+/* Integration: the real binary over TCP. Transport behaviour of issue 2: unknown codes,
+ * pipelining, split frames, oneway, hostile frames closing only their own connection, idle
+ * close, the output bound, both header encodings and a clean SIGTERM exit. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ns_cmd_codec.h"
+#include "ns_frame.h"
+#include "rmq_client.h"
+
+static ns_testsrv_t shared_srv;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    return ns_testsrv_start(&shared_srv, NULL);
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    int status = ns_testsrv_stop(&shared_srv);
+    ns_testsrv_cleanup(&shared_srv);
+    return status == 0 ? 0 : -1;
+}
+
+/* Sends an unknown code and checks the Java 5.x answer. */
+static void expect_unknown_code_reply(int fd, int32_t code, int32_t opaque)
+{
+    ns_cmd_t req, resp;
+    ns_buf_t holder = NS_BUF_INIT;
+    rmq_request(&req, code, opaque, NULL);
+    assert_int_equal(rmq_call(fd, &req, &resp, &holder), 0);
+    assert_int_equal(resp.code, 3);
+    assert_int_equal(resp.opaque, opaque);
+    assert_int_equal(resp.flag & 1, 1);
+    char want[64];
+    snprintf(want, sizeof(want), " request type %d not supported", (int)code);
+    assert_non_null(resp.remark);
+    assert_string_equal(resp.remark, want);
+    ns_cmd_free(&req);
+    ns_cmd_free(&resp);
+    ns_buf_free(&holder);
+}
+
+static void test_unknown_code(void **state)
+{
+    (void)state;
+    int fd = rmq_connect(shared_srv.port);
+    assert_true(fd >= 0);
+    expect_unknown_code_reply(fd, 9999, 7);
+    expect_unknown_code_reply(fd, 0, 8);
+    expect_unknown_code_reply(fd, -5, 9);
+    close(fd);
+}
+
+static void test_unknown_code_binary_header(void **state)
+{
+    (void)state;
+    int fd = rmq_connect(shared_srv.port);
+    assert_true(fd >= 0);
+    ns_cmd_t req, resp;
+    ns_buf_t holder = NS_BUF_INIT;
+    rmq_request(&req, 4242, 77, "topic", "T", NULL);
+    req.serialize_type = NS_SERIALIZE_ROCKETMQ;
+    assert_int_equal(rmq_call(fd, &req, &resp, &holder), 0);
+    /* The reply mirrors the request's encoding. */
+    assert_int_equal(resp.serialize_type, NS_SERIALIZE_ROCKETMQ);
+    assert_int_equal(resp.code, 3);
+    assert_int_equal(resp.opaque, 77);
+    assert_string_equal(resp.remark, " request type 4242 not supported");
+    ns_cmd_free(&req);
+    ns_cmd_free(&resp);
+    ns_buf_free(&holder);
+    close(fd);
+}
+
+/* Encodes a request frame into out. */
+static void encode_request(ns_buf_t *out, int32_t code, int32_t opaque, int32_t flag)
+{
+    ns_cmd_t req;
+    rmq_request(&req, code, opaque, NULL);
+    req.flag = flag;
+    assert_int_equal(ns_cmd_encode_header(&req, out), 0);
+    ns_cmd_free(&req);
+}
+
+static void test_pipelined_and_split(void **state)
+{
+    (void)state;
+    int fd = rmq_connect(shared_srv.port);
+    assert_true(fd >= 0);
+    ns_buf_t frames = NS_BUF_INIT;
+    for (int i = 0; i < 50; i++)
+        encode_request(&frames, 5000 + i, 100 + i, 0);
+    /* The first 20 frames in one write, the rest byte by byte. */
+    size_t cut = frames.len * 2 / 5;
+    assert_int_equal(rmq_send_raw(fd, frames.data, cut), 0);
+    for (size_t i = cut; i < frames.len; i++)
+        assert_int_equal(rmq_send_raw(fd, frames.data + i, 1), 0);
+    ns_buf_t holder = NS_BUF_INIT;
+    for (int i = 0; i < 50; i++) {
+        ns_cmd_t resp;
+        assert_int_equal(rmq_recv(fd, &resp, &holder, 10000), 0);
+        assert_int_equal(resp.opaque, 100 + i);
+        assert_int_equal(resp.code, 3);
+        ns_cmd_free(&resp);
+    }
+    ns_buf_free(&holder);
+    ns_buf_free(&frames);
+    close(fd);
+}
+
+static void test_oneway_gets_no_reply(void **state)
+{
+    (void)state;
+    int fd = rmq_connect(shared_srv.port);
+    assert_true(fd >= 0);
+    ns_buf_t frames = NS_BUF_INIT;
+    encode_request(&frames, 9999, 1, 2); /* oneway: executed, never answered */
+    encode_request(&frames, 9999, 2, 0); /* normal */
+    encode_request(&frames, 904, 3, 2);  /* BROKER_HEARTBEAT, oneway */
+    encode_request(&frames, 9999, 4, 0); /* normal */
+    assert_int_equal(rmq_send_raw(fd, frames.data, frames.len), 0);
+    ns_buf_t holder = NS_BUF_INIT;
+    ns_cmd_t resp;
+    assert_int_equal(rmq_recv(fd, &resp, &holder, 10000), 0);
+    assert_int_equal(resp.opaque, 2);
+    ns_cmd_free(&resp);
+    assert_int_equal(rmq_recv(fd, &resp, &holder, 10000), 0);
+    assert_int_equal(resp.opaque, 4);
+    ns_cmd_free(&resp);
+    /* Nothing else comes. */
+    assert_int_equal(rmq_recv(fd, &resp, &holder, 300), -2);
+    ns_buf_free(&holder);
+    ns_buf_free(&frames);
+    close(fd);
+}
+
+static void test_response_frames_are_dropped(void **state)
+{
+    (void)state;
+    int fd = rmq_connect(shared_srv.port);
+    assert_true(fd >= 0);
+    ns_buf_t frames = NS_BUF_INIT;
+    encode_request(&frames, 0, 11, 1); /* a "response" nobody asked for: dropped */
+    encode_request(&frames, 9999, 12, 0);
+    assert_int_equal(rmq_send_raw(fd, frames.data, frames.len), 0);
+    ns_buf_t holder = NS_BUF_INIT;
+    ns_cmd_t resp;
+    assert_int_equal(rmq_recv(fd, &resp, &holder, 10000), 0);
+    assert_int_equal(resp.opaque, 12);
+    ns_cmd_free(&resp);
+    ns_buf_free(&holder);
+    ns_buf_free(&frames);
+    close(fd);
+}
+
+typedef struct hostile {
+    const char *name;
+    uint8_t bytes[64];
+    size_t len;
+} hostile_t;
+
+static const hostile_t hostile_frames[] = {
+    {"total 0", {0, 0, 0, 0}, 4},
+    {"total 3", {0, 0, 0, 3, 0, 0, 0}, 7},
+    {"total 0xFFFFFFFF", {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}, 8},
+    {"total over 16 MiB", {0x01, 0x00, 0x00, 0x00, 0, 0, 0, 2}, 8},
+    {"header longer than frame", {0, 0, 0, 6, 0, 0, 0, 9, '{', '}'}, 10},
+    {"serialize type 2", {0, 0, 0, 6, 2, 0, 0, 2, '{', '}'}, 10},
+    {"serialize type 255", {0, 0, 0, 6, 0xff, 0, 0, 2, '{', '}'}, 10},
+    {"header not JSON", {0, 0, 0, 9, 0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o'}, 13},
+    {"header JSON array", {0, 0, 0, 6, 0, 0, 0, 2, '[', ']'}, 10},
+    {"code of wrong type",
+     {0, 0, 0, 16, 0, 0, 0, 12, '{', '"', 'c', 'o', 'd', 'e', '"', ':', '[', ']', '}', ' '},
+     20},
+    {"binary header too short", {0, 0, 0, 7, 1, 0, 0, 3, 0, 105, 0}, 11},
+    {"TLS client hello", {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03}, 11},
+};
+
+static void test_hostile_frames_close_only_their_connection(void **state)
+{
+    (void)state;
+    int bystander = rmq_connect(shared_srv.port);
+    assert_true(bystander >= 0);
+    expect_unknown_code_reply(bystander, 9999, 1);
+    for (size_t i = 0; i < sizeof(hostile_frames) / sizeof(hostile_frames[0]); i++) {
+        const hostile_t *h = &hostile_frames[i];
+        int fd = rmq_connect(shared_srv.port);
+        assert_true(fd >= 0);
+        /* A good request first: the hostile bytes must not make it lose its answer. */
+        expect_unknown_code_reply(fd, 9999, 2);
+        assert_int_equal(rmq_send_raw(fd, h->bytes, h->len), 0);
+        if (!rmq_wait_closed(fd, 10000))
+            fail_msg("hostile frame '%s' did not close its connection", h->name);
+        close(fd);
+        /* The other connection is still served, and new ones are accepted. */
+        expect_unknown_code_reply(bystander, 9999, (int32_t)(10 + i));
+        int fresh = rmq_connect(shared_srv.port);
+        assert_true(fresh >= 0);
+        expect_unknown_code_reply(fresh, 9999, 3);
+        close(fresh);
+    }
+    close(bystander);
+}
+
+static void test_many_connections(void **state)
+{
+    (void)state;
+    enum { N = 200 };
+    int fds[N];
+    for (int i = 0; i < N; i++) {
+        fds[i] = rmq_connect(shared_srv.port);
+        assert_true(fds[i] >= 0);
+    }
+    ns_buf_t frame = NS_BUF_INIT;
+    for (int i = 0; i < N; i++) {
+        frame.len = 0;
+        encode_request(&frame, 9999, i, 0);
+        assert_int_equal(rmq_send_raw(fds[i], frame.data, frame.len), 0);
+    }
+    ns_buf_t holder = NS_BUF_INIT;
+    for (int i = 0; i < N; i++) {
+        ns_cmd_t resp;
+        assert_int_equal(rmq_recv(fds[i], &resp, &holder, 10000), 0);
+        assert_int_equal(resp.opaque, i);
+        ns_cmd_free(&resp);
+        close(fds[i]);
+    }
+    ns_buf_free(&holder);
+    ns_buf_free(&frame);
+}
+
+static void test_idle_connection_is_closed(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv = {0};
+    const char *extra[] = {"--set", "serverChannelMaxIdleTimeSeconds=1", NULL};
+    assert_int_equal(ns_testsrv_start(&srv, extra), 0);
+    int idle = rmq_connect(srv.port);
+    int busy = rmq_connect(srv.port);
+    assert_true(idle >= 0 && busy >= 0);
+    expect_unknown_code_reply(idle, 9999, 1);
+    /* busy keeps talking; idle goes silent and must be closed after about a second. */
+    for (int i = 0; i < 12; i++) {
+        expect_unknown_code_reply(busy, 9999, i);
+        struct timespec ts = {0, 250 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(rmq_wait_closed(idle, 5000));
+    expect_unknown_code_reply(busy, 9999, 99);
+    close(idle);
+    close(busy);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    ns_testsrv_cleanup(&srv);
+}
+
+static void test_peer_that_never_reads_is_cut_off(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv = {0};
+    const char *extra[] = {"--set", "connectionMaxPendingWriteBytes=65536", NULL};
+    assert_int_equal(ns_testsrv_start(&srv, extra), 0);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)srv.port)};
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    ns_buf_t frames = NS_BUF_INIT;
+    for (int i = 0; i < 2000; i++)
+        encode_request(&frames, 9999, i, 0);
+    /* Flood requests and never read: the server must close us instead of buffering. */
+    bool closed = false;
+    for (int round = 0; round < 200 && !closed; round++) {
+        if (send(fd, frames.data, frames.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+            closed = true;
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (!closed)
+        closed = rmq_wait_closed(fd, 10000);
+    assert_true(closed);
+    close(fd);
+    /* Others are still served. */
+    int other = rmq_connect(srv.port);
+    expect_unknown_code_reply(other, 9999, 1);
+    close(other);
+    ns_buf_free(&frames);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    ns_testsrv_cleanup(&srv);
+}
+
+static void test_sigterm_with_open_connections_exits_zero(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv = {0};
+    assert_int_equal(ns_testsrv_start(&srv, NULL), 0);
+    int a = rmq_connect(srv.port);
+    int b = rmq_connect(srv.port);
+    expect_unknown_code_reply(a, 9999, 1);
+    /* b has sent half a frame. */
+    assert_int_equal(rmq_send_raw(b, "\0\0\0\x40\0\0", 6), 0);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    assert_true(rmq_wait_closed(a, 5000));
+    close(a);
+    close(b);
+    ns_testsrv_cleanup(&srv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest shared_tests[] = {
+        cmocka_unit_test(test_unknown_code),
+        cmocka_unit_test(test_unknown_code_binary_header),
+        cmocka_unit_test(test_pipelined_and_split),
+        cmocka_unit_test(test_oneway_gets_no_reply),
+        cmocka_unit_test(test_response_frames_are_dropped),
+        cmocka_unit_test(test_hostile_frames_close_only_their_connection),
+        cmocka_unit_test(test_many_connections),
+    };
+    const struct CMUnitTest own_server_tests[] = {
+        cmocka_unit_test(test_idle_connection_is_closed),
+        cmocka_unit_test(test_peer_that_never_reads_is_cut_off),
+        cmocka_unit_test(test_sigterm_with_open_connections_exits_zero),
+    };
+    int failed =
+        cmocka_run_group_tests_name("transport", shared_tests, group_setup, group_teardown);
+    failed += cmocka_run_group_tests_name("lifecycle", own_server_tests, NULL, NULL);
+    return failed;
+}
