@@ -92,14 +92,14 @@ static char *make_pair_key(const char *cluster, const char *addr, size_t *klen)
 }
 
 /* Looks a pair key up without allocating for the common short case. */
-static void *pair_get(const ns_strmap_t *m, const char *cluster, const char *addr)
+static void *pair_get(const ns_hmap_t *m, const char *cluster, const char *addr)
 {
     size_t c = strlen(cluster), a = strlen(addr);
     char stackbuf[256];
     char *k = c + a + 2 <= sizeof(stackbuf) ? stackbuf : ns_xmalloc(c + a + 2);
     memcpy(k, cluster, c + 1);
     memcpy(k + c + 1, addr, a + 1);
-    void *v = ns_strmap_get(m, k, c + 1 + a);
+    void *v = ns_hmap_get(m, k, c + 1 + a);
     if (k != stackbuf)
         free(k);
     return v;
@@ -155,11 +155,11 @@ static void conn_ref(ns_route_t *r, uint64_t id)
 {
     if (id == 0)
         return;
-    ns__route_conn_t *c = ns_strmap_get(&r->conns, (const char *)&id, sizeof(id));
+    ns__route_conn_t *c = ns_hmap_get(&r->conns, (const char *)&id, sizeof(id));
     if (c == NULL) {
         c = ns_xcalloc(1, sizeof(*c));
         c->id = id;
-        ns_strmap_put(&r->conns, (const char *)&c->id, sizeof(c->id), c);
+        ns_hmap_put(&r->conns, (const char *)&c->id, sizeof(c->id), c);
     }
     c->refs++;
 }
@@ -168,11 +168,11 @@ static void conn_unref(ns_route_t *r, uint64_t id)
 {
     if (id == 0)
         return;
-    ns__route_conn_t *c = ns_strmap_get(&r->conns, (const char *)&id, sizeof(id));
+    ns__route_conn_t *c = ns_hmap_get(&r->conns, (const char *)&id, sizeof(id));
     if (c == NULL)
         return;
     if (--c->refs == 0) {
-        ns_strmap_remove(&r->conns, (const char *)&c->id, sizeof(c->id));
+        ns_hmap_remove(&r->conns, (const char *)&c->id, sizeof(c->id));
         free(c);
     }
 }
@@ -181,7 +181,7 @@ static void conn_unref(ns_route_t *r, uint64_t id)
 
 static ns__route_bname_t *bname_get(const ns_route_t *r, const char *name)
 {
-    return ns_strmap_gets(&r->bnames, name);
+    return ns_hmap_gets(&r->bnames, name);
 }
 
 static ns__route_bname_t *bname_get_or_create(ns_route_t *r, const char *name)
@@ -190,7 +190,7 @@ static ns__route_bname_t *bname_get_or_create(ns_route_t *r, const char *name)
     if (b == NULL) {
         b = ns_xcalloc(1, sizeof(*b));
         b->name = ns_xstrdup(name);
-        ns_strmap_put(&r->bnames, b->name, strlen(b->name), b);
+        ns_hmap_put(&r->bnames, b->name, strlen(b->name), b);
     }
     return b;
 }
@@ -213,7 +213,7 @@ static void bd_clear(ns__route_bname_t *b)
 static void bname_destroy(ns__route_bname_t *b)
 {
     bd_clear(b);
-    ns_strmap_clear(&b->topics);
+    ns_hmap_clear(&b->topics);
     free(b->name);
     free(b);
 }
@@ -223,7 +223,7 @@ static void bname_release(ns_route_t *r, ns__route_bname_t *b)
 {
     if (b == NULL || b->has_bd || b->topics.count > 0)
         return;
-    ns_strmap_remove(&r->bnames, b->name, strlen(b->name));
+    ns_hmap_remove(&r->bnames, b->name, strlen(b->name));
     bname_destroy(b);
 }
 
@@ -275,7 +275,7 @@ static size_t addrs_remove_addr(ns__route_bname_t *b, const char *addr, bool kee
 
 static ns__route_cluster_t *cluster_get(const ns_route_t *r, const char *name)
 {
-    return ns_strmap_gets(&r->clusters, name);
+    return ns_hmap_gets(&r->clusters, name);
 }
 
 static void cluster_add_name(ns_route_t *r, const char *cluster, const char *name)
@@ -284,34 +284,34 @@ static void cluster_add_name(ns_route_t *r, const char *cluster, const char *nam
     if (c == NULL) {
         c = ns_xcalloc(1, sizeof(*c));
         c->name = ns_xstrdup(cluster);
-        ns_strmap_put(&r->clusters, c->name, strlen(c->name), c);
+        ns_hmap_put(&r->clusters, c->name, strlen(c->name), c);
     }
-    if (ns_strmap_gets(&c->names, name) == NULL) {
+    if (ns_hmap_gets(&c->names, name) == NULL) {
         char *k = ns_xstrdup(name);
-        ns_strmap_put(&c->names, k, strlen(k), k);
+        ns_hmap_put(&c->names, k, strlen(k), k);
     }
 }
 
 static void cluster_destroy(ns__route_cluster_t *c)
 {
-    for (size_t i = ns_strmap_next(&c->names, 0); i < c->names.cap;
-         i = ns_strmap_next(&c->names, i + 1))
+    for (size_t i = ns_hmap_next(&c->names, 0); i < c->names.cap;
+         i = ns_hmap_next(&c->names, i + 1))
         free(c->names.slots[i].val);
-    ns_strmap_clear(&c->names);
+    ns_hmap_clear(&c->names);
     free(c->name);
     free(c);
 }
 
 static ns__route_topic_t *topic_get(const ns_route_t *r, const char *name)
 {
-    return ns_strmap_gets(&r->topics, name);
+    return ns_hmap_gets(&r->topics, name);
 }
 
 static ns__route_topic_t *topic_create(ns_route_t *r, const char *name)
 {
     ns__route_topic_t *t = ns_xcalloc(1, sizeof(*t));
     t->name = ns_xstrdup(name);
-    ns_strmap_put(&r->topics, t->name, strlen(t->name), t);
+    ns_hmap_put(&r->topics, t->name, strlen(t->name), t);
     return t;
 }
 
@@ -332,7 +332,7 @@ static ns__route_qd_t *topic_insert_qd(ns__route_topic_t *t, size_t pos, ns__rou
     memmove(&t->qd[pos + 1], &t->qd[pos], (t->nqd - pos) * sizeof(*t->qd));
     t->nqd++;
     t->qd[pos] = (ns__route_qd_t){.b = b};
-    ns_strmap_put(&b->topics, t->name, strlen(t->name), t);
+    ns_hmap_put(&b->topics, t->name, strlen(t->name), t);
     t->version++;
     return &t->qd[pos];
 }
@@ -344,12 +344,12 @@ static bool topic_remove_qd(ns_route_t *r, ns__route_topic_t *t, ns__route_bname
     size_t pos;
     if (ns__route_find_qd_locked(t, b->name, &pos) == NULL)
         return false;
-    ns_strmap_remove(&b->topics, t->name, strlen(t->name));
+    ns_hmap_remove(&b->topics, t->name, strlen(t->name));
     memmove(&t->qd[pos], &t->qd[pos + 1], (t->nqd - pos - 1) * sizeof(*t->qd));
     t->nqd--;
     t->version++;
     if (t->nqd == 0) {
-        ns_strmap_remove(&r->topics, t->name, strlen(t->name));
+        ns_hmap_remove(&r->topics, t->name, strlen(t->name));
         topic_destroy(t);
         return true;
     }
@@ -359,10 +359,10 @@ static bool topic_remove_qd(ns_route_t *r, ns__route_topic_t *t, ns__route_bname
 /* Drops a topic with all its QueueDatas. */
 static void topic_drop(ns_route_t *r, ns__route_topic_t *t)
 {
-    ns_strmap_remove(&r->topics, t->name, strlen(t->name));
+    ns_hmap_remove(&r->topics, t->name, strlen(t->name));
     for (size_t i = 0; i < t->nqd; i++) {
         ns__route_bname_t *b = t->qd[i].b;
-        ns_strmap_remove(&b->topics, t->name, strlen(t->name));
+        ns_hmap_remove(&b->topics, t->name, strlen(t->name));
         bname_release(r, b);
     }
     topic_destroy(t);
@@ -373,8 +373,8 @@ static ns__route_topic_t **bname_topics(const ns__route_bname_t *b, size_t *n)
 {
     ns__route_topic_t **v = ns_xmalloc((b->topics.count + 1) * sizeof(*v));
     size_t k = 0;
-    for (size_t i = ns_strmap_next(&b->topics, 0); i < b->topics.cap;
-         i = ns_strmap_next(&b->topics, i + 1))
+    for (size_t i = ns_hmap_next(&b->topics, 0); i < b->topics.cap;
+         i = ns_hmap_next(&b->topics, i + 1))
         v[k++] = b->topics.slots[i].val;
     *n = k;
     return v;
@@ -394,7 +394,7 @@ static bool live_remove(ns_route_t *r, const char *cluster, const char *addr)
     ns__route_live_t *l = ns__route_live_get_locked(r, cluster, addr);
     if (l == NULL)
         return false;
-    ns_strmap_remove(&r->live, l->key, l->klen);
+    ns_hmap_remove(&r->live, l->key, l->klen);
     conn_unref(r, l->conn_id);
     live_destroy(l);
     return true;
@@ -414,7 +414,7 @@ static void filter_remove(ns_route_t *r, const char *cluster, const char *addr)
     ns__route_filter_t *f = ns__route_filter_get_locked(r, cluster, addr);
     if (f == NULL)
         return;
-    ns_strmap_remove(&r->filters, f->key, f->klen);
+    ns_hmap_remove(&r->filters, f->key, f->klen);
     filter_destroy(f);
 }
 
@@ -428,7 +428,7 @@ static void filter_set(ns_route_t *r, const char *cluster, const char *addr, cha
     for (size_t i = 0; i < n; i++)
         f->servers[i] = ns_xstrdup(servers[i] ? servers[i] : "");
     f->n = n;
-    ns_strmap_put(&r->filters, f->key, f->klen, f);
+    ns_hmap_put(&r->filters, f->key, f->klen, f);
 }
 
 /* ---- mappings --------------------------------------------------------------------------- */
@@ -436,11 +436,11 @@ static void filter_set(ns_route_t *r, const char *cluster, const char *addr, cha
 /* topicQueueMappingInfoTable[info.topic][info.bname] = copy of info. */
 static void mapping_put(ns_route_t *r, const ns_mapping_info_t *info, const char *topic)
 {
-    ns__route_mapping_t *m = ns_strmap_gets(&r->mappings, topic);
+    ns__route_mapping_t *m = ns_hmap_gets(&r->mappings, topic);
     if (m == NULL) {
         m = ns_xcalloc(1, sizeof(*m));
         m->topic = ns_xstrdup(topic);
-        ns_strmap_put(&r->mappings, m->topic, strlen(m->topic), m);
+        ns_hmap_put(&r->mappings, m->topic, strlen(m->topic), m);
     }
     const char *bn = info->bname ? info->bname : "";
     size_t i = 0;
@@ -521,35 +521,35 @@ void ns_route_free(ns_route_t *r)
 {
     if (r == NULL)
         return;
-    ns_strmap_t *m;
+    ns_hmap_t *m;
     m = &r->topics;
-    for (size_t i = ns_strmap_next(m, 0); i < m->cap; i = ns_strmap_next(m, i + 1))
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
         topic_destroy(m->slots[i].val);
-    ns_strmap_clear(m);
+    ns_hmap_clear(m);
     m = &r->bnames;
-    for (size_t i = ns_strmap_next(m, 0); i < m->cap; i = ns_strmap_next(m, i + 1))
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
         bname_destroy(m->slots[i].val);
-    ns_strmap_clear(m);
+    ns_hmap_clear(m);
     m = &r->clusters;
-    for (size_t i = ns_strmap_next(m, 0); i < m->cap; i = ns_strmap_next(m, i + 1))
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
         cluster_destroy(m->slots[i].val);
-    ns_strmap_clear(m);
+    ns_hmap_clear(m);
     m = &r->live;
-    for (size_t i = ns_strmap_next(m, 0); i < m->cap; i = ns_strmap_next(m, i + 1))
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
         live_destroy(m->slots[i].val);
-    ns_strmap_clear(m);
+    ns_hmap_clear(m);
     m = &r->filters;
-    for (size_t i = ns_strmap_next(m, 0); i < m->cap; i = ns_strmap_next(m, i + 1))
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
         filter_destroy(m->slots[i].val);
-    ns_strmap_clear(m);
+    ns_hmap_clear(m);
     m = &r->mappings;
-    for (size_t i = ns_strmap_next(m, 0); i < m->cap; i = ns_strmap_next(m, i + 1))
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
         mapping_destroy(m->slots[i].val);
-    ns_strmap_clear(m);
+    ns_hmap_clear(m);
     m = &r->conns;
-    for (size_t i = ns_strmap_next(m, 0); i < m->cap; i = ns_strmap_next(m, i + 1))
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
         free(m->slots[i].val);
-    ns_strmap_clear(m);
+    ns_hmap_clear(m);
     pthread_rwlock_destroy(&r->lock);
     free(r);
 }
@@ -738,7 +738,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
         lv->key = make_pair_key(q->cluster, q->addr, &lv->klen);
         lv->cluster = lv->key;
         lv->addr = lv->key + strlen(q->cluster) + 1;
-        ns_strmap_put(&r->live, lv->key, lv->klen, lv);
+        ns_hmap_put(&r->live, lv->key, lv->klen, lv);
         logq_add(&lq, NS_LOG_INFO,
                  "new broker registered, BrokerIdentityInfo [clusterName=%s, brokerAddr=%s] "
                  "HAService: %s",
@@ -813,12 +813,12 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
     if (removed_name) {
         ns__route_cluster_t *c = cluster_get(r, cluster);
         if (c != NULL) {
-            char *k = ns_strmap_remove(&c->names, name, strlen(name));
+            char *k = ns_hmap_remove(&c->names, name, strlen(name));
             logq_add(lq, NS_LOG_INFO, "unregisterBroker, remove name from clusterAddrTable %s, %s",
                      k ? "OK" : "Failed", name);
             free(k);
             if (c->names.count == 0) {
-                ns_strmap_remove(&r->clusters, c->name, strlen(c->name));
+                ns_hmap_remove(&r->clusters, c->name, strlen(c->name));
                 logq_add(lq, NS_LOG_INFO,
                          "unregisterBroker, remove cluster from clusterAddrTable %s", cluster);
                 cluster_destroy(c);
@@ -838,8 +838,8 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
     } else if (b != NULL && b->has_bd && b->acting_master &&
                (b->naddrs == 0 || b->addrs[0].id > 0)) {
         /* Reduced broker in acting-master mode without a master: wipe the write bit. */
-        for (size_t i = ns_strmap_next(&b->topics, 0); i < b->topics.cap;
-             i = ns_strmap_next(&b->topics, i + 1)) {
+        for (size_t i = ns_hmap_next(&b->topics, 0); i < b->topics.cap;
+             i = ns_hmap_next(&b->topics, i + 1)) {
             ns__route_topic_t *t = b->topics.slots[i].val;
             ns__route_qd_t *qd = ns__route_find_qd_locked(t, b->name, NULL);
             if (qd != NULL && (qd->perm & NS_PERM_WRITE)) {
@@ -866,8 +866,8 @@ void ns_route_unregister_broker(ns_route_t *r, const char *cluster, const char *
 static bool resolve_locked(const ns_route_t *r, const char *cluster, const char *addr,
                            ns__route_bname_t **out_b, int64_t *out_id)
 {
-    const ns_strmap_t *m = &r->bnames;
-    for (size_t i = ns_strmap_next(m, 0); i < m->cap; i = ns_strmap_next(m, i + 1)) {
+    const ns_hmap_t *m = &r->bnames;
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1)) {
         ns__route_bname_t *b = m->slots[i].val;
         if (!b->has_bd || strcmp(b->cluster, cluster) != 0)
             continue;
@@ -912,7 +912,7 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
     if (conn_id == 0)
         return;
     rdlock(r);
-    bool known = ns_strmap_get(&r->conns, (const char *)&conn_id, sizeof(conn_id)) != NULL;
+    bool known = ns_hmap_get(&r->conns, (const char *)&conn_id, sizeof(conn_id)) != NULL;
     unlock(r);
     if (!known)
         return;
@@ -922,8 +922,7 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
     size_t n = 0;
     char **keys = ns_xmalloc((r->live.count + 1) * sizeof(*keys));
     size_t *klens = ns_xmalloc((r->live.count + 1) * sizeof(*klens));
-    for (size_t i = ns_strmap_next(&r->live, 0); i < r->live.cap;
-         i = ns_strmap_next(&r->live, i + 1)) {
+    for (size_t i = ns_hmap_next(&r->live, 0); i < r->live.cap; i = ns_hmap_next(&r->live, i + 1)) {
         ns__route_live_t *l = r->live.slots[i].val;
         if (l->conn_id == conn_id) {
             klens[n] = l->klen;
@@ -933,7 +932,7 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
         }
     }
     for (size_t i = 0; i < n; i++) {
-        ns__route_live_t *l = ns_strmap_get(&r->live, keys[i], klens[i]);
+        ns__route_live_t *l = ns_hmap_get(&r->live, keys[i], klens[i]);
         if (l != NULL)
             unregister_live_locked(r, l, &lq);
         free(keys[i]);
@@ -958,8 +957,7 @@ size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_i
     size_t n = 0;
     char **keys = NULL;
     size_t *klens = NULL;
-    for (size_t i = ns_strmap_next(&r->live, 0); i < r->live.cap;
-         i = ns_strmap_next(&r->live, i + 1)) {
+    for (size_t i = ns_hmap_next(&r->live, 0); i < r->live.cap; i = ns_hmap_next(&r->live, i + 1)) {
         ns__route_live_t *l = r->live.slots[i].val;
         uint64_t last = __atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED);
         if (!expired(last, l->timeout_ms, now_ms))
@@ -981,7 +979,7 @@ size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_i
     size_t nconn = 0;
     wrlock(r);
     for (size_t i = 0; i < n; i++) {
-        ns__route_live_t *l = ns_strmap_get(&r->live, keys[i], klens[i]);
+        ns__route_live_t *l = ns_hmap_get(&r->live, keys[i], klens[i]);
         /* Re-check: it may have re-registered between the two locks. */
         if (l != NULL &&
             expired(__atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED), l->timeout_ms, now_ms)) {
@@ -1045,8 +1043,8 @@ static int operate_write_perm(ns_route_t *r, const char *name, bool wipe)
     wrlock(r);
     ns__route_bname_t *b = bname_get(r, name);
     if (b != NULL) {
-        for (size_t i = ns_strmap_next(&b->topics, 0); i < b->topics.cap;
-             i = ns_strmap_next(&b->topics, i + 1)) {
+        for (size_t i = ns_hmap_next(&b->topics, 0); i < b->topics.cap;
+             i = ns_hmap_next(&b->topics, i + 1)) {
             ns__route_topic_t *t = b->topics.slots[i].val;
             ns__route_qd_t *qd = ns__route_find_qd_locked(t, name, NULL);
             if (qd == NULL)
@@ -1083,8 +1081,8 @@ void ns_route_delete_topic(ns_route_t *r, const char *topic, const char *cluster
     } else {
         ns__route_cluster_t *c = cluster_get(r, cluster);
         if (c != NULL && c->names.count > 0 && t != NULL) {
-            for (size_t i = ns_strmap_next(&c->names, 0); i < c->names.cap && t != NULL;
-                 i = ns_strmap_next(&c->names, i + 1)) {
+            for (size_t i = ns_hmap_next(&c->names, 0); i < c->names.cap && t != NULL;
+                 i = ns_hmap_next(&c->names, i + 1)) {
                 ns__route_bname_t *b = bname_get(r, c->names.slots[i].key);
                 if (b == NULL || ns__route_find_qd_locked(t, b->name, NULL) == NULL)
                     continue;

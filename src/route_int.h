@@ -6,7 +6,7 @@
 #include <pthread.h>
 
 #include "ns_route.h"
-#include "ns_strmap.h"
+#include "ns_hmap.h"
 
 /* PermName bits. */
 #define NS_PERM_WRITE 2
@@ -30,7 +30,7 @@ typedef struct ns__route_bname {
     ns__route_addr_t *addrs; /* brokerAddrs, sorted by id, naddrs entries */
     size_t naddrs;
     size_t addrs_cap;
-    ns_strmap_t topics; /* topic name -> ns__route_topic_t*, keys are the topics' names */
+    ns_hmap_t topics; /* topic name -> ns__route_topic_t*, keys are the topics' names */
 } ns__route_bname_t;
 
 /* One QueueData. */
@@ -58,7 +58,7 @@ typedef struct ns__route_topic {
 /* clusterAddrTable entry: the set of broker names (keys are owned copies, value = key). */
 typedef struct ns__route_cluster {
     char *name; /* owned */
-    ns_strmap_t names;
+    ns_hmap_t names;
 } ns__route_cluster_t;
 
 /* brokerLiveTable entry, keyed by "cluster\0addr". */
@@ -98,13 +98,13 @@ typedef struct ns__route_conn {
 struct ns_route {
     const ns_config_t *cfg;
     pthread_rwlock_t lock; /* writer-preferring: registrations must not starve */
-    ns_strmap_t topics;    /* topic -> ns__route_topic_t */
-    ns_strmap_t bnames;    /* broker name -> ns__route_bname_t */
-    ns_strmap_t clusters;  /* cluster -> ns__route_cluster_t */
-    ns_strmap_t live;      /* "cluster\0addr" -> ns__route_live_t */
-    ns_strmap_t filters;   /* "cluster\0addr" -> ns__route_filter_t */
-    ns_strmap_t mappings;  /* topic -> ns__route_mapping_t */
-    ns_strmap_t conns;     /* 8-byte conn id -> ns__route_conn_t */
+    ns_hmap_t topics;      /* topic -> ns__route_topic_t */
+    ns_hmap_t bnames;      /* broker name -> ns__route_bname_t */
+    ns_hmap_t clusters;    /* cluster -> ns__route_cluster_t */
+    ns_hmap_t live;        /* "cluster\0addr" -> ns__route_live_t */
+    ns_hmap_t filters;     /* "cluster\0addr" -> ns__route_filter_t */
+    ns_hmap_t mappings;    /* topic -> ns__route_mapping_t */
+    ns_hmap_t conns;       /* 8-byte conn id -> ns__route_conn_t */
     uint32_t stamp;        /* last registration pass marker */
 };
 

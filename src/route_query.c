@@ -199,7 +199,7 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
     uint8_t stack_flags[64];
     uint8_t *flags = stack_flags;
     rdlock(r);
-    const ns__route_topic_t *t = ns_strmap_gets(&r->topics, topic);
+    const ns__route_topic_t *t = ns_hmap_gets(&r->topics, topic);
     if (t == NULL) {
         rc = NS_ENOTFOUND;
         goto out;
@@ -253,7 +253,7 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
         if (!(flags[i] & QD_DROPPED))
             write_queue_data(&w, &t->qd[i]);
     ns_jsonw_array_end(&w);
-    const ns__route_mapping_t *m = r->mappings.count ? ns_strmap_gets(&r->mappings, topic) : NULL;
+    const ns__route_mapping_t *m = r->mappings.count ? ns_hmap_gets(&r->mappings, topic) : NULL;
     if (m != NULL) {
         ns_jsonw_key(&w, "topicQueueMappingByBroker");
         ns_jsonw_object_begin(&w);
@@ -277,8 +277,8 @@ void ns_route_get_cluster_info(ns_route_t *r, ns_buf_t *out)
     ns_jsonw_init(&w, out, NS_JSON_DEFAULT);
     rdlock(r);
     strvec_t names = {0};
-    for (size_t i = ns_strmap_next(&r->bnames, 0); i < r->bnames.cap;
-         i = ns_strmap_next(&r->bnames, i + 1)) {
+    for (size_t i = ns_hmap_next(&r->bnames, 0); i < r->bnames.cap;
+         i = ns_hmap_next(&r->bnames, i + 1)) {
         const ns__route_bname_t *b = r->bnames.slots[i].val;
         if (b->has_bd)
             strvec_push(&names, b->name);
@@ -289,23 +289,23 @@ void ns_route_get_cluster_info(ns_route_t *r, ns_buf_t *out)
     ns_jsonw_object_begin(&w);
     for (size_t i = 0; i < n; i++) {
         ns_jsonw_key(&w, names.v[i]);
-        write_broker_data(&w, ns_strmap_gets(&r->bnames, names.v[i]), false);
+        write_broker_data(&w, ns_hmap_gets(&r->bnames, names.v[i]), false);
     }
     ns_jsonw_object_end(&w);
     names.n = 0;
 
     strvec_t clusters = {0};
-    for (size_t i = ns_strmap_next(&r->clusters, 0); i < r->clusters.cap;
-         i = ns_strmap_next(&r->clusters, i + 1))
+    for (size_t i = ns_hmap_next(&r->clusters, 0); i < r->clusters.cap;
+         i = ns_hmap_next(&r->clusters, i + 1))
         strvec_push(&clusters, r->clusters.slots[i].key);
     size_t nc = sort_unique(clusters.v, clusters.n);
     ns_jsonw_key(&w, "clusterAddrTable");
     ns_jsonw_object_begin(&w);
     for (size_t i = 0; i < nc; i++) {
-        const ns__route_cluster_t *c = ns_strmap_gets(&r->clusters, clusters.v[i]);
+        const ns__route_cluster_t *c = ns_hmap_gets(&r->clusters, clusters.v[i]);
         names.n = 0;
-        for (size_t k = ns_strmap_next(&c->names, 0); k < c->names.cap;
-             k = ns_strmap_next(&c->names, k + 1))
+        for (size_t k = ns_hmap_next(&c->names, 0); k < c->names.cap;
+             k = ns_hmap_next(&c->names, k + 1))
             strvec_push(&names, c->names.slots[k].key);
         size_t nn = sort_unique(names.v, names.n);
         ns_jsonw_key(&w, c->name);
@@ -325,8 +325,8 @@ void ns_route_get_all_topic_list(ns_route_t *r, ns_buf_t *out)
 {
     strvec_t s = {0};
     rdlock(r);
-    for (size_t i = ns_strmap_next(&r->topics, 0); i < r->topics.cap;
-         i = ns_strmap_next(&r->topics, i + 1))
+    for (size_t i = ns_hmap_next(&r->topics, 0); i < r->topics.cap;
+         i = ns_hmap_next(&r->topics, i + 1))
         strvec_push(&s, r->topics.slots[i].key);
     write_topic_list(out, &s, NULL);
     unlock(r);
@@ -336,15 +336,15 @@ void ns_route_get_topics_by_cluster(ns_route_t *r, const char *cluster, ns_buf_t
 {
     strvec_t s = {0};
     rdlock(r);
-    const ns__route_cluster_t *c = cluster ? ns_strmap_gets(&r->clusters, cluster) : NULL;
+    const ns__route_cluster_t *c = cluster ? ns_hmap_gets(&r->clusters, cluster) : NULL;
     if (c != NULL) {
-        for (size_t i = ns_strmap_next(&c->names, 0); i < c->names.cap;
-             i = ns_strmap_next(&c->names, i + 1)) {
-            const ns__route_bname_t *b = ns_strmap_gets(&r->bnames, c->names.slots[i].key);
+        for (size_t i = ns_hmap_next(&c->names, 0); i < c->names.cap;
+             i = ns_hmap_next(&c->names, i + 1)) {
+            const ns__route_bname_t *b = ns_hmap_gets(&r->bnames, c->names.slots[i].key);
             if (b == NULL)
                 continue;
-            for (size_t k = ns_strmap_next(&b->topics, 0); k < b->topics.cap;
-                 k = ns_strmap_next(&b->topics, k + 1))
+            for (size_t k = ns_hmap_next(&b->topics, 0); k < b->topics.cap;
+                 k = ns_hmap_next(&b->topics, k + 1))
                 strvec_push(&s, b->topics.slots[k].key);
         }
     }
@@ -356,18 +356,18 @@ void ns_route_get_system_topic_list(ns_route_t *r, ns_buf_t *out)
 {
     strvec_t s = {0};
     rdlock(r);
-    for (size_t i = ns_strmap_next(&r->clusters, 0); i < r->clusters.cap;
-         i = ns_strmap_next(&r->clusters, i + 1)) {
+    for (size_t i = ns_hmap_next(&r->clusters, 0); i < r->clusters.cap;
+         i = ns_hmap_next(&r->clusters, i + 1)) {
         const ns__route_cluster_t *c = r->clusters.slots[i].val;
         strvec_push(&s, c->name);
-        for (size_t k = ns_strmap_next(&c->names, 0); k < c->names.cap;
-             k = ns_strmap_next(&c->names, k + 1))
+        for (size_t k = ns_hmap_next(&c->names, 0); k < c->names.cap;
+             k = ns_hmap_next(&c->names, k + 1))
             strvec_push(&s, c->names.slots[k].key);
     }
     /* brokerAddr: the lowest-id address of the first broker (by name) that has one. */
     const ns__route_bname_t *first = NULL;
-    for (size_t i = ns_strmap_next(&r->bnames, 0); i < r->bnames.cap;
-         i = ns_strmap_next(&r->bnames, i + 1)) {
+    for (size_t i = ns_hmap_next(&r->bnames, 0); i < r->bnames.cap;
+         i = ns_hmap_next(&r->bnames, i + 1)) {
         const ns__route_bname_t *b = r->bnames.slots[i].val;
         if (b->has_bd && b->naddrs > 0 && (first == NULL || strcmp(b->name, first->name) < 0))
             first = b;
@@ -380,8 +380,8 @@ void ns_route_get_unit_topic_list(ns_route_t *r, ns_route_unit_kind_t kind, ns_b
 {
     strvec_t s = {0};
     rdlock(r);
-    for (size_t i = ns_strmap_next(&r->topics, 0); i < r->topics.cap;
-         i = ns_strmap_next(&r->topics, i + 1)) {
+    for (size_t i = ns_hmap_next(&r->topics, 0); i < r->topics.cap;
+         i = ns_hmap_next(&r->topics, i + 1)) {
         const ns__route_topic_t *t = r->topics.slots[i].val;
         if (t->nqd == 0)
             continue;
@@ -408,7 +408,7 @@ void ns_route_get_broker_member_group(ns_route_t *r, const char *cluster, const 
     ns_jsonw_key(&w, "brokerAddrs");
     ns_jsonw_object_begin(&w);
     rdlock(r);
-    const ns__route_bname_t *b = name ? ns_strmap_gets(&r->bnames, name) : NULL;
+    const ns__route_bname_t *b = name ? ns_hmap_gets(&r->bnames, name) : NULL;
     if (b != NULL && b->has_bd) {
         for (size_t i = 0; i < b->naddrs; i++) {
             ns_jsonw_key_int(&w, b->addrs[i].id);

@@ -1,4 +1,5 @@
-/* A string-keyed hash map (open addressing, linear probing, backward-shift deletion).
+/* A byte-string-keyed hash map for hot tables (open addressing, linear probing, backward-shift
+ * deletion).
  *
  * Keys are byte strings (pointer + length, NUL bytes allowed), so composite keys such as
  * "cluster\0addr" work. The map stores the key POINTER, not a copy: the caller keeps the key
@@ -7,56 +8,56 @@
  *
  * Not thread-safe: the owner locks. Iterating while inserting or removing is not allowed:
  * collect first, then change. */
-#ifndef NS_STRMAP_H
-#define NS_STRMAP_H
+#ifndef NS_HMAP_H
+#define NS_HMAP_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct ns_strmap_slot {
+typedef struct ns_hmap_slot {
     const char *key; /* NULL = free slot */
     size_t klen;     /* key bytes */
     uint64_t hash;   /* cached hash of the key */
     void *val;       /* the value */
-} ns_strmap_slot_t;
+} ns_hmap_slot_t;
 
-typedef struct ns_strmap {
-    ns_strmap_slot_t *slots; /* cap slots, or NULL when cap == 0 */
-    size_t cap;              /* a power of two, or 0 */
-    size_t count;            /* occupied slots */
-} ns_strmap_t;
+typedef struct ns_hmap {
+    ns_hmap_slot_t *slots; /* cap slots, or NULL when cap == 0 */
+    size_t cap;            /* a power of two, or 0 */
+    size_t count;          /* occupied slots */
+} ns_hmap_t;
 
-#define NS_STRMAP_INIT                                                                             \
+#define NS_HMAP_INIT                                                                               \
     {                                                                                              \
         NULL, 0, 0                                                                                 \
     }
 
 /* Frees the slot array (not keys or values); the map is empty and reusable afterwards. */
-void ns_strmap_clear(ns_strmap_t *m);
+void ns_hmap_clear(ns_hmap_t *m);
 
 /* Hash of a byte string (seeded once per process, so peers cannot precompute collisions). */
-uint64_t ns_strmap_hash(const char *key, size_t klen);
+uint64_t ns_hmap_hash(const char *key, size_t klen);
 
 /* Returns the value stored under key, or NULL when absent. */
-void *ns_strmap_get(const ns_strmap_t *m, const char *key, size_t klen);
+void *ns_hmap_get(const ns_hmap_t *m, const char *key, size_t klen);
 
 /* Stores val under key (the key pointer is kept, see above). Returns the previous value, or
  * NULL when the key was new; on replacement the stored key pointer becomes `key`. */
-void *ns_strmap_put(ns_strmap_t *m, const char *key, size_t klen, void *val);
+void *ns_hmap_put(ns_hmap_t *m, const char *key, size_t klen, void *val);
 
 /* Removes key. Returns its value, or NULL when absent. */
-void *ns_strmap_remove(ns_strmap_t *m, const char *key, size_t klen);
+void *ns_hmap_remove(ns_hmap_t *m, const char *key, size_t klen);
 
 /* Iteration: returns the index of the first occupied slot at or after i, or m->cap at the end.
- *   for (size_t i = ns_strmap_next(m, 0); i < m->cap; i = ns_strmap_next(m, i + 1))
+ *   for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
  *       use m->slots[i].key, m->slots[i].val */
-size_t ns_strmap_next(const ns_strmap_t *m, size_t i);
+size_t ns_hmap_next(const ns_hmap_t *m, size_t i);
 
 /* Shorthands for NUL-terminated keys. */
-static inline void *ns_strmap_gets(const ns_strmap_t *m, const char *key)
+static inline void *ns_hmap_gets(const ns_hmap_t *m, const char *key)
 {
-    return ns_strmap_get(m, key, __builtin_strlen(key));
+    return ns_hmap_get(m, key, __builtin_strlen(key));
 }
 
 #endif

@@ -1,6 +1,6 @@
 /* Open-addressing string map: linear probing, load factor <= 3/4, backward-shift deletion
  * (no tombstones, so lookups never degrade after many removals). */
-#include "ns_strmap.h"
+#include "ns_hmap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +27,7 @@ static uint64_t seed(void)
     return s;
 }
 
-uint64_t ns_strmap_hash(const char *key, size_t klen)
+uint64_t ns_hmap_hash(const char *key, size_t klen)
 {
     /* FNV-1a over the bytes, started from the seed, then a final avalanche (splitmix64) so the
      * low bits used for the slot index depend on every input byte. */
@@ -45,7 +45,7 @@ uint64_t ns_strmap_hash(const char *key, size_t klen)
     return h;
 }
 
-void ns_strmap_clear(ns_strmap_t *m)
+void ns_hmap_clear(ns_hmap_t *m)
 {
     free(m->slots);
     m->slots = NULL;
@@ -53,34 +53,34 @@ void ns_strmap_clear(ns_strmap_t *m)
     m->count = 0;
 }
 
-static bool key_eq(const ns_strmap_slot_t *s, const char *key, size_t klen, uint64_t h)
+static bool key_eq(const ns_hmap_slot_t *s, const char *key, size_t klen, uint64_t h)
 {
     return s->hash == h && s->klen == klen && memcmp(s->key, key, klen) == 0;
 }
 
-static size_t find(const ns_strmap_t *m, const char *key, size_t klen, uint64_t h)
+static size_t find(const ns_hmap_t *m, const char *key, size_t klen, uint64_t h)
 {
     size_t mask = m->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-        const ns_strmap_slot_t *s = &m->slots[i];
+        const ns_hmap_slot_t *s = &m->slots[i];
         if (s->key == NULL || key_eq(s, key, klen, h))
             return i;
     }
 }
 
-void *ns_strmap_get(const ns_strmap_t *m, const char *key, size_t klen)
+void *ns_hmap_get(const ns_hmap_t *m, const char *key, size_t klen)
 {
     if (m->count == 0)
         return NULL;
-    uint64_t h = ns_strmap_hash(key, klen);
+    uint64_t h = ns_hmap_hash(key, klen);
     size_t i = find(m, key, klen, h);
     return m->slots[i].key ? m->slots[i].val : NULL;
 }
 
-static void grow(ns_strmap_t *m)
+static void grow(ns_hmap_t *m)
 {
     size_t ncap = m->cap ? m->cap * 2 : MIN_CAP;
-    ns_strmap_slot_t *old = m->slots;
+    ns_hmap_slot_t *old = m->slots;
     size_t ocap = m->cap;
     m->slots = ns_xcalloc(ncap, sizeof(*m->slots));
     m->cap = ncap;
@@ -96,29 +96,29 @@ static void grow(ns_strmap_t *m)
     free(old);
 }
 
-void *ns_strmap_put(ns_strmap_t *m, const char *key, size_t klen, void *val)
+void *ns_hmap_put(ns_hmap_t *m, const char *key, size_t klen, void *val)
 {
     if ((m->count + 1) * 4 > m->cap * 3)
         grow(m);
-    uint64_t h = ns_strmap_hash(key, klen);
+    uint64_t h = ns_hmap_hash(key, klen);
     size_t i = find(m, key, klen, h);
-    ns_strmap_slot_t *s = &m->slots[i];
+    ns_hmap_slot_t *s = &m->slots[i];
     if (s->key != NULL) {
         void *old = s->val;
         s->key = key;
         s->val = val;
         return old;
     }
-    *s = (ns_strmap_slot_t){.key = key, .klen = klen, .hash = h, .val = val};
+    *s = (ns_hmap_slot_t){.key = key, .klen = klen, .hash = h, .val = val};
     m->count++;
     return NULL;
 }
 
-void *ns_strmap_remove(ns_strmap_t *m, const char *key, size_t klen)
+void *ns_hmap_remove(ns_hmap_t *m, const char *key, size_t klen)
 {
     if (m->count == 0)
         return NULL;
-    uint64_t h = ns_strmap_hash(key, klen);
+    uint64_t h = ns_hmap_hash(key, klen);
     size_t i = find(m, key, klen, h);
     if (m->slots[i].key == NULL)
         return NULL;
@@ -135,12 +135,12 @@ void *ns_strmap_remove(ns_strmap_t *m, const char *key, size_t klen)
         m->slots[hole] = m->slots[j];
         hole = j;
     }
-    m->slots[hole] = (ns_strmap_slot_t){0};
+    m->slots[hole] = (ns_hmap_slot_t){0};
     m->count--;
     return val;
 }
 
-size_t ns_strmap_next(const ns_strmap_t *m, size_t i)
+size_t ns_hmap_next(const ns_hmap_t *m, size_t i)
 {
     while (i < m->cap && m->slots[i].key == NULL)
         i++;
