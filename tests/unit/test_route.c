@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -730,6 +731,56 @@ static void test_broker_name_in_two_clusters(void **state)
     assert_int_equal(ns_route_live_count(R), 1);
 }
 
+/* ---- concurrency (run under the tsan preset too) ----------------------------------------- */
+
+typedef struct conc_arg {
+    ns_route_t *r;
+    int found; /* reader: routes seen */
+} conc_arg_t;
+
+static void *conc_reader(void *p)
+{
+    conc_arg_t *a = p;
+    for (int i = 0; i < 3000; i++) {
+        ns_buf_t b = NS_BUF_INIT;
+        if (ns_route_get_topic_route(a->r, "T", i % 2 ? NS_JSON_STANDARD : NS_JSON_DEFAULT, NULL,
+                                     NULL, &b) == 0) {
+            assert_true(b.len > 0 && b.data[0] == '{' && b.data[b.len - 1] == '}');
+            a->found++;
+        }
+        ns_buf_free(&b);
+        ns_route_heartbeat(a->r, TU_CLUSTER, TU_MASTER_ADDR, 5000);
+        if (i % 100 == 0) {
+            ns_route_get_cluster_info(a->r, &b);
+            ns_buf_free(&b);
+        }
+    }
+    return NULL;
+}
+
+static void test_concurrent_readers_and_writers(void **state)
+{
+    pthread_t th[3];
+    conc_arg_t args[3] = {{R, 0}, {R, 0}, {R, 0}};
+    tu_broker_t m = tu_master();
+    assert_int_equal(tu_reg_topics(R, &m, 1, "T", NULL), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, conc_reader, &args[i]), 0);
+    for (int i = 0; i < 300; i++) {
+        m.conn = (uint64_t)(i % 3 + 1);
+        assert_int_equal(tu_reg_topics(R, &m, i % 5, "T", "U", NULL), 0);
+        if (i % 3 == 0)
+            ns_route_on_conn_closed(R, m.conn);
+        else if (i % 3 == 1)
+            ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+        ns_route_wipe_write_perm(R, TU_BROKER);
+        uint64_t ids[2];
+        ns_route_scan_not_active(R, (uint64_t)i * 1000, ids, 2);
+    }
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+}
+
 /* ---- measurements ----------------------------------------------------------------------- */
 
 static double ms_since(const struct timespec *t0)
@@ -741,18 +792,30 @@ static double ms_since(const struct timespec *t0)
 
 static void measure(ns_route_t *r, size_t ntopics)
 {
+    /* The JSON a 5.x broker sends for this many topics, decoded as proc_register_broker does. */
+    ns_buf_t json = NS_BUF_INIT;
+    ns_buf_append_str(&json, "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{"
+                             "\"dataVersion\":{\"counter\":1,\"stateVersion\":0,\"timestamp\":"
+                             "1700000000000},\"topicConfigTable\":{");
+    for (size_t i = 0; i < ntopics; i++)
+        ns_buf_appendf(&json,
+                       "%s\"Topic-%zu\":{\"attributes\":{},\"order\":false,\"perm\":6,"
+                       "\"readQueueNums\":8,\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":"
+                       "\"Topic-%zu\",\"topicSysFlag\":0,\"writeQueueNums\":8}",
+                       i ? "," : "", i, i);
+    ns_buf_append_str(&json,
+                      "},\"topicQueueMappingDetailMap\":{},\"topicQueueMappingInfoMap\":{}}}");
     ns_register_body_t b;
-    tu_body_exact(&b, 1, 0, 6, NULL);
-    b.topics = ns_xrealloc(b.topics, ntopics * sizeof(*b.topics));
-    for (size_t i = 0; i < ntopics; i++) {
-        char name[32];
-        snprintf(name, sizeof(name), "Topic-%zu", i);
-        b.topics[i] = (ns_topic_config_t){
-            .topic_name = ns_xstrdup(name), .read_queue_nums = 8, .write_queue_nums = 8, .perm = 6};
-    }
-    b.topic_count = ntopics;
-    tu_broker_t m = tu_master();
+    char err[128];
     struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(ns_register_body_decode(json.data, json.len, 479, false, &b, err, sizeof(err)),
+                     0);
+    double decode = ms_since(&t0);
+    assert_int_equal(b.topic_count, ntopics);
+    size_t body_len = json.len;
+    ns_buf_free(&json);
+    tu_broker_t m = tu_master();
     clock_gettime(CLOCK_MONOTONIC, &t0);
     assert_int_equal(tu_register(r, &m, &b, 1000, NULL), 0);
     double first = ms_since(&t0);
@@ -769,9 +832,9 @@ static void measure(ns_route_t *r, size_t ntopics)
     double unreg = ms_since(&t0);
     assert_int_equal(ns_route_topic_count(r), 0);
     ns_register_body_free(&b);
-    printf("[ measure ] %zu topics: first register %.1f ms, same DataVersion %.1f ms, new "
-           "DataVersion %.1f ms, unregister %.1f ms\n",
-           ntopics, first, same, changed, unreg);
+    printf("[ measure ] %zu topics (%zu-byte JSON body): decode %.1f ms; apply: first register "
+           "%.1f ms, same DataVersion %.1f ms, new DataVersion %.1f ms; unregister %.1f ms\n",
+           ntopics, body_len, decode, first, same, changed, unreg);
 }
 
 static void test_measure_large_broker(void **state)
@@ -816,6 +879,7 @@ int main(void)
         T(test_empty_lists),
         T(test_broker_member_group),
         T(test_broker_name_in_two_clusters),
+        T(test_concurrent_readers_and_writers),
         T(test_measure_large_broker),
 #undef T
     };
