@@ -9,7 +9,8 @@
  * Differences from Java, all deliberate (see docs): unregistration runs synchronously under
  * one write lock per request instead of through BatchUnregistrationService's queue; maps whose
  * Java iteration order is HashMap order (queueDatas, brokerDatas, topic lists, cluster sets)
- * come out sorted, so answers are deterministic; NOTIFY_MIN_BROKER_ID_CHANGE is not sent. */
+ * come out sorted, so answers are deterministic; NOTIFY_MIN_BROKER_ID_CHANGE is not sent.
+ * docs/route.md lists them all. */
 #ifndef NS_ROUTE_H
 #define NS_ROUTE_H
 
