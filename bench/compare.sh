@@ -228,7 +228,7 @@ print_table() {
         k = order[i]; split(k, p, "\t")
         c = v["c\t" k]; j = v["java\t" k]; e = v["echo\t" k]
         if (p[1] == "ceiling") { c = e; j = "" }
-        r = (c != "" && j != "" && j + 0 != 0) ? sprintf("%.2f", c / j) : "-"
+        r = (c != "" && j != "" && j + 0 != 0) ? sprintf("%.3g", c / j) : "-"
         printf fmt, p[1], p[2], p[3], (c == "" ? "-" : c), (j == "" ? "-" : j), r
       }
     }' "$tsv"
