@@ -234,11 +234,46 @@ print_table() {
     }' "$tsv"
 }
 
+# print_summary TSV: one markdown row per (size, test) with the main figures of both servers.
+print_summary() {
+  awk -F'\t' '
+    { key = $2 "\t" $3; if (!(key in seen)) { seen[key] = 1; order[++n] = key } v[$1 "\t" key "\t" $4] = $5 }
+    function g(t, k, m) { return ((t "\t" k "\t" m) in v) ? v[t "\t" k "\t" m] : "" }
+    function mb(x) { return x == "" ? "-" : sprintf("%.0f", x / 1024) }
+    function d(x) { return x == "" ? "-" : x }
+    function ratio(a, b) { return (a == "" || b == "" || b + 0 == 0) ? "-" : sprintf("%.3g", a / b) }
+    END {
+      print "| size | test | class | C rate/s | Java rate/s | C/Java | C p99 us | Java p99 us | C per CPU-s | Java per CPU-s | C RSS MB | Java RSS MB |"
+      print "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+      for (i = 1; i <= n; i++) {
+        k = order[i]; split(k, p, "\t")
+        if (p[2] == "startup") {
+          printf "| %s | startup | ready ms / idle RSS MB | %s | %s | %s | | | | | %s | %s |\n", p[1],
+            d(g("c", k, "ready_ms")), d(g("java", k, "ready_ms")), ratio(g("c", k, "ready_ms"), g("java", k, "ready_ms")),
+            mb(g("c", k, "idle_rss_kb")), mb(g("java", k, "idle_rss_kb"))
+          continue
+        }
+        t1 = (p[1] == "ceiling") ? "echo" : "c"
+        split("route register churn", cls, " ")
+        for (j = 1; j <= 3; j++) {
+          c = cls[j]
+          if (g(t1, k, c ".rate") == "" && g("java", k, c ".rate") == "") continue
+          printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], c,
+            d(g(t1, k, c ".rate")), d(g("java", k, c ".rate")), ratio(g(t1, k, c ".rate"), g("java", k, c ".rate")),
+            d(g(t1, k, c ".p99_us")), d(g("java", k, c ".p99_us")),
+            d(g(t1, k, c ".per_cpu_s")), d(g("java", k, c ".per_cpu_s")),
+            mb(g(t1, k, "srv.rss_peak_kb")), mb(g("java", k, "srv.rss_peak_kb"))
+        }
+      }
+    }' "$1"
+}
+
 # --table TSV...: only print the table of earlier runs (e.g. a Java run and a C run).
 if [[ ${table_only:-0} -eq 1 ]]; then
   cat "${table_files[@]}" >"$out/combined.tsv"
   print_table "$out/combined.tsv" | tee "$out/table.txt"
   print_table "$out/combined.tsv" 1 >"$out/table.md"
+  print_summary "$out/combined.tsv" >"$out/summary.md"
   exit 0
 fi
 : >"$results"
@@ -258,3 +293,4 @@ done
 
 print_table "$results" | tee "$out/table.txt"
 print_table "$results" 1 >"$out/table.md"
+print_summary "$results" | tee "$out/summary.md"
