@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # compare.sh: runs the same nsbench workloads against mqnamesrv and the Java NameServer
 # (org.apache.rocketmq:rocketmq-namesrv from Maven Central, see bench/java/pom.xml) on this
-# machine, one server at a time, and prints one table with C/Java ratios.
+# machine and prints one table with C/Java ratios. For each size both servers are started
+# fresh; each test then runs against one server after the other (never both at once), so a
+# change in the machine's load affects both alike.
 #
 #   bench/compare.sh [--sizes smoke,w1,w4,storm] [--duration S] [--warmup S]
 #                    [--targets c,java] [--out DIR]
@@ -13,7 +15,7 @@
 #   w4     100,000 topics x 1,000 brokers, width 4 (400 topics per broker)
 #   storm  10,000 topics x 300 brokers, width 4 (~134 topics per broker): every broker
 #          re-registers back to back while 16 readers query routes
-# Each size gets a fresh server. Everything runs on loopback and is bounded in time; the
+# Everything runs on loopback and is bounded in time; the
 # generator and the server share the machine's CPUs (2 here), which the table says.
 # Needs: a release build (cmake --preset release && cmake --build build/release), java, mvn.
 set -euo pipefail
@@ -45,11 +47,11 @@ java_opts=${JAVA_OPTS:--Xms256m -Xmx512m -XX:+UseG1GC}
 mkdir -p "$out"
 results=$out/results.tsv
 work=$(mktemp -d /tmp/nsbench-srv.XXXXXX)
-srv_pid=
+declare -A pids=() ports=()
 run_id=0
 
 cleanup() {
-  stop_server
+  stop_servers
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -85,10 +87,10 @@ java_version() {
   sed -n 's:.*<rocketmq.version>\(.*\)</rocketmq.version>.*:\1:p' "$here/bench/java/pom.xml"
 }
 
-# start_server TARGET: starts it on a free port; sets srv_pid, port; records ready ms and
-# idle RSS.
+# start_server TARGET SIZE: starts it on a free port (pids[TARGET], ports[TARGET]); records
+# the time to its first answer and its idle RSS.
 start_server() {
-  local target=$1 size=$2 dir
+  local target=$1 size=$2 dir port srv_pid
   dir=$(mktemp -d "$work/$target.XXXX")
   port=$(free_port)
   local t0
@@ -105,6 +107,8 @@ start_server() {
       >"$dir/server.out" 2>&1) &
   fi
   srv_pid=$!
+  pids[$target]=$srv_pid
+  ports[$target]=$port
   local ready
   ready=$("$nsbench" -w ready -a "127.0.0.1:$port" --since-ns "$t0" --timeout-ms 60000 \
     --label "$target") || { cat "$dir/server.out" >&2; echo "$target did not start" >&2; exit 1; }
@@ -119,17 +123,19 @@ start_server() {
   echo -e "$target\t$size\tstartup\tidle_rss_kb\t$rss" >>"$results"
 }
 
-stop_server() {
-  if [[ -n $srv_pid ]]; then
-    kill "$srv_pid" 2>/dev/null || true
+stop_servers() {
+  local t pid
+  for t in "${!pids[@]}"; do
+    pid=${pids[$t]}
+    kill "$pid" 2>/dev/null || true
     for _ in $(seq 1 100); do
-      kill -0 "$srv_pid" 2>/dev/null || break
+      kill -0 "$pid" 2>/dev/null || break
       sleep 0.05
     done
-    kill -9 "$srv_pid" 2>/dev/null || true
-    wait "$srv_pid" 2>/dev/null || true
-    srv_pid=
-  fi
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    unset "pids[$t]"
+  done
 }
 
 # bench TARGET SIZE TEST nsbench-args...: one nsbench run, its RESULT lines into the TSV.
@@ -139,7 +145,8 @@ bench() {
   local logf=$out/$target-$size-$test.log rc=0
   run_id=$((run_id % 254 + 1))
   sleep 1 # let the server finish dropping the previous run's brokers
-  timeout 900 "$nsbench" -a "127.0.0.1:$port" --pid "$srv_pid" --label "$target" --run-id "$run_id" \
+  timeout 900 "$nsbench" -a "127.0.0.1:${ports[$target]}" --pid "${pids[$target]}" --label "$target" \
+    --run-id "$run_id" \
     -d "$duration" --warmup "$warmup" "$@" >"$logf" 2>&1 || rc=$?
   [[ $rc -eq 0 ]] || log "$target $size $test: nsbench exit status $rc (see $logf)"
   awk -v t="$target" -v s="$size" -v n="$test" '
@@ -166,8 +173,10 @@ peak_rate() {
   awk -F'\t' -v t="$1" -v s="$2" -v n="$3" '$1==t && $2==s && $3==n && $4=="route.rate" {print int($5)}' "$results"
 }
 
+# run_size SIZE: a fresh server per target; then each test runs against every target in
+# turn, so that both servers see similar conditions on a machine whose load varies.
 run_size() {
-  local target=$1 size=$2 T B W
+  local size=$1 T B W t
   case $size in
     smoke) T=100 B=10 W=1 ;;
     w1) T=20000 B=1000 W=1 ;;
@@ -176,35 +185,43 @@ run_size() {
     *) echo "unknown size $size" >&2; exit 2 ;;
   esac
   local ds="-T $T -B $B -W $W"
-  log "== $target: size $size ($T topics x $B brokers, width $W)"
-  start_server "$target" "$size"
+  log "== size $size ($T topics x $B brokers, width $W)"
+  for t in "${target_list[@]}"; do
+    start_server "$t" "$size"
+  done
   # shellcheck disable=SC2086
   if [[ $size == storm ]]; then
-    bench "$target" "$size" storm-json -w mix $ds -c 16 -p 1
-    bench "$target" "$size" storm-zlib -w mix $ds -c 16 -p 1 -z
+    for t in "${target_list[@]}"; do bench "$t" "$size" storm-json -w mix $ds -c 16 -p 1; done
+    for t in "${target_list[@]}"; do bench "$t" "$size" storm-zlib -w mix $ds -c 16 -p 1 -z; done
   else
-    bench "$target" "$size" route-64x1 -w route $ds -c 64 -p 1
-    bench "$target" "$size" route-64x16 -w route $ds -c 64 -p 16
-    bench "$target" "$size" route-64x16-v317 -w route $ds -c 64 -p 16 -V 317
+    for t in "${target_list[@]}"; do bench "$t" "$size" route-64x1 -w route $ds -c 64 -p 1; done
+    for t in "${target_list[@]}"; do bench "$t" "$size" route-64x16 -w route $ds -c 64 -p 16; done
+    for t in "${target_list[@]}"; do
+      bench "$t" "$size" route-64x16-v317 -w route $ds -c 64 -p 16 -V 317
+    done
     local peak
-    peak=$(peak_rate "$target" "$size" route-64x16)
-    if [[ -n $peak && $peak -gt 0 ]]; then
-      bench "$target" "$size" route-half-peak -w route $ds -c 64 -p 16 --rate $((peak / 2))
-    fi
-    bench "$target" "$size" register-json -w register $ds
-    bench "$target" "$size" churn -w churn $ds -c 16 -p 1 --churn-rate 20
+    for t in "${target_list[@]}"; do
+      peak=$(peak_rate "$t" "$size" route-64x16)
+      if [[ -n $peak && $peak -gt 0 ]]; then
+        bench "$t" "$size" route-half-peak -w route $ds -c 64 -p 16 --rate $((peak / 2))
+      fi
+    done
+    for t in "${target_list[@]}"; do bench "$t" "$size" register-json -w register $ds; done
+    for t in "${target_list[@]}"; do
+      bench "$t" "$size" churn -w churn $ds -c 16 -p 1 --churn-rate 20
+    done
   fi
-  stop_server
+  stop_servers
 }
 
 ceiling() {
-  port=$(free_port)
-  "$nsbench" -w serve -a "127.0.0.1:$port" -d $((${duration%.*} + ${warmup%.*} + 20)) \
+  ports[echo]=$(free_port)
+  "$nsbench" -w serve -a "127.0.0.1:${ports[echo]}" -d $((${duration%.*} + ${warmup%.*} + 20)) \
     2>/dev/null &
-  srv_pid=$!
+  pids[echo]=$!
   sleep 0.3
   bench echo ceiling route-64x16 -w route -T 100 -B 10 -c 64 -p 16
-  stop_server
+  stop_servers
 }
 
 print_table() {
@@ -279,16 +296,14 @@ fi
 : >"$results"
 
 log "results in $out"
+IFS=, read -r -a target_list <<<"$targets"
 jcp=
 [[ ,$targets, == *,java,* ]] && jcp=$(java_classpath)
 [[ ,$targets, == *,c,* && ! -x $mqnamesrv ]] && { echo "no $mqnamesrv" >&2; exit 2; }
 ceiling
 IFS=, read -r -a size_list <<<"$sizes"
-IFS=, read -r -a target_list <<<"$targets"
 for size in "${size_list[@]}"; do
-  for target in "${target_list[@]}"; do
-    run_size "$target" "$size"
-  done
+  run_size "$size"
 done
 
 print_table "$results" | tee "$out/table.txt"
