@@ -97,6 +97,42 @@ static void test_hmap(void **state)
     assert_null(ns_hmap_gets(&m, "k1"));
 }
 
+/* Random puts and removes against a plain array: backward-shift deletion keeps every
+ * remaining key reachable. */
+static void test_hmap_random(void **state)
+{
+    (void)state;
+    enum { POOL = 700, OPS = 40000 };
+    static char keys[POOL][12];
+    static bool present[POOL];
+    ns_hmap_t m = NS_HMAP_INIT;
+    uint32_t x = 12345;
+    for (int i = 0; i < POOL; i++)
+        snprintf(keys[i], sizeof(keys[i]), "t%d", i);
+    for (int op = 0; op < OPS; op++) {
+        x = x * 1103515245u + 12345u;
+        int k = (int)((x >> 8) % POOL);
+        if ((x >> 4) & 1) {
+            void *old = ns_hmap_put(&m, keys[k], strlen(keys[k]), keys[k]);
+            assert_true(present[k] ? old == keys[k] : old == NULL);
+            present[k] = true;
+        } else {
+            void *old = ns_hmap_remove(&m, keys[k], strlen(keys[k]));
+            assert_true(present[k] ? old == keys[k] : old == NULL);
+            present[k] = false;
+        }
+        if (op % 1000 == 0) {
+            size_t n = 0;
+            for (int i = 0; i < POOL; i++) {
+                assert_true((ns_hmap_gets(&m, keys[i]) != NULL) == present[i]);
+                n += present[i];
+            }
+            assert_int_equal(m.count, n);
+        }
+    }
+    ns_hmap_clear(&m);
+}
+
 /* ---- registration ------------------------------------------------------------------------- */
 
 static void test_register_master_then_slave(void **state)
@@ -850,6 +886,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hmap),
+        cmocka_unit_test(test_hmap_random),
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
         T(test_register_master_then_slave),
         T(test_slave_before_master_gets_no_master_addr),
