@@ -647,6 +647,22 @@ static void test_state_version_conflict(void **state)
     assert_false(known);
 }
 
+/* RouteInfoManagerBrokerRegisterTest.testMasterChangeFromSlave: the slave's address registers
+ * as id 0 while the old master is still registered. */
+static void test_master_change_from_slave(void **state)
+{
+    tu_broker_t m = tu_master(), s = tu_slave();
+    assert_int_equal(tu_reg_topics(R, &m, 1, "T", NULL), 0);
+    assert_int_equal(tu_reg_topics(R, &s, 1, "T", NULL), 0);
+    s.id = 0;
+    assert_int_equal(tu_reg_topics(R, &s, 1, "T", NULL), 0);
+    assert_route_has(R, "T", "\"brokerAddrs\":{0:\"127.0.0.1:30911\"}");
+    assert_int_equal(ns_route_live_count(R), 1); /* the replaced master's entry is dropped */
+    /* the old master's connection closing changes nothing any more */
+    ns_route_on_conn_closed(R, m.conn);
+    assert_route_has(R, "T", "\"brokerAddrs\":{0:\"127.0.0.1:30911\"}");
+}
+
 static void test_query_data_version(void **state)
 {
     tu_broker_t m = tu_master();
@@ -911,6 +927,7 @@ int main(void)
         T(test_zone_filter),
         T(test_filter_servers),
         T(test_state_version_conflict),
+        T(test_master_change_from_slave),
         T(test_query_data_version),
         T(test_topic_lists),
         T(test_empty_lists),
