@@ -879,14 +879,31 @@ static void measure(ns_route_t *r, size_t ntopics)
     assert_int_equal(tu_register(r, &m, &b, 1000, NULL), 0);
     double changed = ms_since(&t0);
     assert_int_equal(ns_route_topic_count(r), ntopics);
+    /* route reads (one thread): master + slave, standard mode, into a reused buffer */
+    tu_broker_t s = tu_slave();
+    assert_int_equal(tu_reg_topics(r, &s, 1, "Topic-1", NULL), 0);
+    enum { READS = 100000 };
+    ns_buf_t out = NS_BUF_INIT;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < READS; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "Topic-%zu", (size_t)i % ntopics);
+        out.len = 0;
+        assert_int_equal(ns_route_get_topic_route(r, name, NS_JSON_STANDARD, NULL, NULL, &out), 0);
+    }
+    double reads = ms_since(&t0);
+    ns_buf_free(&out);
+    ns_route_unregister_broker(r, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     ns_route_unregister_broker(r, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
     double unreg = ms_since(&t0);
     assert_int_equal(ns_route_topic_count(r), 0);
     ns_register_body_free(&b);
     printf("[ measure ] %zu topics (%zu-byte JSON body): decode %.1f ms; apply: first register "
-           "%.1f ms, same DataVersion %.1f ms, new DataVersion %.1f ms; unregister %.1f ms\n",
-           ntopics, body_len, decode, first, same, changed, unreg);
+           "%.1f ms, same DataVersion %.1f ms, new DataVersion %.1f ms; unregister %.1f ms; %d "
+           "route reads %.1f ms (%.2f us each)\n",
+           ntopics, body_len, decode, first, same, changed, unreg, (int)READS, reads,
+           reads * 1000.0 / READS);
 }
 
 static void test_measure_large_broker(void **state)
