@@ -2,9 +2,15 @@
  * (same keys, defaults and `-p` order), a few mqnamesrv extensions, the Java-properties file
  * loader and the command line.
  *
- * One table of {name, type, default, field, help} drives the file parser, `-p`, 319
- * GET_NAMESRV_CONFIG and 318 UPDATE_NAMESRV_CONFIG. Fields marked RUNTIME may be changed by
- * 318 while the server runs: read them with NS_CFG_GET(), which is a relaxed atomic load. */
+ * One table of {name, type, default, field, group, flags, range, help} in config.c drives the
+ * file loader, `--set`, `-p`, 319 GET_NAMESRV_CONFIG and 318 UPDATE_NAMESRV_CONFIG.
+ *
+ * Threads: the struct is filled once at startup (no lock needed then). Afterwards only 318 writes
+ * it, under `lock`, storing every scalar with NS_CFG_SET and replacing (never freeing) strings.
+ * Fields marked RUNTIME are meant to be re-read per use: read them with NS_CFG_GET(), a relaxed
+ * atomic load. Every other field takes effect at restart: read it once at startup (or with
+ * NS_CFG_GET() if read later). A string pointer read by another thread stays valid until
+ * ns_config_free(). */
 #ifndef NS_CONFIG_H
 #define NS_CONFIG_H
 
@@ -12,120 +18,217 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ns_buf.h"
 
 #define NS_CFG_GET(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
 #define NS_CFG_SET(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
 
+/* NettyClientConfig: printed by `-p` and accepted in `-c` (as Java does) but otherwise unused:
+ * mqnamesrv sends nothing to brokers. Field names follow the Java fields. */
+typedef struct ns_client_config {
+    int32_t client_worker_threads;                /* clientWorkerThreads (4) */
+    int32_t client_callback_executor_threads;     /* clientCallbackExecutorThreads (CPUs) */
+    int32_t client_oneway_semaphore_value;        /* clientOnewaySemaphoreValue (65535) */
+    int32_t client_async_semaphore_value;         /* clientAsyncSemaphoreValue (65535) */
+    int32_t connect_timeout_millis;               /* connectTimeoutMillis (3000) */
+    int64_t channel_not_active_interval;          /* channelNotActiveInterval (60000) */
+    bool is_scan_available_name_srv;              /* isScanAvailableNameSrv; set key is
+                                                     scanAvailableNameSrv (Java's setter) */
+    int32_t client_channel_max_idle_time_seconds; /* clientChannelMaxIdleTimeSeconds (120) */
+    int32_t client_socket_snd_buf_size;           /* clientSocketSndBufSize (0) */
+    int32_t client_socket_rcv_buf_size;           /* clientSocketRcvBufSize (0) */
+    bool client_pooled_byte_buf_allocator_enable; /* clientPooledByteBufAllocatorEnable */
+    bool client_close_socket_if_timeout;          /* clientCloseSocketIfTimeout (true) */
+    bool use_tls;                                 /* useTLS (false) */
+    char *socks_proxy_config;                     /* socksProxyConfig ("{}") */
+    int32_t write_buffer_high_water_mark;         /* writeBufferHighWaterMark (0) */
+    int32_t write_buffer_low_water_mark;          /* writeBufferLowWaterMark (0) */
+    bool disable_callback_executor;               /* disableCallbackExecutor */
+    bool disable_netty_worker_group;              /* disableNettyWorkerGroup */
+    int64_t max_reconnect_interval_time_seconds;  /* maxReconnectIntervalTimeSeconds (60) */
+    bool enable_reconnect_for_go_away;            /* enableReconnectForGoAway (true) */
+} ns_client_config_t;
+
 typedef struct ns_config {
     /* NamesrvConfig */
-    char *rocketmq_home;                       /* rocketmqHome; NULL = unset */
-    char *kv_config_path;                      /* kvConfigPath */
-    char *config_store_path;                   /* configStorePath (the -c file when given) */
-    char *product_env_name;                    /* productEnvName */
-    bool cluster_test;                         /* clusterTest */
-    bool order_message_enable;                 /* orderMessageEnable, RUNTIME */
-    bool return_order_topic_config_to_broker;  /* returnOrderTopicConfigToBroker, RUNTIME */
-    int32_t client_request_thread_pool_nums;   /* clientRequestThreadPoolNums */
-    int32_t default_thread_pool_nums;          /* defaultThreadPoolNums */
+    char *rocketmq_home;                      /* rocketmqHome; NULL = unset */
+    char *kv_config_path;                     /* kvConfigPath */
+    char *config_store_path;                  /* configStorePath (the -c file when given) */
+    char *product_env_name;                   /* productEnvName */
+    bool cluster_test;                        /* clusterTest */
+    bool order_message_enable;                /* orderMessageEnable, RUNTIME */
+    bool return_order_topic_config_to_broker; /* returnOrderTopicConfigToBroker, RUNTIME */
+    int32_t client_request_thread_pool_nums;  /* clientRequestThreadPoolNums */
+    int32_t default_thread_pool_nums;         /* defaultThreadPoolNums */
     int32_t client_request_thread_pool_queue_capacity;
     int32_t default_thread_pool_queue_capacity;
-    int64_t scan_not_active_broker_interval;   /* scanNotActiveBrokerInterval, ms */
-    int32_t unregister_broker_queue_capacity;  /* unRegisterBrokerQueueCapacity */
-    bool support_acting_master;                /* supportActingMaster, RUNTIME */
-    bool enable_all_topic_list;                /* enableAllTopicList, RUNTIME */
-    bool enable_topic_list;                    /* enableTopicList, RUNTIME */
-    bool notify_min_broker_id_changed;         /* notifyMinBrokerIdChanged, RUNTIME */
-    bool enable_controller_in_namesrv;         /* enableControllerInNamesrv */
-    bool need_wait_for_service;                /* needWaitForService, RUNTIME */
-    int32_t wait_seconds_for_service;          /* waitSecondsForService, RUNTIME */
+    int64_t scan_not_active_broker_interval;    /* scanNotActiveBrokerInterval, ms */
+    int32_t unregister_broker_queue_capacity;   /* unRegisterBrokerQueueCapacity */
+    bool support_acting_master;                 /* supportActingMaster, RUNTIME */
+    bool enable_all_topic_list;                 /* enableAllTopicList, RUNTIME */
+    bool enable_topic_list;                     /* enableTopicList, RUNTIME */
+    bool notify_min_broker_id_changed;          /* notifyMinBrokerIdChanged, RUNTIME */
+    bool enable_controller_in_namesrv;          /* enableControllerInNamesrv */
+    bool need_wait_for_service;                 /* needWaitForService, RUNTIME */
+    int32_t wait_seconds_for_service;           /* waitSecondsForService, RUNTIME */
     bool delete_topic_with_broker_registration; /* deleteTopicWithBrokerRegistration, RUNTIME */
-    char *config_black_list;                   /* configBlackList, ';'-separated */
+    char *config_black_list;                    /* configBlackList, ';'-separated */
 
     /* NettyServerConfig */
-    char *bind_address;                          /* bindAddress */
-    int32_t listen_port;                         /* listenPort (9876; 0 = ephemeral) */
-    int32_t server_worker_threads;               /* serverWorkerThreads */
-    int32_t server_callback_executor_threads;    /* serverCallbackExecutorThreads */
-    int32_t server_selector_threads;             /* serverSelectorThreads */
-    int32_t server_oneway_semaphore_value;       /* serverOnewaySemaphoreValue */
-    int32_t server_async_semaphore_value;        /* serverAsyncSemaphoreValue */
+    char *bind_address;                           /* bindAddress */
+    int32_t listen_port;                          /* listenPort (9876; 0 = ephemeral) */
+    int32_t server_worker_threads;                /* serverWorkerThreads */
+    int32_t server_callback_executor_threads;     /* serverCallbackExecutorThreads */
+    int32_t server_selector_threads;              /* serverSelectorThreads */
+    int32_t server_oneway_semaphore_value;        /* serverOnewaySemaphoreValue */
+    int32_t server_async_semaphore_value;         /* serverAsyncSemaphoreValue */
     int32_t server_channel_max_idle_time_seconds; /* serverChannelMaxIdleTimeSeconds */
-    int32_t server_socket_snd_buf_size;          /* serverSocketSndBufSize, 0 = OS */
-    int32_t server_socket_rcv_buf_size;          /* serverSocketRcvBufSize, 0 = OS */
-    int32_t write_buffer_high_water_mark;        /* writeBufferHighWaterMark */
-    int32_t write_buffer_low_water_mark;         /* writeBufferLowWaterMark */
-    int32_t server_socket_backlog;               /* serverSocketBacklog */
-    bool server_netty_worker_group_enable;       /* serverNettyWorkerGroupEnable */
+    int32_t server_socket_snd_buf_size;           /* serverSocketSndBufSize, 0 = OS */
+    int32_t server_socket_rcv_buf_size;           /* serverSocketRcvBufSize, 0 = OS */
+    int32_t write_buffer_high_water_mark;         /* writeBufferHighWaterMark */
+    int32_t write_buffer_low_water_mark;          /* writeBufferLowWaterMark */
+    int32_t server_socket_backlog;                /* serverSocketBacklog */
+    bool server_netty_worker_group_enable;        /* serverNettyWorkerGroupEnable */
     bool server_pooled_byte_buf_allocator_enable; /* serverPooledByteBufAllocatorEnable */
-    bool enable_shutdown_gracefully;             /* enableShutdownGracefully */
-    int32_t shutdown_wait_time_seconds;          /* shutdownWaitTimeSeconds */
-    bool use_epoll_native_selector;              /* useEpollNativeSelector */
+    bool enable_shutdown_gracefully;              /* enableShutdownGracefully */
+    int32_t shutdown_wait_time_seconds;           /* shutdownWaitTimeSeconds */
+    bool use_epoll_native_selector;               /* useEpollNativeSelector */
 
-    /* mqnamesrv extensions (not Java keys; see docs/operations.md) */
-    int64_t frame_max_length;    /* frameMaxLength: max frame, Java -Dcom.rocketmq.remoting.frameMaxLength */
+    /* NettyClientConfig (see above) */
+    ns_client_config_t client;
+
+    /* mqnamesrv extensions (not Java keys; each documented in conf/namesrv.conf). Java does not
+     * know them, so 319 shows one only once it was set by -c, --set or 318. */
+    int64_t frame_max_length;      /* frameMaxLength: max frame, Java
+                                      -Dcom.rocketmq.remoting.frameMaxLength */
     int64_t max_conn_output_bytes; /* connectionMaxPendingWriteBytes: unsent reply bytes before a
-                                      peer that does not read is cut off */
-    char *log_path;              /* logPath: log file ("" = none) */
-    char *log_level;             /* logLevel: ERROR, WARN, INFO or DEBUG */
-    char *port_file;             /* portFile: write the bound port here once listening */
-    int32_t io_threads;          /* ioThreads: I/O event loops (0 = one per CPU) */
+                                      peer that does not read is cut off (0: no limit) */
+    char *log_path;                /* logPath: log file ("" = none) */
+    char *log_level;               /* logLevel: ERROR, WARN, INFO or DEBUG; RUNTIME (318 applies
+                                      it to the logger at once) */
+    char *port_file;      /* portFile: write the bound port here once listening ("" = no) */
+    int32_t io_threads;   /* ioThreads: I/O event loops (0 = one per CPU) */
+    uint32_t ext_present; /* bit i: the i-th extension key was set (shown by 319) */
 
     /* Bookkeeping, not properties. */
-    char *config_file;  /* the -c path, or NULL */
-    bool print_config;  /* -p given */
-    /* Every key=value read from the -c file and set by 318, unknown keys included (Java keeps
-     * them and shows them in 319). Owned parallel arrays. */
+    char *config_file; /* the -c path, or NULL */
+    bool print_config; /* -p given: main prints ns_config_print() and exits 0 */
+    /* Java's "all configs" keys that are not NamesrvConfig/NettyServerConfig fields nor our
+     * extensions: NettyClientConfig keys and unknown keys read from -c or --set, with their raw
+     * text. 319 shows them and 318 persists them; 318 updates the text of one already present
+     * and ignores unknown keys otherwise (Java's mergeIfExist). Owned parallel arrays, unique
+     * keys, in first-seen order. */
     char **extra_keys;
     char **extra_values;
     size_t extra_count;
+    /* Strings replaced by 318 while other threads may still read them: freed by
+     * ns_config_free() only. */
+    char **retired;
+    size_t retired_count;
     pthread_mutex_t lock; /* serialises 318/319 against each other */
 } ns_config_t;
 
-/* Fills every field with its Java default (HOME-derived paths, ROCKETMQ_HOME from the
- * environment). Free with ns_config_free(). */
+/* Fills every field with its Java default: rocketmqHome from $ROCKETMQ_HOME (NULL when unset),
+ * kvConfigPath/configStorePath/logPath under $HOME (else the passwd home directory),
+ * clientCallbackExecutorThreads = usable CPUs, listenPort 9876. Free with ns_config_free(). */
 void ns_config_init_defaults(ns_config_t *cfg);
+/* Frees every string the config owns. NULL is a no-op. */
 void ns_config_free(ns_config_t *cfg);
 
-/* Applies one property the way Java's MixAll.properties2Object does: String trimmed, boolean
- * true only for "true" (any case), numbers with Java's parsers. Returns 1 when the key is a
- * known property, 0 for an unknown key (remembered in extra_* nonetheless), or NS_ECONFIG with
- * a reason in err when `strict` is set and the value does not parse (Java would ignore it
- * silently; our file loader refuses it). */
+/* Applies one property as Java's MixAll.properties2Object does to NamesrvConfig,
+ * NettyServerConfig and NettyClientConfig (the -c file semantics): String trimmed (Java's
+ * String.trim), boolean true only for "true" (any case), int/long with Integer.parseInt /
+ * Long.parseLong (ASCII digits, optional sign, no blanks). Keys are Java's setter names
+ * (scanAvailableNameSrv, not the field name isScanAvailableNameSrv). Returns 1 when the key is
+ * known, 0 for an unknown key (remembered in extra_* nonetheless), or NS_ECONFIG with a reason
+ * in err when `strict` is set and the value does not parse or is out of our sanity range (Java
+ * ignores an unparsable number silently; so does strict=false). Takes no lock: for startup and
+ * tests. */
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, bool strict, char *err,
                   size_t errlen);
 
-/* Parses Java .properties text (ISO-8859-1 semantics: '#'/'!' comments, '=', ':' or blank as
- * separator, line continuations, \uXXXX and other escapes). Calls fn for each pair with the
- * 1-based line the pair starts on; stops and returns fn's result when it is non-zero. */
+/* Parses Java .properties text exactly as java.util.Properties.load(InputStream) of JDK 9+
+ * does: ISO-8859-1 bytes (a byte >= 0x80 is the code point U+0080..U+00FF), '#'/'!' comment
+ * lines, key ended by an unescaped '=', ':' or blank, blanks around the separator skipped,
+ * '\' line continuation (leading blanks of the next line dropped), escapes \t \n \r \f \uXXXX,
+ * "\x" -> "x" otherwise, duplicate keys reported each time (the last one wins in Java).
+ * Calls fn for each pair, key and value as NUL-terminated UTF-8 (a surrogate pair of \u escapes
+ * becomes one 4-byte sequence, a lone surrogate '?', as Java's UTF-8 encoder writes them; U+0000
+ * becomes the two bytes C0 80 so that strings stay NUL-terminated), with the 1-based line the
+ * pair starts on. Stops and returns fn's result when it is non-zero. Returns 0, or NS_EPROTO
+ * for a malformed \uXXXX escape (Java's IllegalArgumentException), its line in *err_line
+ * (may be NULL). */
 typedef int ns_properties_fn(void *arg, const char *key, const char *value, int line);
-int ns_properties_parse(const char *text, size_t len, ns_properties_fn *fn, void *arg);
+int ns_properties_parse(const char *text, size_t len, ns_properties_fn *fn, void *arg,
+                        int *err_line);
 
-/* Loads a -c file: unknown keys are warned about, bad values are reported as "file:line: ..."
- * in err. Returns 0, -errno (unreadable file) or NS_ECONFIG. */
+/* Rewrites bytes the way Java's new String(bytes, UTF_8).getBytes(UTF_8) does: every malformed
+ * sequence (and every encoded surrogate) becomes EF BF BD (U+FFFD), following the JDK
+ * decoder's rules for how many bytes one replacement covers. 318 bodies go through this
+ * before ns_properties_parse(), as they do in Java. Appends to out. */
+void ns_utf8_java_sanitize(const void *data, size_t len, ns_buf_t *out);
+
+/* Loads a -c file: parses it, applies every pair strictly (a key given twice: the last one,
+ * as in Java), warns on stderr "mqnamesrv: unknown property X at FILE:LINE" for keys no Java
+ * config object nor mqnamesrv knows (they are kept, see extra_keys), sets configStorePath and
+ * config_file to `path` and prints "load config properties file OK, <path>" to stdout as Java
+ * does. Returns 0; -errno when the file cannot be read; NS_EPROTO when it is not properties text
+ * (malformed \uXXXX), err = "FILE:LINE: Malformed \uxxxx encoding."; NS_ECONFIG for a bad value,
+ * err = "FILE:LINE: reason". */
 int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen);
 
-/* Parses the command line (-c, -p, -h, -n and mqnamesrv's long options). Returns 0 to go on,
- * or an exit status >= 0 + 1 encoded as -(status + 1) when the process should exit now
- * (help printed: exit 0; usage error: exit 1; unreadable -c file: 255; bad value: 1). */
+/* Parses the command line as Java's NamesrvStartup does (commons-cli 1.5 DefaultParser):
+ * -c/--configFile <file>, -p/--printConfigItem, -h/--help, -n/--namesrvAddr <list> (accepted,
+ * ignored); unique prefixes of long options, --configFile=FILE, -cFILE, -c=FILE, bundled -pc F;
+ * the first -c wins; non-option words are ignored. Plus mqnamesrv's long-only, repeatable
+ * `--set key=value`, applied strictly after the -c file (unknown keys refused). Then loads -c.
+ * Output: -h prints Java's usage to stdout; a parse error prints "Unrecognized option: -x" or
+ * "Missing argument for option: c" to stderr and the usage to stdout; -c/--set problems go to
+ * stderr. Sets print_config for -p (the caller prints ns_config_print() and exits 0).
+ * Returns 0 to go on, or -(status + 1) when the process should exit now with `status`: help 0,
+ * usage error 1, bad value 1, unreadable or malformed -c file 255 (Java's -1). */
 int ns_config_parse_cli(ns_config_t *cfg, int argc, char **argv);
 
-/* Appends every property in Java's `-p` order, one "key=value" per line (no timestamp). */
+/* Java's usage text for `mqnamesrv -h` (commons-cli, width 110), byte-exact. */
+extern const char ns_config_usage[];
+
+/* True when rocketmqHome is unset: main must then print NS_CONFIG_HOME_MISSING_MSG to stdout
+ * and exit 254, as Java does (after -p handling: -p does not need it). */
+bool ns_config_home_missing(const ns_config_t *cfg);
+#define NS_CONFIG_HOME_MISSING_MSG                                                                 \
+    "Please set the ROCKETMQ_HOME variable in your environment to match the location of the "      \
+    "RocketMQ installation\n"
+
+/* Appends every property in Java's `-p` order, one "key=value\n" per line (no timestamp):
+ * NamesrvConfig fields, NettyServerConfig fields, NettyClientConfig fields, by Java field name;
+ * null strings as empty. Our extensions are not printed (Java does not know them). */
 void ns_config_dump_java_order(ns_config_t *cfg, ns_buf_t *out);
 
-/* Appends the 319 GET_NAMESRV_CONFIG body: NamesrvConfig + NettyServerConfig properties plus
- * every remembered extra key, sorted by key, "key=value\n" each. Takes cfg->lock. */
+/* Writes what `mqnamesrv -p` prints: each ns_config_dump_java_order() line prefixed with
+ * "yyyy-MM-dd HH:mm:ss INFO main - ", the time in GMT+8 as Java's console logback pattern
+ * renders it. */
+void ns_config_print(ns_config_t *cfg, FILE *fp);
+
+/* Appends the 319 GET_NAMESRV_CONFIG body: every non-null NamesrvConfig and NettyServerConfig
+ * property (current value), the extensions that were set, and every extra key (raw text), sorted
+ * by key (byte order), "key=value\n" each, no escaping. Takes cfg->lock. */
 void ns_config_dump_sorted(ns_config_t *cfg, ns_buf_t *out);
 
-/* Applies a 318 UPDATE_NAMESRV_CONFIG body (properties text). Returns 0 when applied and
- * persisted to configStorePath, NS_EPROTO when the text does not parse, or -16 (NO_PERMISSION)
- * ... see ns_config_update_result_t. Takes cfg->lock. */
+/* Applies a 318 UPDATE_NAMESRV_CONFIG body (properties text, as received) with Java's
+ * semantics: body sanitised as UTF-8 then parsed as ISO-8859-1; any key in the blacklist
+ * (configBlackList, configStorePath, kvConfigPath, rocketmqHome, plus the ';'-separated
+ * configBlackList entries) refuses the whole update; otherwise each known key is applied with
+ * strict=false (bad numbers ignored), extra keys already present get their new text, unknown
+ * keys are dropped; then the sorted dump is written to configStorePath atomically (temp file in
+ * the same directory, fsync, rename, directory fsync; the previous file is first copied to
+ * <path>.bak, as Java keeps one). Takes cfg->lock. */
 typedef enum ns_config_update_result {
     NS_CONFIG_UPDATE_OK = 0,
-    NS_CONFIG_UPDATE_BLACKLISTED = 1, /* 16 "Can not update config in black list." */
-    NS_CONFIG_UPDATE_BAD_TEXT = 2,    /* 1 "string2Properties error" */
-    NS_CONFIG_UPDATE_PERSIST_FAILED = 3,
+    NS_CONFIG_UPDATE_BLACKLISTED = 1,    /* 16 "Can not update config in black list." */
+    NS_CONFIG_UPDATE_BAD_TEXT = 2,       /* 1 "string2Properties error"; nothing applied */
+    NS_CONFIG_UPDATE_PERSIST_FAILED = 3, /* applied in memory, file not written (logged) */
 } ns_config_update_result_t;
 ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len);
 

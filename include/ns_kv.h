@@ -1,9 +1,12 @@
 /* KV config (RocketMQ KVConfigManager): namespace -> key -> value, all strings, persisted to
  * kvConfigPath in the Java file format {"configTable":{ns:{key:value}}}.
  *
- * Thread-safe: one mutex inside. Every change is written atomically (temp file, fsync,
- * rename, fsync of the directory) before the call returns, so an acknowledged change
- * survives a crash at any moment. */
+ * Thread-safe: one mutex inside. Every change is written atomically before the call returns:
+ * the whole file goes to <path>.tmp in the same directory (fsync'd), the previous file is
+ * hard-linked (or, where links fail, copied) to <path>.bak as Java keeps it, the temp file is
+ * renamed over <path> and the directory is fsync'd. So the file is always either the old or
+ * the new content, and an acknowledged change survives a crash at any moment. Missing parent
+ * directories are created. */
 #ifndef NS_KV_H
 #define NS_KV_H
 
@@ -20,32 +23,57 @@ typedef struct ns_kv ns_kv_t;
 /* Creates an empty store persisted at `path` (copied; NULL = memory only, for tests). */
 ns_kv_t *ns_kv_new(const char *path);
 
-/* Loads the file. A missing file is an empty store (0). Returns NS_EJSON with a reason in
- * err for a file that is not a KV config (the server refuses to start, as Java does), or
- * -errno when it cannot be read. */
+/* Loads the file, merging it into the store as Java's putAll does (a namespace in the file
+ * replaces one of the same name). Takes the mutex.
+ * Returns 0 for a good file, a missing file (or no path) and for the contents fastjson reads as
+ * "no wrapper" (an empty or blank file, `null`, `[]`): the store then stays as it was.
+ * Returns NS_EJSON with a reason in err (the store unchanged) for everything Java refuses to
+ * start with: text that is not strict JSON, a root that is not an object, no configTable
+ * member or a null one, a configTable or a namespace that is not an object. Tolerated as Java
+ * does: other root members; a namespace given as null, "" or "null" (skipped: Java keeps a
+ * null namespace nobody can see); non-string values (numbers, booleans as their text, objects
+ * and arrays as compact JSON text; a null value is kept as a key with no value).
+ * Returns -errno when the file exists but cannot be read (Java would log a warning and start
+ * empty, then overwrite the file on the first write; we refuse instead), NS_ETOOBIG above
+ * NS_KV_MAX_FILE bytes. */
 int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen);
 
-/* Stores value under (ns, key) and persists. Returns 0, or -errno when the file could not
- * be written (the change is then rolled back in memory too). */
+/* The largest kvConfig.json we read: real ones hold a few order-topic lines; 64 MiB is far
+ * beyond any sane use and keeps a wrong path (a disk image, say) from being slurped. */
+#define NS_KV_MAX_FILE (64u * 1024 * 1024)
+
+/* Stores value (copied) under (ns, key), creating the namespace on demand, and persists.
+ * value NULL mirrors Java storing a null value: the namespace is created and the key is kept
+ * without a value, which get, the KVTable JSON and the file all treat as absent.
+ * Returns 0; NS_EINVAL when ns or key is NULL; or -errno when the file could not be written
+ * (logged at ERROR; the change is then rolled back in memory too). Takes the mutex, and
+ * holds it across the file write and its fsyncs. */
 int ns_kv_put(ns_kv_t *kv, const char *ns, const char *key, const char *value);
 
-/* Removes (ns, key) if present (an emptied namespace stays) and persists. 0 or -errno. */
+/* Removes (ns, key) if present (an emptied namespace stays) and persists, even when nothing
+ * was removed (as Java does). NULL ns or key removes nothing. Returns 0 or -errno (logged,
+ * the removal rolled back). Takes the mutex. */
 int ns_kv_delete(ns_kv_t *kv, const char *ns, const char *key);
 
-/* Returns a malloc'd copy of the value (caller frees) or NULL when absent. */
+/* Returns a malloc'd copy of the value (caller frees) or NULL when absent, valueless, or ns or
+ * key is NULL. Takes the mutex. */
 char *ns_kv_get(ns_kv_t *kv, const char *ns, const char *key);
 
-/* Appends the KVTable JSON of a namespace, {"table":{...}}, to out. Returns 0, or
- * NS_ENOTFOUND when the namespace does not exist (nothing appended). */
+/* Appends the KVTable JSON of a namespace, {"table":{...}}, to out: fastjson's default
+ * escaping, keys sorted by byte order (Java's HashMap order is arbitrary; sorting makes ours
+ * deterministic), keys without a value left out. Returns 0, or NS_ENOTFOUND when ns is NULL or
+ * the namespace does not exist (nothing appended). */
 int ns_kv_get_table_json(ns_kv_t *kv, const char *ns, ns_buf_t *out);
 
 /* A counter bumped by every put and delete, so that cached answers that embed KV values
  * (orderTopicConf) can tell they are stale. */
 unsigned long ns_kv_generation(ns_kv_t *kv);
 
-/* Logs the whole store at INFO in Java's periodic format. */
+/* Logs the whole store at INFO in Java's periodic format: a dashed line, "configTable SIZE: <n
+ * namespaces>", then "configTable NS: <ns> Key: <k> Value: <v>" per key, sorted. */
 void ns_kv_log_all(ns_kv_t *kv);
 
+/* Frees the store (the file is left as it is). NULL is a no-op. */
 void ns_kv_free(ns_kv_t *kv);
 
 #endif

@@ -108,14 +108,15 @@ void ns_cmd_ext_setf(ns_cmd_t *cmd, const char *key, const char *fmt, ...)
 
 void ns_cmd_set_remark(ns_cmd_t *cmd, const char *fmt, ...)
 {
+    char *remark = NULL;
+    if (fmt != NULL) { /* formatted before the old remark goes: it may be an argument */
+        va_list ap;
+        va_start(ap, fmt);
+        remark = vformat(fmt, ap);
+        va_end(ap);
+    }
     free(cmd->remark);
-    cmd->remark = NULL;
-    if (fmt == NULL)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    cmd->remark = vformat(fmt, ap);
-    va_end(ap);
+    cmd->remark = remark;
 }
 
 void ns_cmd_set_body_blob(ns_cmd_t *cmd, ns_blob_t *blob)

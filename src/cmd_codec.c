@@ -205,7 +205,7 @@ static bool is_json_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-static int decode_json(const uint8_t *hdr, size_t len, ns_cmd_t *out)
+int ns__cmd_decode_json_cjson(const uint8_t *hdr, size_t len, ns_cmd_t *out)
 {
     /* cJSON gets a NUL-terminated private copy: cJSON is not built with our sanitizers, so we
      * cannot prove it never peeks one byte past `len`; with the copy that byte is ours. */
@@ -237,6 +237,228 @@ out:
     if (copy != stack)
         free(copy);
     return rc;
+}
+
+/* ---- JSON fast path ----------------------------------------------------------------------- */
+
+/* The headers real peers send (Java, Go, C++) use a small part of JSON: plain strings, integer
+ * numbers, null/true/false, one nested object. This scanner decodes exactly that subset without
+ * allocating a tree and says FAST_FALLBACK on anything else (escapes, fractions, nested values
+ * under unknown keys, syntax errors, ...), which then goes through cJSON above. Whatever it
+ * accepts, cJSON decodes to the same command (fuzz_header_json checks this). */
+#define FAST_FALLBACK 1
+
+typedef struct jscan {
+    const uint8_t *p;   /* next byte */
+    const uint8_t *end; /* one past the header */
+} jscan_t;
+
+static void js_ws(jscan_t *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
+        s->p++;
+}
+
+static bool js_char(jscan_t *s, char c)
+{
+    if (s->p < s->end && *s->p == (uint8_t)c) {
+        s->p++;
+        return true;
+    }
+    return false;
+}
+
+static bool js_lit(jscan_t *s, const char *lit, size_t n)
+{
+    if ((size_t)(s->end - s->p) >= n && memcmp(s->p, lit, n) == 0) {
+        s->p += n;
+        return true;
+    }
+    return false;
+}
+
+/* A string with no escape and no control byte; *str and *len get the bytes between the quotes. */
+static bool js_plain_str(jscan_t *s, const uint8_t **str, size_t *len)
+{
+    if (s->p >= s->end || *s->p != '"')
+        return false;
+    const uint8_t *q = s->p + 1;
+    while (q < s->end && *q != '"') {
+        if (*q == '\\' || *q < 0x20)
+            return false;
+        q++;
+    }
+    if (q >= s->end)
+        return false;
+    *str = s->p + 1;
+    *len = (size_t)(q - *str);
+    s->p = q + 1;
+    return true;
+}
+
+/* An integer of at most 10 digits without leading zeros, fraction or exponent. */
+static bool js_int(jscan_t *s, int64_t *v)
+{
+    const uint8_t *q = s->p;
+    bool neg = q < s->end && *q == '-';
+    if (neg)
+        q++;
+    const uint8_t *digits = q;
+    int64_t acc = 0;
+    while (q < s->end && *q >= '0' && *q <= '9' && q - digits < 11)
+        acc = acc * 10 + (*q++ - '0');
+    size_t n = (size_t)(q - digits);
+    if (n == 0 || n > 10 || (digits[0] == '0' && n > 1))
+        return false;
+    if (q < s->end && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9')))
+        return false;
+    *v = neg ? -acc : acc;
+    s->p = q;
+    return true;
+}
+
+static bool key_is(const uint8_t *k, size_t kl, const char *name)
+{
+    return strlen(name) == kl && memcmp(k, name, kl) == 0;
+}
+
+/* An int field: an in-range integer, or null (keeps the value). */
+static int fast_int(jscan_t *s, int32_t *out)
+{
+    int64_t v;
+    if (js_int(s, &v)) {
+        if (v < INT32_MIN || v > INT32_MAX)
+            return FAST_FALLBACK;
+        *out = (int32_t)v;
+        return 0;
+    }
+    return js_lit(s, "null", 4) ? 0 : FAST_FALLBACK;
+}
+
+static int fast_ext(jscan_t *s, ns_cmd_t *out)
+{
+    clear_ext(out);
+    if (js_lit(s, "null", 4))
+        return 0;
+    if (!js_char(s, '{'))
+        return FAST_FALLBACK;
+    out->has_ext = true;
+    js_ws(s);
+    if (js_char(s, '}'))
+        return 0;
+    for (size_t seen = 1;; seen++) {
+        const uint8_t *k, *v;
+        size_t kl, vl;
+        if (seen > NS_CMD_MAX_EXT_FIELDS || !js_plain_str(s, &k, &kl))
+            return FAST_FALLBACK;
+        js_ws(s);
+        if (!js_char(s, ':'))
+            return FAST_FALLBACK;
+        js_ws(s);
+        char *key = ns_xstrndup((const char *)k, kl);
+        if (js_plain_str(s, &v, &vl)) {
+            ns__cmd_ext_put_owned(out, key, ns_xstrndup((const char *)v, vl));
+        } else if (js_lit(s, "null", 4)) {
+            ns_cmd_ext_del(out, key);
+            free(key);
+        } else if (js_lit(s, "true", 4)) {
+            ns__cmd_ext_put_owned(out, key, ns_xstrdup("true"));
+        } else if (js_lit(s, "false", 5)) {
+            ns__cmd_ext_put_owned(out, key, ns_xstrdup("false"));
+        } else {
+            free(key);
+            return FAST_FALLBACK;
+        }
+        js_ws(s);
+        if (js_char(s, '}'))
+            return 0;
+        if (!js_char(s, ','))
+            return FAST_FALLBACK;
+        js_ws(s);
+    }
+}
+
+static int fast_field(jscan_t *s, const uint8_t *k, size_t kl, ns_cmd_t *out)
+{
+    const uint8_t *v;
+    size_t vl;
+    int64_t ignored;
+    if (key_is(k, kl, "code"))
+        return fast_int(s, &out->code);
+    if (key_is(k, kl, "extFields"))
+        return fast_ext(s, out);
+    if (key_is(k, kl, "flag"))
+        return fast_int(s, &out->flag);
+    if (key_is(k, kl, "language")) {
+        if (js_plain_str(s, &v, &vl))
+            out->language = ns_lang_from_name((const char *)v, vl);
+        else if (js_lit(s, "null", 4))
+            out->language = NS_LANG_UNKNOWN;
+        else
+            return FAST_FALLBACK;
+        return 0;
+    }
+    if (key_is(k, kl, "opaque"))
+        return fast_int(s, &out->opaque);
+    if (key_is(k, kl, "remark")) {
+        char *remark;
+        if (js_plain_str(s, &v, &vl))
+            remark = ns_xstrndup((const char *)v, vl);
+        else if (js_lit(s, "null", 4))
+            remark = NULL;
+        else
+            return FAST_FALLBACK;
+        free(out->remark);
+        out->remark = remark;
+        return 0;
+    }
+    if (key_is(k, kl, "version"))
+        return fast_int(s, &out->version);
+    /* unknown keys and serializeTypeCurrentRPC: a scalar is skipped, anything else falls back */
+    if (js_plain_str(s, &v, &vl) || js_int(s, &ignored) || js_lit(s, "null", 4) ||
+        js_lit(s, "true", 4) || js_lit(s, "false", 5))
+        return 0;
+    return FAST_FALLBACK;
+}
+
+int ns__cmd_decode_json_fast(const uint8_t *hdr, size_t len, ns_cmd_t *out)
+{
+    jscan_t s = {hdr, hdr + len};
+    js_ws(&s);
+    if (!js_char(&s, '{'))
+        return FAST_FALLBACK;
+    js_ws(&s);
+    if (!js_char(&s, '}')) {
+        for (;;) {
+            const uint8_t *k;
+            size_t kl;
+            if (!js_plain_str(&s, &k, &kl))
+                return FAST_FALLBACK;
+            js_ws(&s);
+            if (!js_char(&s, ':'))
+                return FAST_FALLBACK;
+            js_ws(&s);
+            int rc = fast_field(&s, k, kl, out);
+            if (rc != 0)
+                return rc;
+            js_ws(&s);
+            if (js_char(&s, '}'))
+                break;
+            if (!js_char(&s, ','))
+                return FAST_FALLBACK;
+            js_ws(&s);
+        }
+    }
+    js_ws(&s);
+    return s.p == s.end ? 0 : FAST_FALLBACK;
+}
+
+static int decode_json(const uint8_t *hdr, size_t len, ns_cmd_t *out)
+{
+    if (ns__cmd_decode_json_fast(hdr, len, out) == 0)
+        return 0;
+    ns_cmd_free(out); /* whatever the fast path had set */
+    return ns__cmd_decode_json_cjson(hdr, len, out);
 }
 
 /* ---- binary decoding ---------------------------------------------------------------------- */
@@ -357,88 +579,101 @@ int ns_cmd_decode(const ns_frame_t *frame, ns_cmd_t *out)
 
 static const char hex_upper[] = "0123456789ABCDEF";
 
-/* Appends "\\u" followed by four upper-case hex digits. */
-static void put_uescape(ns_buf_t *b, unsigned cp)
-{
-    char e[6] = {'\\',
-                 'u',
-                 hex_upper[(cp >> 12) & 0xF],
-                 hex_upper[(cp >> 8) & 0xF],
-                 hex_upper[(cp >> 4) & 0xF],
-                 hex_upper[cp & 0xF]};
-    ns_buf_append(b, e, sizeof(e));
-}
+/* The JSON writer works on a raw pointer into a buffer reserved up front for the worst case
+ * (every byte escaped as \uXXXX), so the per-byte loop has no bounds or growth checks. */
+#define JSON_ESC_MAX 6
 
-/* Appends a JSON string the way fastjson's default mode writes it: '"' and '\\' escaped,
+/* 1 for the bytes w_json_str() must look at: controls, '"', '\\', DEL, and 0xC2/0xE2, which
+ * lead the only multi-byte sequences that may need escaping. */
+static const uint8_t json_attn[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/* Writes a JSON string the way fastjson's default mode does: '"' and '\\' escaped,
  * \b \f \n \r \t, other controls and U+007F..U+009F, U+2028, U+2029 as \uXXXX (upper-case
- * hex), '/' and all other bytes raw. Unescaped runs are copied in one piece. */
-static void put_json_str(ns_buf_t *b, const char *str)
+ * hex), '/' and all other bytes raw (invalid UTF-8 included). Returns the end. */
+static uint8_t *w_json_str(uint8_t *w, const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;
-    ns_buf_append_char(b, '"');
-    size_t run = 0, i = 0;
+    *w++ = '"';
     for (;;) {
-        unsigned c = s[i];
+        unsigned c = *s;
+        if (!json_attn[c]) {
+            *w++ = (uint8_t)c;
+            s++;
+            continue;
+        }
         if (c == '\0')
             break;
-        if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
-            i++;
-            continue;
-        }
+        unsigned cp;
         size_t skip = 1;
-        const char *esc = NULL;
-        unsigned cp = 0x110000; /* none */
+        char short_esc = 0;
         switch (c) {
         case '"':
-            esc = "\\\"";
+            short_esc = '"';
             break;
         case '\\':
-            esc = "\\\\";
+            short_esc = '\\';
             break;
         case '\b':
-            esc = "\\b";
+            short_esc = 'b';
             break;
         case '\f':
-            esc = "\\f";
+            short_esc = 'f';
             break;
         case '\n':
-            esc = "\\n";
+            short_esc = 'n';
             break;
         case '\r':
-            esc = "\\r";
+            short_esc = 'r';
             break;
         case '\t':
-            esc = "\\t";
+            short_esc = 't';
             break;
         default:
-            if (c < 0x20 || c == 0x7F) {
-                cp = c;
-            } else if (c == 0xC2 && s[i + 1] >= 0x80 && s[i + 1] <= 0x9F) {
-                cp = s[i + 1]; /* U+0080..U+009F */
-                skip = 2;
-            } else if (c == 0xE2 && s[i + 1] == 0x80 && (s[i + 2] == 0xA8 || s[i + 2] == 0xA9)) {
-                cp = s[i + 2] == 0xA8 ? 0x2028 : 0x2029;
-                skip = 3;
-            }
             break;
         }
-        if (esc == NULL && cp == 0x110000) {
-            i++; /* other UTF-8 (or stray) bytes go out raw */
+        if (short_esc) {
+            *w++ = '\\';
+            *w++ = (uint8_t)short_esc;
+            s++;
             continue;
         }
-        ns_buf_append(b, s + run, i - run);
-        if (esc != NULL)
-            ns_buf_append(b, esc, 2);
-        else
-            put_uescape(b, cp);
-        i += skip;
-        run = i;
+        if (c < 0x20 || c == 0x7F) {
+            cp = c;
+        } else if (c == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F) {
+            cp = s[1]; /* U+0080..U+009F */
+            skip = 2;
+        } else if (c == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9)) {
+            cp = s[2] == 0xA8 ? 0x2028 : 0x2029;
+            skip = 3;
+        } else {
+            *w++ = (uint8_t)c; /* any other 0xC2/0xE2 sequence goes out raw */
+            s++;
+            continue;
+        }
+        w[0] = '\\';
+        w[1] = 'u';
+        w[2] = (uint8_t)hex_upper[(cp >> 12) & 0xF];
+        w[3] = (uint8_t)hex_upper[(cp >> 8) & 0xF];
+        w[4] = (uint8_t)hex_upper[(cp >> 4) & 0xF];
+        w[5] = (uint8_t)hex_upper[cp & 0xF];
+        w += 6;
+        s += skip;
     }
-    ns_buf_append(b, s + run, i - run);
-    ns_buf_append_char(b, '"');
+    *w++ = '"';
+    return w;
 }
 
-static void put_int(ns_buf_t *b, int32_t v)
+/* Writes a decimal int32 (at most 11 bytes). Returns the end. */
+static uint8_t *w_int(uint8_t *w, int32_t v)
 {
     char tmp[12];
     size_t n = sizeof(tmp);
@@ -449,44 +684,60 @@ static void put_int(ns_buf_t *b, int32_t v)
     } while (u != 0);
     if (v < 0)
         tmp[--n] = '-';
-    ns_buf_append(b, tmp + n, sizeof(tmp) - n);
+    memcpy(w, tmp + n, sizeof(tmp) - n);
+    return w + (sizeof(tmp) - n);
 }
 
-#define PUT_LIT(b, lit) ns_buf_append((b), (lit), sizeof(lit) - 1)
+#define W_LIT(w, lit) (memcpy((w), (lit), sizeof(lit) - 1), (w) + sizeof(lit) - 1)
+
+/* Bytes the fixed keys, numbers and punctuation can take; strings are added per call. */
+#define JSON_FIXED_MAX 160
 
 /* Java's key order: fastjson sorts RemotingCommand's properties alphabetically. */
 static void encode_json(const ns_cmd_t *cmd, ns_buf_t *b)
 {
-    PUT_LIT(b, "{\"code\":");
-    put_int(b, cmd->code);
+    size_t bound = JSON_FIXED_MAX;
+    for (size_t i = 0; i < cmd->ext_count; i++)
+        bound += JSON_ESC_MAX * (strlen(cmd->ext[i].key) + strlen(cmd->ext[i].value)) + 6;
+    if (cmd->remark != NULL)
+        bound += JSON_ESC_MAX * strlen(cmd->remark) + 2;
+    ns_buf_reserve(b, bound);
+
+    uint8_t *w = b->data + b->len;
+    w = W_LIT(w, "{\"code\":");
+    w = w_int(w, cmd->code);
     if (cmd->has_ext) {
-        PUT_LIT(b, ",\"extFields\":{");
+        w = W_LIT(w, ",\"extFields\":{");
         for (size_t i = 0; i < cmd->ext_count; i++) {
             if (i > 0)
-                ns_buf_append_char(b, ',');
-            put_json_str(b, cmd->ext[i].key);
-            ns_buf_append_char(b, ':');
-            put_json_str(b, cmd->ext[i].value);
+                *w++ = ',';
+            w = w_json_str(w, cmd->ext[i].key);
+            *w++ = ':';
+            w = w_json_str(w, cmd->ext[i].value);
         }
-        ns_buf_append_char(b, '}');
+        *w++ = '}';
     }
-    PUT_LIT(b, ",\"flag\":");
-    put_int(b, cmd->flag);
+    w = W_LIT(w, ",\"flag\":");
+    w = w_int(w, cmd->flag);
     const char *lang = ns_lang_name(cmd->language);
     if (lang != NULL) {
-        PUT_LIT(b, ",\"language\":\"");
-        ns_buf_append_str(b, lang);
-        ns_buf_append_char(b, '"');
+        w = W_LIT(w, ",\"language\":\"");
+        size_t n = strlen(lang);
+        memcpy(w, lang, n);
+        w += n;
+        *w++ = '"';
     }
-    PUT_LIT(b, ",\"opaque\":");
-    put_int(b, cmd->opaque);
+    w = W_LIT(w, ",\"opaque\":");
+    w = w_int(w, cmd->opaque);
     if (cmd->remark != NULL) {
-        PUT_LIT(b, ",\"remark\":");
-        put_json_str(b, cmd->remark);
+        w = W_LIT(w, ",\"remark\":");
+        w = w_json_str(w, cmd->remark);
     }
-    PUT_LIT(b, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
-    put_int(b, cmd->version);
-    ns_buf_append_char(b, '}');
+    w = W_LIT(w, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+    w = w_int(w, cmd->version);
+    *w++ = '}';
+    b->len = (size_t)(w - b->data);
+    NS_ASSERT(b->len < b->cap);
 }
 
 static void put_be16(ns_buf_t *b, uint16_t v)

@@ -49,7 +49,8 @@ def bin_header(code, lang, version, opaque, flag, remark=b"", ext=(), ext_len=No
 
 
 BIN_REQ = bin_header(105, 0, 479, 1, 0, ext=[(b"topic", b"TopicTest")])
-BIN_RESP = bin_header(17, 0, 479, 1, 1, remark=b"No topic route info in name server for the topic: X")
+BIN_RESP = bin_header(17, 0, 479, 1, 1, remark=b"No topic route info in name server for the topic: X\n"
+                      b"See https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.")
 assert frame(BIN_REQ, stype=1) == bytes.fromhex(
     "0000002d01000029006900 01df 00000001 00000000 00000000 00000014"
     "0005746f706963 00000009546f70696354657374".replace(" ", ""))
@@ -122,6 +123,8 @@ def main():
     write(hj, "escapes", b'{"code":1,"remark":"a\\u0001\\u007f\\u0085\\u2028\\/\\"\\\\\\b\\f\\n\\r\\t\xc3\xa9",'
           b'"extFields":{"n":12,"b":true,"z":null,"s":"x"},"language":9}')
     write(hj, "numeric_strings", b'{"code":"105","opaque":"-7","flag":null,"version":"","language":"RUST"}')
+    write(hj, "fast_subset", b'{"code":1,"extFields":{"a":true,"b":null,"c":"x","a":false},"language":null,'
+          b'"remark":null,"x":123,"y":"z","z":null,"serializeTypeCurrentRPC":"JSON","opaque":-2147483648}\n')
     write(hj, "duplicate_keys", b'{"code":1,"code":2,"extFields":{"a":"1"},"extFields":{"a":"2","a":"3"}}')
 
 

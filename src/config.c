@@ -1,0 +1,961 @@
+/* Configuration: one table of every property drives defaults, the -c loader, --set, -p, 319 and
+ * 318. Field lists, defaults and declaration order are those of RocketMQ 5.5.0 (NamesrvConfig,
+ * NettyServerConfig, NettyClientConfig; checked against the released jars and git HEAD). */
+#include "ns_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ns_common.h"
+#include "ns_log.h"
+
+typedef enum opt_type { T_STR, T_BOOL, T_INT, T_LONG } opt_type_t;
+
+typedef enum opt_group {
+    G_NAMESRV, /* NamesrvConfig: -p, 319, 318 */
+    G_SERVER,  /* NettyServerConfig: -p, 319, 318 */
+    G_CLIENT,  /* NettyClientConfig: -p and -c only */
+    G_EXT,     /* mqnamesrv extensions */
+} opt_group_t;
+
+typedef enum opt_default {
+    D_TEXT, /* def is the default text (NULL: a NULL string) */
+    D_HOME, /* def is appended to the home directory */
+    D_ENV,  /* def names an environment variable (unset: NULL) */
+    D_NCPU, /* the number of usable CPUs */
+} opt_default_t;
+
+#define F_RUNTIME 0x1 /* 318 changes behaviour at once (readers use NS_CFG_GET) */
+
+typedef struct opt {
+    const char *key;   /* property name (Java's setter name) */
+    const char *field; /* Java field name for -p and 319 when it differs, else NULL */
+    opt_type_t type;
+    opt_group_t group;
+    unsigned flags;      /* F_* */
+    opt_default_t dkind; /* how def is read */
+    const char *def;     /* default, as text */
+    size_t off;          /* offset of the field in ns_config_t */
+    int64_t min, max;    /* numbers: accepted range when strict (Java checks nothing) */
+    const char *help;    /* one line, for conf/namesrv.conf and tests */
+} opt_t;
+
+#define OFF(f) offsetof(ns_config_t, f)
+#define I32 INT32_MIN, INT32_MAX
+#define I64 INT64_MIN, INT64_MAX
+#define NOR 0, 0
+
+/* In Java declaration order within each group: that is the `-p` order. */
+static const opt_t opts[] = {
+    /* NamesrvConfig */
+    {"rocketmqHome", NULL, T_STR, G_NAMESRV, 0, D_ENV, "ROCKETMQ_HOME", OFF(rocketmq_home), NOR,
+     "RocketMQ installation directory; startup refuses to run without it"},
+    {"kvConfigPath", NULL, T_STR, G_NAMESRV, 0, D_HOME, "/namesrv/kvConfig.json",
+     OFF(kv_config_path), NOR, "KV config store file"},
+    {"configStorePath", NULL, T_STR, G_NAMESRV, 0, D_HOME, "/namesrv/namesrv.properties",
+     OFF(config_store_path), NOR, "where 318 persists the config (replaced by the -c path)"},
+    {"productEnvName", NULL, T_STR, G_NAMESRV, 0, D_TEXT, "center", OFF(product_env_name), NOR,
+     "product environment name (clusterTest only)"},
+    {"clusterTest", NULL, T_BOOL, G_NAMESRV, 0, D_TEXT, "false", OFF(cluster_test), NOR,
+     "cluster test mode"},
+    {"orderMessageEnable", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "false",
+     OFF(order_message_enable), NOR, "add orderTopicConf from the KV store to routes"},
+    {"returnOrderTopicConfigToBroker", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "true",
+     OFF(return_order_topic_config_to_broker), NOR,
+     "answer REGISTER_BROKER with the ORDER_TOPIC_CONFIG namespace"},
+    {"clientRequestThreadPoolNums", NULL, T_INT, G_NAMESRV, 0, D_TEXT, "8",
+     OFF(client_request_thread_pool_nums), I32, "Java route-query pool size (accepted, unused)"},
+    {"defaultThreadPoolNums", NULL, T_INT, G_NAMESRV, 0, D_TEXT, "16",
+     OFF(default_thread_pool_nums), I32, "Java default pool size (accepted, unused)"},
+    {"clientRequestThreadPoolQueueCapacity", NULL, T_INT, G_NAMESRV, 0, D_TEXT, "50000",
+     OFF(client_request_thread_pool_queue_capacity), I32,
+     "Java route-query queue capacity (accepted, unused)"},
+    {"defaultThreadPoolQueueCapacity", NULL, T_INT, G_NAMESRV, 0, D_TEXT, "10000",
+     OFF(default_thread_pool_queue_capacity), I32,
+     "Java default queue capacity (accepted, unused)"},
+    {"scanNotActiveBrokerInterval", NULL, T_LONG, G_NAMESRV, 0, D_TEXT, "5000",
+     OFF(scan_not_active_broker_interval), 1, INT64_MAX, "inactive-broker scan period, ms"},
+    {"unRegisterBrokerQueueCapacity", NULL, T_INT, G_NAMESRV, 0, D_TEXT, "3000",
+     OFF(unregister_broker_queue_capacity), I32, "pending unregistrations before refusing"},
+    {"supportActingMaster", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "false",
+     OFF(support_acting_master), NOR, "let a slave act as master in routes"},
+    {"enableAllTopicList", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "true",
+     OFF(enable_all_topic_list), NOR, "serve GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206)"},
+    {"enableTopicList", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "true", OFF(enable_topic_list),
+     NOR, "serve topic list queries 224 and 311-313"},
+    {"notifyMinBrokerIdChanged", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "false",
+     OFF(notify_min_broker_id_changed), NOR, "send NOTIFY_MIN_BROKER_ID_CHANGE to brokers"},
+    {"enableControllerInNamesrv", NULL, T_BOOL, G_NAMESRV, 0, D_TEXT, "false",
+     OFF(enable_controller_in_namesrv), NOR, "embedded controller (not supported by mqnamesrv)"},
+    {"needWaitForService", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "false",
+     OFF(need_wait_for_service), NOR, "refuse route queries during waitSecondsForService"},
+    {"waitSecondsForService", NULL, T_INT, G_NAMESRV, F_RUNTIME, D_TEXT, "45",
+     OFF(wait_seconds_for_service), I32, "seconds after start before routes are served"},
+    {"deleteTopicWithBrokerRegistration", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "false",
+     OFF(delete_topic_with_broker_registration), NOR, "drop topics a broker no longer registers"},
+    {"configBlackList", NULL, T_STR, G_NAMESRV, 0, D_TEXT,
+     "configBlackList;configStorePath;kvConfigPath", OFF(config_black_list), NOR,
+     "keys 318 may not change, ';'-separated"},
+
+    /* NettyServerConfig (listenPort: class default 0, NamesrvStartup sets 9876) */
+    {"bindAddress", NULL, T_STR, G_SERVER, 0, D_TEXT, "0.0.0.0", OFF(bind_address), NOR,
+     "listen address"},
+    {"listenPort", NULL, T_INT, G_SERVER, 0, D_TEXT, "9876", OFF(listen_port), 0, 65535,
+     "listen port (0: any free port)"},
+    {"serverWorkerThreads", NULL, T_INT, G_SERVER, 0, D_TEXT, "8", OFF(server_worker_threads), I32,
+     "Java worker threads (accepted, unused)"},
+    {"serverCallbackExecutorThreads", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
+     OFF(server_callback_executor_threads), I32, "Java callback threads (accepted, unused)"},
+    {"serverSelectorThreads", NULL, T_INT, G_SERVER, 0, D_TEXT, "3", OFF(server_selector_threads),
+     I32, "Java selector threads (accepted, unused; see ioThreads)"},
+    {"serverOnewaySemaphoreValue", NULL, T_INT, G_SERVER, 0, D_TEXT, "256",
+     OFF(server_oneway_semaphore_value), I32, "Java oneway permits (accepted, unused)"},
+    {"serverAsyncSemaphoreValue", NULL, T_INT, G_SERVER, 0, D_TEXT, "64",
+     OFF(server_async_semaphore_value), I32, "Java async permits (accepted, unused)"},
+    {"serverChannelMaxIdleTimeSeconds", NULL, T_INT, G_SERVER, 0, D_TEXT, "120",
+     OFF(server_channel_max_idle_time_seconds), I32,
+     "close a connection idle this long, seconds (0: never)"},
+    {"serverSocketSndBufSize", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
+     OFF(server_socket_snd_buf_size), I32, "SO_SNDBUF of accepted sockets (0: OS default)"},
+    {"serverSocketRcvBufSize", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
+     OFF(server_socket_rcv_buf_size), I32, "SO_RCVBUF of accepted sockets (0: OS default)"},
+    {"writeBufferHighWaterMark", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
+     OFF(write_buffer_high_water_mark), I32, "Netty write high water mark (accepted, unused)"},
+    {"writeBufferLowWaterMark", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
+     OFF(write_buffer_low_water_mark), I32, "Netty write low water mark (accepted, unused)"},
+    {"serverSocketBacklog", NULL, T_INT, G_SERVER, 0, D_TEXT, "1024", OFF(server_socket_backlog),
+     I32, "listen backlog"},
+    {"serverNettyWorkerGroupEnable", NULL, T_BOOL, G_SERVER, 0, D_TEXT, "true",
+     OFF(server_netty_worker_group_enable), NOR, "Netty worker group (accepted, unused)"},
+    {"serverPooledByteBufAllocatorEnable", NULL, T_BOOL, G_SERVER, 0, D_TEXT, "true",
+     OFF(server_pooled_byte_buf_allocator_enable), NOR, "Netty pooled buffers (accepted, unused)"},
+    {"enableShutdownGracefully", NULL, T_BOOL, G_SERVER, 0, D_TEXT, "false",
+     OFF(enable_shutdown_gracefully), NOR, "Netty graceful shutdown (accepted, unused)"},
+    {"shutdownWaitTimeSeconds", NULL, T_INT, G_SERVER, 0, D_TEXT, "30",
+     OFF(shutdown_wait_time_seconds), I32, "Netty shutdown wait (accepted, unused)"},
+    {"useEpollNativeSelector", NULL, T_BOOL, G_SERVER, 0, D_TEXT, "false",
+     OFF(use_epoll_native_selector), NOR, "Netty epoll (accepted, unused: libuv uses epoll)"},
+
+    /* NettyClientConfig: printed by -p, accepted by -c, otherwise unused */
+    {"clientWorkerThreads", NULL, T_INT, G_CLIENT, 0, D_TEXT, "4",
+     OFF(client.client_worker_threads), I32, NULL},
+    {"clientCallbackExecutorThreads", NULL, T_INT, G_CLIENT, 0, D_NCPU, NULL,
+     OFF(client.client_callback_executor_threads), I32, NULL},
+    {"clientOnewaySemaphoreValue", NULL, T_INT, G_CLIENT, 0, D_TEXT, "65535",
+     OFF(client.client_oneway_semaphore_value), I32, NULL},
+    {"clientAsyncSemaphoreValue", NULL, T_INT, G_CLIENT, 0, D_TEXT, "65535",
+     OFF(client.client_async_semaphore_value), I32, NULL},
+    {"connectTimeoutMillis", NULL, T_INT, G_CLIENT, 0, D_TEXT, "3000",
+     OFF(client.connect_timeout_millis), I32, NULL},
+    {"channelNotActiveInterval", NULL, T_LONG, G_CLIENT, 0, D_TEXT, "60000",
+     OFF(client.channel_not_active_interval), I64, NULL},
+    {"scanAvailableNameSrv", "isScanAvailableNameSrv", T_BOOL, G_CLIENT, 0, D_TEXT, "true",
+     OFF(client.is_scan_available_name_srv), NOR, NULL},
+    {"clientChannelMaxIdleTimeSeconds", NULL, T_INT, G_CLIENT, 0, D_TEXT, "120",
+     OFF(client.client_channel_max_idle_time_seconds), I32, NULL},
+    {"clientSocketSndBufSize", NULL, T_INT, G_CLIENT, 0, D_TEXT, "0",
+     OFF(client.client_socket_snd_buf_size), I32, NULL},
+    {"clientSocketRcvBufSize", NULL, T_INT, G_CLIENT, 0, D_TEXT, "0",
+     OFF(client.client_socket_rcv_buf_size), I32, NULL},
+    {"clientPooledByteBufAllocatorEnable", NULL, T_BOOL, G_CLIENT, 0, D_TEXT, "false",
+     OFF(client.client_pooled_byte_buf_allocator_enable), NOR, NULL},
+    {"clientCloseSocketIfTimeout", NULL, T_BOOL, G_CLIENT, 0, D_TEXT, "true",
+     OFF(client.client_close_socket_if_timeout), NOR, NULL},
+    {"useTLS", NULL, T_BOOL, G_CLIENT, 0, D_TEXT, "false", OFF(client.use_tls), NOR, NULL},
+    {"socksProxyConfig", NULL, T_STR, G_CLIENT, 0, D_TEXT, "{}", OFF(client.socks_proxy_config),
+     NOR, NULL},
+    {"writeBufferHighWaterMark", NULL, T_INT, G_CLIENT, 0, D_TEXT, "0",
+     OFF(client.write_buffer_high_water_mark), I32, NULL},
+    {"writeBufferLowWaterMark", NULL, T_INT, G_CLIENT, 0, D_TEXT, "0",
+     OFF(client.write_buffer_low_water_mark), I32, NULL},
+    {"disableCallbackExecutor", NULL, T_BOOL, G_CLIENT, 0, D_TEXT, "false",
+     OFF(client.disable_callback_executor), NOR, NULL},
+    {"disableNettyWorkerGroup", NULL, T_BOOL, G_CLIENT, 0, D_TEXT, "false",
+     OFF(client.disable_netty_worker_group), NOR, NULL},
+    {"maxReconnectIntervalTimeSeconds", NULL, T_LONG, G_CLIENT, 0, D_TEXT, "60",
+     OFF(client.max_reconnect_interval_time_seconds), I64, NULL},
+    {"enableReconnectForGoAway", NULL, T_BOOL, G_CLIENT, 0, D_TEXT, "true",
+     OFF(client.enable_reconnect_for_go_away), NOR, NULL},
+
+    /* mqnamesrv extensions. frameMaxLength: Java's -Dcom.rocketmq.remoting.frameMaxLength
+     * (16 MiB); the floor keeps room for any header we must read. connectionMaxPendingWriteBytes:
+     * 64 MiB holds several full route replies for a slow reader, bounded so that a peer that
+     * never reads cannot make us buffer without end. ioThreads: 256 is far above any useful
+     * count of event loops. */
+    {"frameMaxLength", NULL, T_LONG, G_EXT, 0, D_TEXT, "16777216", OFF(frame_max_length), 1024,
+     INT32_MAX, "largest frame accepted from a peer, bytes"},
+    {"connectionMaxPendingWriteBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "67108864",
+     OFF(max_conn_output_bytes), 0, INT64_MAX,
+     "reply bytes queued to a peer that does not read before it is cut off (0: no limit)"},
+    {"logPath", NULL, T_STR, G_EXT, 0, D_HOME, "/logs/rocketmqlogs/namesrv.log", OFF(log_path), NOR,
+     "log file (empty: no file)"},
+    {"logLevel", NULL, T_STR, G_EXT, F_RUNTIME, D_TEXT, "INFO", OFF(log_level), NOR,
+     "ERROR, WARN, INFO or DEBUG"},
+    {"portFile", NULL, T_STR, G_EXT, 0, D_TEXT, "", OFF(port_file), NOR,
+     "write the bound port to this file once listening (empty: none)"},
+    {"ioThreads", NULL, T_INT, G_EXT, 0, D_TEXT, "0", OFF(io_threads), 0, 256,
+     "I/O event loop threads (0: one per CPU)"},
+};
+
+#define NOPTS NS_ARRAY_SIZE(opts)
+
+/* ---- small helpers -------------------------------------------------------------------- */
+
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static void *field_ptr(ns_config_t *cfg, const opt_t *o)
+{
+    return (char *)cfg + o->off;
+}
+
+static const char *opt_field_name(const opt_t *o)
+{
+    return o->field != NULL ? o->field : o->key;
+}
+
+static int ext_bit(const opt_t *o)
+{
+    return (int)(o - opts); /* extensions are the last entries: the bit is relative below */
+}
+
+static uint32_t ext_mask(const opt_t *o)
+{
+    size_t first = 0;
+    while (opts[first].group != G_EXT)
+        first++;
+    return 1u << (unsigned)(ext_bit(o) - (int)first);
+}
+
+static int usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0)
+            return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* Java's user.home: we take $HOME (what operators and tests set), then the passwd entry, then
+ * Java's own fallback "?". */
+static const char *home_dir(void)
+{
+    const char *h = getenv("HOME");
+    if (h != NULL && h[0] != '\0')
+        return h;
+    struct passwd *pw = getpwuid(getuid());
+    if (pw != NULL && pw->pw_dir != NULL && pw->pw_dir[0] != '\0')
+        return pw->pw_dir;
+    return "?";
+}
+
+/* Java's Long.parseLong within [lo, hi] (Integer.parseInt with the int range): an optional
+ * sign, then ASCII digits only. Returns false for anything else or on overflow. */
+static bool java_parse_num(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    bool neg = false;
+    if (*s == '+' || *s == '-') {
+        neg = *s == '-';
+        s++;
+    }
+    if (*s == '\0')
+        return false;
+    uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (limit - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    int64_t r = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+    if (r < lo || r > hi)
+        return false;
+    *out = r;
+    return true;
+}
+
+/* Java's String.trim(): drops code points <= U+0020 at both ends; U+0000 is C0 80 here. */
+static char *java_trim_dup(const char *s)
+{
+    size_t n = strlen(s), a = 0;
+    for (;;) {
+        if (a < n && (unsigned char)s[a] <= 0x20)
+            a++;
+        else if (a + 1 < n && (unsigned char)s[a] == 0xC0 && (unsigned char)s[a + 1] == 0x80)
+            a += 2;
+        else
+            break;
+    }
+    for (;;) {
+        if (n > a && (unsigned char)s[n - 1] <= 0x20)
+            n--;
+        else if (n >= a + 2 && (unsigned char)s[n - 2] == 0xC0 && (unsigned char)s[n - 1] == 0x80)
+            n -= 2;
+        else
+            break;
+    }
+    return ns_xstrndup(s + a, n - a);
+}
+
+/* ---- extras ------------------------------------------------------------------------------ */
+
+static ssize_t extra_find(const ns_config_t *cfg, const char *key)
+{
+    for (size_t i = 0; i < cfg->extra_count; i++)
+        if (strcmp(cfg->extra_keys[i], key) == 0)
+            return (ssize_t)i;
+    return -1;
+}
+
+static void retire(ns_config_t *cfg, char *s)
+{
+    if (s == NULL)
+        return;
+    cfg->retired = ns_xrealloc(cfg->retired, (cfg->retired_count + 1) * sizeof(char *));
+    cfg->retired[cfg->retired_count++] = s;
+}
+
+/* Sets extras[key] = value. `live`: other threads may run (318), so the old text is retired. */
+static void extra_put(ns_config_t *cfg, const char *key, const char *value, bool live)
+{
+    ssize_t i = extra_find(cfg, key);
+    if (i >= 0) {
+        if (live)
+            retire(cfg, cfg->extra_values[i]);
+        else
+            free(cfg->extra_values[i]);
+        cfg->extra_values[i] = ns_xstrdup(value);
+        return;
+    }
+    cfg->extra_keys = ns_xrealloc(cfg->extra_keys, (cfg->extra_count + 1) * sizeof(char *));
+    cfg->extra_values = ns_xrealloc(cfg->extra_values, (cfg->extra_count + 1) * sizeof(char *));
+    cfg->extra_keys[cfg->extra_count] = ns_xstrdup(key);
+    cfg->extra_values[cfg->extra_count] = ns_xstrdup(value);
+    cfg->extra_count++;
+}
+
+/* ---- applying one value ------------------------------------------------------------------ */
+
+static const char *type_name(opt_type_t t)
+{
+    switch (t) {
+    case T_BOOL:
+        return "boolean";
+    case T_INT:
+        return "int";
+    case T_LONG:
+        return "long";
+    default:
+        return "string";
+    }
+}
+
+/* Converts and stores `value` into o's field. `live`: store scalars atomically and retire the
+ * old string. Returns 0, or NS_ECONFIG with err set (only when strict; non-strict failures
+ * leave the field unchanged and return 0, as Java swallows them). */
+static int apply(ns_config_t *cfg, const opt_t *o, const char *value, bool strict, bool live,
+                 char *err, size_t errlen)
+{
+    void *p = field_ptr(cfg, o);
+    switch (o->type) {
+    case T_STR: {
+        char *v = java_trim_dup(value);
+        if (strict && o->off == OFF(log_level)) {
+            ns_log_level_t lv;
+            if (!ns_log_level_parse(v, &lv)) {
+                errf(err, errlen, "%s: '%s' is not ERROR, WARN, INFO or DEBUG", o->key, v);
+                free(v);
+                return NS_ECONFIG;
+            }
+        }
+        char **sp = p;
+        char *old = __atomic_exchange_n(sp, v, __ATOMIC_ACQ_REL);
+        if (live)
+            retire(cfg, old);
+        else
+            free(old);
+        return 0;
+    }
+    case T_BOOL: {
+        bool b = strcasecmp(value, "true") == 0;
+        if (strict && !b && strcasecmp(value, "false") != 0) {
+            /* Java takes anything but "true" as false; a typo there silently disables a
+             * feature, so the strict loader asks for one of the two words. */
+            errf(err, errlen, "%s: '%s' is not a boolean (true or false)", o->key, value);
+            return NS_ECONFIG;
+        }
+        __atomic_store_n((bool *)p, b, __ATOMIC_RELAXED);
+        return 0;
+    }
+    case T_INT:
+    case T_LONG: {
+        int64_t lo = o->type == T_INT ? INT32_MIN : INT64_MIN;
+        int64_t hi = o->type == T_INT ? INT32_MAX : INT64_MAX;
+        int64_t v;
+        if (!java_parse_num(value, lo, hi, &v)) {
+            if (!strict)
+                return 0;
+            errf(err, errlen, "%s: '%s' is not a valid %s", o->key, value, type_name(o->type));
+            return NS_ECONFIG;
+        }
+        if (strict && (v < o->min || v > o->max)) {
+            errf(err, errlen, "%s: %lld is out of range [%lld, %lld]", o->key, (long long)v,
+                 (long long)o->min, (long long)o->max);
+            return NS_ECONFIG;
+        }
+        if (o->type == T_INT)
+            __atomic_store_n((int32_t *)p, (int32_t)v, __ATOMIC_RELAXED);
+        else
+            __atomic_store_n((int64_t *)p, v, __ATOMIC_RELAXED);
+        return 0;
+    }
+    }
+    return 0;
+}
+
+/* Formats o's current value into out. Returns false for a NULL string. */
+static bool format_value(ns_config_t *cfg, const opt_t *o, ns_buf_t *out)
+{
+    const void *p = field_ptr(cfg, o);
+    switch (o->type) {
+    case T_STR: {
+        const char *s = __atomic_load_n((char *const *)p, __ATOMIC_ACQUIRE);
+        if (s == NULL)
+            return false;
+        ns_buf_append_str(out, s);
+        return true;
+    }
+    case T_BOOL:
+        ns_buf_append_str(out,
+                          __atomic_load_n((const bool *)p, __ATOMIC_RELAXED) ? "true" : "false");
+        return true;
+    case T_INT:
+        ns_buf_appendf(out, "%d", (int)__atomic_load_n((const int32_t *)p, __ATOMIC_RELAXED));
+        return true;
+    case T_LONG:
+        ns_buf_appendf(out, "%lld",
+                       (long long)__atomic_load_n((const int64_t *)p, __ATOMIC_RELAXED));
+        return true;
+    }
+    return false;
+}
+
+/* How a property reaches the config. */
+typedef enum set_mode {
+    SET_FILE,   /* -c or --set: every Java object, extras recorded */
+    SET_UPDATE, /* 318: NamesrvConfig + NettyServerConfig only, extras only if present */
+} set_mode_t;
+
+static int set_property(ns_config_t *cfg, const char *key, const char *value, bool strict,
+                        set_mode_t mode, char *err, size_t errlen)
+{
+    bool live = mode == SET_UPDATE;
+    bool known = false, object_key = false;
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt_t *o = &opts[i];
+        if (strcmp(o->key, key) != 0)
+            continue;
+        known = true;
+        if (o->group == G_CLIENT && mode == SET_UPDATE)
+            continue; /* 318 touches NamesrvConfig and NettyServerConfig only */
+        int rc = apply(cfg, o, value, strict, live, err, errlen);
+        if (rc < 0)
+            return rc;
+        if (o->group == G_NAMESRV || o->group == G_SERVER)
+            object_key = true;
+        if (o->group == G_EXT) {
+            object_key = true;
+            cfg->ext_present |= ext_mask(o);
+            if (live && o->off == OFF(log_level)) {
+                ns_log_level_t lv;
+                if (ns_log_level_parse(cfg->log_level, &lv))
+                    ns_log_set_level(lv);
+            }
+        }
+    }
+    if (!object_key) {
+        /* NettyClientConfig and unknown keys live on as text in Java's allConfigs. */
+        if (mode == SET_FILE || extra_find(cfg, key) >= 0)
+            extra_put(cfg, key, value, live);
+    }
+    return known ? 1 : 0;
+}
+
+int ns_config_set(ns_config_t *cfg, const char *key, const char *value, bool strict, char *err,
+                  size_t errlen)
+{
+    return set_property(cfg, key, value, strict, SET_FILE, err, errlen);
+}
+
+/* ---- defaults and lifetime --------------------------------------------------------------- */
+
+void ns_config_init_defaults(ns_config_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    pthread_mutex_init(&cfg->lock, NULL);
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt_t *o = &opts[i];
+        char buf[32];
+        const char *text = o->def;
+        char *owned = NULL;
+        switch (o->dkind) {
+        case D_TEXT:
+            break;
+        case D_HOME: {
+            const char *h = home_dir();
+            owned = ns_xmalloc(strlen(h) + strlen(o->def) + 1);
+            strcpy(owned, h);
+            strcat(owned, o->def);
+            text = owned;
+            break;
+        }
+        case D_ENV:
+            text = getenv(o->def);
+            break;
+        case D_NCPU:
+            snprintf(buf, sizeof(buf), "%d", usable_cpus());
+            text = buf;
+            break;
+        }
+        if (text != NULL) {
+            if (o->type == T_STR) /* defaults are not trimmed: ROCKETMQ_HOME is taken as is */
+                *(char **)field_ptr(cfg, o) = ns_xstrdup(text);
+            else
+                apply(cfg, o, text, false, false, NULL, 0);
+        }
+        free(owned);
+    }
+}
+
+void ns_config_free(ns_config_t *cfg)
+{
+    if (cfg == NULL)
+        return;
+    for (size_t i = 0; i < NOPTS; i++) {
+        if (opts[i].type == T_STR) {
+            char **sp = field_ptr(cfg, &opts[i]);
+            free(*sp);
+            *sp = NULL;
+        }
+    }
+    for (size_t i = 0; i < cfg->extra_count; i++) {
+        free(cfg->extra_keys[i]);
+        free(cfg->extra_values[i]);
+    }
+    free(cfg->extra_keys);
+    free(cfg->extra_values);
+    for (size_t i = 0; i < cfg->retired_count; i++)
+        free(cfg->retired[i]);
+    free(cfg->retired);
+    free(cfg->config_file);
+    cfg->extra_keys = cfg->extra_values = cfg->retired = NULL;
+    cfg->extra_count = cfg->retired_count = 0;
+    cfg->config_file = NULL;
+    pthread_mutex_destroy(&cfg->lock);
+}
+
+bool ns_config_home_missing(const ns_config_t *cfg)
+{
+    return cfg->rocketmq_home == NULL;
+}
+
+/* ---- properties text -> ordered, de-duplicated pairs ------------------------------------- */
+
+typedef struct pair {
+    char *key;
+    char *value;
+    int line;
+} pair_t;
+
+typedef struct pair_list {
+    pair_t *v;
+    size_t n;
+} pair_list_t;
+
+/* Java's Properties is a Hashtable: a repeated key keeps its last value. We keep the first
+ * position (for stable error order) and the last value and line. */
+static int collect_pair(void *arg, const char *key, const char *value, int line)
+{
+    pair_list_t *l = arg;
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->v[i].key, key) == 0) {
+            free(l->v[i].value);
+            l->v[i].value = ns_xstrdup(value);
+            l->v[i].line = line;
+            return 0;
+        }
+    }
+    l->v = ns_xrealloc(l->v, (l->n + 1) * sizeof(pair_t));
+    l->v[l->n++] = (pair_t){ns_xstrdup(key), ns_xstrdup(value), line};
+    return 0;
+}
+
+static void pair_list_free(pair_list_t *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].key);
+        free(l->v[i].value);
+    }
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+static int read_file(const char *path, ns_buf_t *out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    for (;;) {
+        ns_buf_reserve(out, 65536);
+        ssize_t n = read(fd, out->data + out->len, out->cap - out->len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+            break;
+        }
+        if (n == 0)
+            break;
+        out->len += (size_t)n;
+    }
+    close(fd);
+    return rc;
+}
+
+int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    pair_list_t pairs = {NULL, 0};
+    int rc = read_file(path, &text);
+    if (rc < 0) {
+        errf(err, errlen, "%s: %s", path, strerror(-rc));
+        goto out;
+    }
+    int bad_line = 0;
+    rc = ns_properties_parse((const char *)text.data, text.len, collect_pair, &pairs, &bad_line);
+    if (rc < 0) {
+        errf(err, errlen, "%s:%d: Malformed \\uxxxx encoding.", path, bad_line);
+        rc = NS_EPROTO;
+        goto out;
+    }
+    for (size_t i = 0; i < pairs.n; i++) {
+        char why[512];
+        int r = ns_config_set(cfg, pairs.v[i].key, pairs.v[i].value, true, why, sizeof(why));
+        if (r < 0) {
+            errf(err, errlen, "%s:%d: %s", path, pairs.v[i].line, why);
+            rc = NS_ECONFIG;
+            goto out;
+        }
+        if (r == 0)
+            fprintf(stderr, "mqnamesrv: unknown property %s at %s:%d\n", pairs.v[i].key, path,
+                    pairs.v[i].line);
+    }
+    /* Java: namesrvConfig.setConfigStorePath(file), untrimmed. */
+    free(cfg->config_store_path);
+    cfg->config_store_path = ns_xstrdup(path);
+    free(cfg->config_file);
+    cfg->config_file = ns_xstrdup(path);
+    printf("load config properties file OK, %s\n", path);
+    fflush(stdout);
+    rc = 0;
+out:
+    pair_list_free(&pairs);
+    ns_buf_free(&text);
+    return rc;
+}
+
+/* ---- dumps ------------------------------------------------------------------------------- */
+
+void ns_config_dump_java_order(ns_config_t *cfg, ns_buf_t *out)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt_t *o = &opts[i];
+        if (o->group == G_EXT)
+            continue;
+        ns_buf_append_str(out, opt_field_name(o));
+        ns_buf_append_char(out, '=');
+        format_value(cfg, o, out); /* a NULL string prints as empty, as Java's -p does */
+        ns_buf_append_char(out, '\n');
+    }
+}
+
+void ns_config_print(ns_config_t *cfg, FILE *fp)
+{
+    ns_buf_t body = NS_BUF_INIT;
+    ns_config_dump_java_order(cfg, &body);
+    /* logback pattern %d{yyy-MM-dd HH:mm:ss,GMT+8}: wall time rendered in GMT+8. */
+    time_t t = time(NULL) + 8 * 3600;
+    struct tm tm;
+    char stamp[32];
+    gmtime_r(&t, &tm);
+    strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+    const char *s = ns_buf_cstr(&body);
+    while (*s) {
+        const char *nl = strchr(s, '\n');
+        size_t n = nl ? (size_t)(nl - s) : strlen(s);
+        fprintf(fp, "%s INFO main - %.*s\n", stamp, (int)n, s);
+        s += n + (nl ? 1 : 0);
+    }
+    fflush(fp);
+    ns_buf_free(&body);
+}
+
+typedef struct kv_ref {
+    const char *key;
+    size_t voff; /* value offset in the scratch buffer */
+} kv_ref_t;
+
+static int cmp_kv(const void *a, const void *b)
+{
+    return strcmp(((const kv_ref_t *)a)->key, ((const kv_ref_t *)b)->key);
+}
+
+static void dump_sorted_locked(ns_config_t *cfg, ns_buf_t *out)
+{
+    kv_ref_t *refs = ns_xcalloc(NOPTS + cfg->extra_count + 1, sizeof(kv_ref_t));
+    ns_buf_t vals = NS_BUF_INIT;
+    size_t n = 0;
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt_t *o = &opts[i];
+        if (o->group == G_CLIENT)
+            continue;
+        if (o->group == G_EXT && !(cfg->ext_present & ext_mask(o)))
+            continue;
+        size_t start = vals.len;
+        if (!format_value(cfg, o, &vals))
+            continue; /* Java's object2Properties skips null fields */
+        ns_buf_append_char(&vals, '\0');
+        refs[n++] = (kv_ref_t){opt_field_name(o), start};
+    }
+    for (size_t i = 0; i < cfg->extra_count; i++) {
+        size_t start = vals.len;
+        ns_buf_append_str(&vals, cfg->extra_values[i]);
+        ns_buf_append_char(&vals, '\0');
+        refs[n++] = (kv_ref_t){cfg->extra_keys[i], start};
+    }
+    qsort(refs, n, sizeof(kv_ref_t), cmp_kv);
+    for (size_t i = 0; i < n; i++) {
+        ns_buf_append_str(out, refs[i].key);
+        ns_buf_append_char(out, '=');
+        ns_buf_append_str(out, (const char *)vals.data + refs[i].voff);
+        ns_buf_append_char(out, '\n');
+    }
+    ns_buf_free(&vals);
+    free(refs);
+}
+
+void ns_config_dump_sorted(ns_config_t *cfg, ns_buf_t *out)
+{
+    pthread_mutex_lock(&cfg->lock);
+    dump_sorted_locked(cfg, out);
+    pthread_mutex_unlock(&cfg->lock);
+}
+
+/* ---- 318 --------------------------------------------------------------------------------- */
+
+/* Java builds the set once at startup: the fixed keys plus configBlackList.split(";") (empty
+ * trailing entries dropped; an empty setting yields the one entry ""). */
+static bool blacklisted(const ns_config_t *cfg, const char *key)
+{
+    static const char *const fixed[] = {"configBlackList", "configStorePath", "kvConfigPath",
+                                        "rocketmqHome"};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(fixed); i++)
+        if (strcmp(fixed[i], key) == 0)
+            return true;
+    const char *list = cfg->config_black_list != NULL ? cfg->config_black_list : "";
+    size_t total = strlen(list);
+    size_t keep = total; /* String.split drops trailing empty strings... */
+    while (keep > 0 && list[keep - 1] == ';')
+        keep--;
+    if (keep == 0) /* ...but "" (or only ';') splits to [""] resp. [] */
+        return total == 0 && key[0] == '\0';
+    const char *p = list, *end = list + keep;
+    while (p <= end) {
+        const char *semi = memchr(p, ';', (size_t)(end - p));
+        const char *e = semi ? semi : end;
+        if ((size_t)(e - p) == strlen(key) && memcmp(p, key, (size_t)(e - p)) == 0)
+            return true;
+        if (semi == NULL)
+            break;
+        p = semi + 1;
+    }
+    return false;
+}
+
+static int fsync_dir_of(const char *path)
+{
+    char *dir = ns_xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        strcpy(dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    int rc = 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        rc = -errno;
+    } else {
+        if (fsync(fd) != 0)
+            rc = -errno;
+        close(fd);
+    }
+    free(dir);
+    return rc;
+}
+
+static int mkdir_parents(const char *path)
+{
+    char *tmp = ns_xstrdup(path);
+    int rc = 0;
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+            rc = -errno;
+            break;
+        }
+        *p = '/';
+    }
+    free(tmp);
+    return rc;
+}
+
+/* Writes data to path atomically: path.tmp.<pid> in the same directory, fsync, rename, then
+ * the directory is fsynced. Returns 0 or -errno. */
+static int write_atomic(const char *path, const void *data, size_t len)
+{
+    size_t plen = strlen(path) + 32;
+    char *tmp = ns_xmalloc(plen);
+    snprintf(tmp, plen, "%s.tmp.%ld", path, (long)getpid());
+    int rc = 0;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rc = -errno;
+        goto out;
+    }
+    const char *p = data;
+    size_t left = len;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+            break;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (rc == 0 && fsync(fd) != 0)
+        rc = -errno;
+    if (close(fd) != 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -errno;
+    if (rc != 0)
+        unlink(tmp);
+    else
+        rc = fsync_dir_of(path);
+out:
+    free(tmp);
+    return rc;
+}
+
+/* Java's MixAll.string2File: mkdirs, previous content -> <path>.bak, then the new content. */
+static int persist_locked(ns_config_t *cfg)
+{
+    const char *path = cfg->config_store_path;
+    if (path == NULL || path[0] == '\0')
+        return -ENOENT;
+    ns_buf_t body = NS_BUF_INIT, prev = NS_BUF_INIT;
+    int rc = mkdir_parents(path);
+    if (rc < 0)
+        goto out;
+    rc = read_file(path, &prev);
+    if (rc == 0) {
+        size_t blen = strlen(path) + 5;
+        char *bak = ns_xmalloc(blen);
+        snprintf(bak, blen, "%s.bak", path);
+        rc = write_atomic(bak, prev.data, prev.len);
+        free(bak);
+        if (rc < 0)
+            goto out;
+    } else if (rc != -ENOENT) {
+        goto out;
+    }
+    dump_sorted_locked(cfg, &body);
+    rc = write_atomic(path, body.data, body.len);
+out:
+    ns_buf_free(&body);
+    ns_buf_free(&prev);
+    return rc;
+}
+
+ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len)
+{
+    ns_buf_t clean = NS_BUF_INIT;
+    pair_list_t pairs = {NULL, 0};
+    ns_config_update_result_t res = NS_CONFIG_UPDATE_OK;
+
+    /* Java: new String(body, UTF-8), then getBytes(UTF-8) into Properties.load (ISO-8859-1). */
+    ns_utf8_java_sanitize(text, len, &clean);
+    if (ns_properties_parse((const char *)clean.data, clean.len, collect_pair, &pairs, NULL) < 0) {
+        res = NS_CONFIG_UPDATE_BAD_TEXT;
+        goto out;
+    }
+    pthread_mutex_lock(&cfg->lock);
+    for (size_t i = 0; i < pairs.n; i++) {
+        if (blacklisted(cfg, pairs.v[i].key)) {
+            res = NS_CONFIG_UPDATE_BLACKLISTED;
+            break;
+        }
+    }
+    if (res == NS_CONFIG_UPDATE_OK) {
+        for (size_t i = 0; i < pairs.n; i++) {
+            set_property(cfg, pairs.v[i].key, pairs.v[i].value, false, SET_UPDATE, NULL, 0);
+            NS_LOG_I("updateConfig: %s=%s", pairs.v[i].key, pairs.v[i].value);
+        }
+        int rc = persist_locked(cfg);
+        if (rc < 0) {
+            NS_LOG_E("persist string2File error: %s: %s",
+                     cfg->config_store_path ? cfg->config_store_path : "(null)", strerror(-rc));
+            res = NS_CONFIG_UPDATE_PERSIST_FAILED;
+        }
+    }
+    pthread_mutex_unlock(&cfg->lock);
+out:
+    pair_list_free(&pairs);
+    ns_buf_free(&clean);
+    return res;
+}

@@ -1,0 +1,788 @@
+/* KV config store: namespace -> key -> value, one mutex, persisted after every change with an
+ * atomic write (see ns_kv.h), in the file format of Java's KVConfigSerializeWrapper. */
+#include "ns_kv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "kv_int.h"
+#include "ns_common.h"
+#include "ns_log.h"
+#include "ns_strmap.h"
+
+struct ns_kv {
+    pthread_mutex_t lock;    /* guards table and every file write */
+    char *path;              /* kvConfig.json; NULL = memory only */
+    ns_strmap_t *table;      /* namespace -> ns_strmap_t * (key -> char *, NULL = no value) */
+    atomic_ulong generation; /* bumped by every successful put and delete */
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Fault injection (tests). */
+
+static atomic_int fail_step;
+static atomic_int fail_err;
+
+void ns__kv_fail_next(int step, int err)
+{
+    atomic_store(&fail_err, err);
+    atomic_store(&fail_step, step);
+}
+
+/* Returns -err when the armed failure is for `step` (and disarms it), else 0. */
+static int injected(int step)
+{
+    int expected = step;
+    if (step != NS__KV_STEP_NONE && atomic_compare_exchange_strong(&fail_step, &expected, 0))
+        return -atomic_load(&fail_err);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* JSON writing: fastjson 1.2.83 default mode. */
+
+static const char hex_upper[] = "0123456789ABCDEF";
+
+static void append_u_escape(ns_buf_t *out, unsigned cp)
+{
+    char esc[6] = {'\\',
+                   'u',
+                   hex_upper[(cp >> 12) & 0xF],
+                   hex_upper[(cp >> 8) & 0xF],
+                   hex_upper[(cp >> 4) & 0xF],
+                   hex_upper[cp & 0xF]};
+    ns_buf_append(out, esc, sizeof(esc));
+}
+
+/* Appends s as a JSON string the way fastjson's default writer does: '"' and '\' escaped,
+ * \b \t \n \f \r, every other control character and U+007F..U+009F, U+2028 and U+2029 as
+ * \uXXXX with upper-case hex, '/' and all other characters (raw UTF-8) as they are. */
+static void append_json_string(ns_buf_t *out, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    ns_buf_append_char(out, '"');
+    while (*p) {
+        const unsigned char *run = p;
+        while (*p >= 0x20 && *p != '"' && *p != '\\' && *p != 0x7F && *p != 0xC2 && *p != 0xE2)
+            p++;
+        ns_buf_append(out, run, (size_t)(p - run));
+        unsigned char c = *p;
+        if (c == 0)
+            break;
+        if (c == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { /* U+0080..U+009F */
+            append_u_escape(out, p[1]);
+            p += 2;
+            continue;
+        }
+        if (c == 0xE2 && p[1] == 0x80 && (p[2] == 0xA8 || p[2] == 0xA9)) { /* U+2028, U+2029 */
+            append_u_escape(out, p[2] == 0xA8 ? 0x2028 : 0x2029);
+            p += 3;
+            continue;
+        }
+        p++;
+        switch (c) {
+        case 0xC2:
+        case 0xE2:
+            ns_buf_append_char(out, (char)c); /* the lead byte of any other character */
+            break;
+        case '"':
+            ns_buf_append_str(out, "\\\"");
+            break;
+        case '\\':
+            ns_buf_append_str(out, "\\\\");
+            break;
+        case '\b':
+            ns_buf_append_str(out, "\\b");
+            break;
+        case '\t':
+            ns_buf_append_str(out, "\\t");
+            break;
+        case '\n':
+            ns_buf_append_str(out, "\\n");
+            break;
+        case '\f':
+            ns_buf_append_str(out, "\\f");
+            break;
+        case '\r':
+            ns_buf_append_str(out, "\\r");
+            break;
+        default: /* other control characters and U+007F */
+            append_u_escape(out, c);
+            break;
+        }
+    }
+    ns_buf_append_char(out, '"');
+}
+
+/* Appends {"k":"v",...} for one namespace: sorted keys, valueless keys left out (fastjson
+ * drops null map values). */
+static void append_namespace(ns_buf_t *out, const ns_strmap_t *keys)
+{
+    size_t n = 0;
+    const char **sorted = ns_strmap_sorted_keys(keys, &n);
+    bool first = true;
+    ns_buf_append_char(out, '{');
+    for (size_t i = 0; i < n; i++) {
+        const char *value = ns_strmap_get(keys, sorted[i]);
+        if (value == NULL)
+            continue;
+        if (!first)
+            ns_buf_append_char(out, ',');
+        first = false;
+        append_json_string(out, sorted[i]);
+        ns_buf_append_char(out, ':');
+        append_json_string(out, value);
+    }
+    ns_buf_append_char(out, '}');
+    free(sorted);
+}
+
+/* Appends the whole file content, {"configTable":{...}}, namespaces sorted. */
+static void serialize_locked(const ns_kv_t *kv, ns_buf_t *out)
+{
+    size_t n = 0;
+    const char **sorted = ns_strmap_sorted_keys(kv->table, &n);
+    ns_buf_append_str(out, "{\"configTable\":{");
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            ns_buf_append_char(out, ',');
+        append_json_string(out, sorted[i]);
+        ns_buf_append_char(out, ':');
+        append_namespace(out, ns_strmap_get(kv->table, sorted[i]));
+    }
+    ns_buf_append_str(out, "}}");
+    free(sorted);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Atomic file write. */
+
+static char *path_with_suffix(const char *path, const char *suffix)
+{
+    size_t a = strlen(path), b = strlen(suffix);
+    char *s = ns_xmalloc(a + b + 1);
+    memcpy(s, path, a);
+    memcpy(s + a, suffix, b + 1);
+    return s;
+}
+
+/* Returns a malloc'd copy of the directory part of path ("." when there is none). */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        return ns_xstrdup(".");
+    if (slash == path)
+        return ns_xstrdup("/");
+    return ns_xstrndup(path, (size_t)(slash - path));
+}
+
+/* Creates dir and its missing parents (mkdir -p). Returns 0 or -errno. */
+static int make_dirs(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+    char *copy = ns_xstrdup(dir);
+    int rc = 0;
+    for (char *p = copy + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char saved = *p;
+        *p = '\0';
+        if (mkdir(copy, 0755) != 0 && errno != EEXIST) {
+            rc = -errno;
+            break;
+        }
+        *p = saved;
+        if (saved == '\0')
+            break;
+    }
+    free(copy);
+    if (rc == 0 && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+        rc = -ENOTDIR;
+    return rc;
+}
+
+/* Writes all len bytes (retrying short writes and EINTR). With `half_then` a fault is injected
+ * after half the bytes, to leave a partial file behind. Returns 0 or -errno. */
+static int write_all(int fd, const uint8_t *data, size_t len, int half_then)
+{
+    size_t done = 0;
+    while (done < len) {
+        if (half_then != 0 && done >= len / 2)
+            return half_then;
+        size_t chunk = len - done;
+        if (half_then != 0 && done < len / 2)
+            chunk = len / 2 - done;
+        ssize_t n = write(fd, data + done, chunk);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        done += (size_t)n;
+    }
+    return half_then;
+}
+
+/* Reads the whole file at path into a malloc'd, NUL-terminated buffer. Returns 0, -errno
+ * (-ENOENT for a missing file) or NS_ETOOBIG. */
+static int read_file(const char *path, char **data, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ns_buf_t buf = NS_BUF_INIT;
+    int rc = 0;
+    for (;;) {
+        ns_buf_reserve(&buf, 64 * 1024);
+        ssize_t n = read(fd, buf.data + buf.len, buf.cap - buf.len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+            break;
+        }
+        if (n == 0)
+            break;
+        buf.len += (size_t)n;
+        if (buf.len > NS_KV_MAX_FILE) {
+            rc = NS_ETOOBIG;
+            break;
+        }
+    }
+    close(fd);
+    if (rc != 0) {
+        ns_buf_free(&buf);
+        return rc;
+    }
+    ns_buf_cstr(&buf);
+    *data = (char *)ns_buf_steal(&buf, len);
+    return 0;
+}
+
+/* Creates path with exactly data (not atomic; used only for the .bak copy fallback). */
+static int write_plain(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return -errno;
+    int rc = write_all(fd, data, len, 0);
+    if (close(fd) != 0 && rc == 0)
+        rc = -errno;
+    return rc;
+}
+
+/* Makes <path>.bak hold the current content of path, as Java's string2File does before
+ * overwriting: a hard link (the rename that follows gives path a new inode and leaves the old
+ * one to .bak), or a copy where the file system refuses links. A missing path is no error. */
+static int keep_backup(const char *path)
+{
+    int rc = injected(NS__KV_STEP_BACKUP);
+    if (rc != 0)
+        return rc;
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : -errno;
+    char *bak = path_with_suffix(path, ".bak");
+    if (unlink(bak) != 0 && errno != ENOENT) {
+        rc = -errno;
+        goto out;
+    }
+    if (link(path, bak) == 0)
+        goto out;
+    if (errno != EXDEV && errno != EPERM && errno != EMLINK && errno != ENOTSUP &&
+        errno != EOPNOTSUPP) {
+        rc = -errno;
+        goto out;
+    }
+    char *content = NULL;
+    size_t len = 0;
+    rc = read_file(path, &content, &len);
+    if (rc == 0)
+        rc = write_plain(bak, content, len);
+    free(content);
+out:
+    free(bak);
+    return rc;
+}
+
+/* Replaces path with data atomically (see ns_kv.h). *step receives the step that failed and
+ * *renamed whether the new content reached path. Returns 0 or -errno. */
+static int write_atomic(const char *path, const uint8_t *data, size_t len, int *step, bool *renamed)
+{
+    char *dir = dir_of(path);
+    char *tmp = path_with_suffix(path, ".tmp");
+    int fd = -1;
+    bool tmp_made = false;
+    int rc;
+    *renamed = false;
+
+    *step = NS__KV_STEP_MKDIR;
+    if ((rc = injected(*step)) != 0 || (rc = make_dirs(dir)) != 0)
+        goto out;
+
+    *step = NS__KV_STEP_OPEN;
+    if ((rc = injected(*step)) != 0)
+        goto out;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        rc = -errno;
+        goto out;
+    }
+    tmp_made = true;
+
+    *step = NS__KV_STEP_WRITE;
+    if ((rc = write_all(fd, data, len, injected(*step))) != 0)
+        goto out;
+
+    *step = NS__KV_STEP_FSYNC;
+    if ((rc = injected(*step)) != 0)
+        goto out;
+    if (fsync(fd) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    rc = close(fd) != 0 ? -errno : 0;
+    fd = -1;
+    if (rc != 0)
+        goto out;
+
+    *step = NS__KV_STEP_BACKUP;
+    if ((rc = keep_backup(path)) != 0)
+        goto out;
+
+    *step = NS__KV_STEP_RENAME;
+    if ((rc = injected(*step)) != 0)
+        goto out;
+    if (rename(tmp, path) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    tmp_made = false;
+    *renamed = true;
+
+    /* Without this the rename itself may not survive a power cut. File systems that cannot
+     * fsync a directory say EINVAL; there is nothing more to do on them. */
+    *step = NS__KV_STEP_DIRSYNC;
+    if ((rc = injected(*step)) != 0)
+        goto out;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        rc = -errno;
+        goto out;
+    }
+    if (fsync(dfd) != 0 && errno != EINVAL)
+        rc = -errno;
+    close(dfd);
+
+out:
+    if (fd >= 0)
+        close(fd);
+    if (tmp_made)
+        unlink(tmp);
+    free(tmp);
+    free(dir);
+    return rc;
+}
+
+static const char *step_name(int step)
+{
+    static const char *const names[] = {"",      "mkdir",  "open temp file", "write",
+                                        "fsync", "backup", "rename",         "fsync directory"};
+    return step >= 0 && (size_t)step < NS_ARRAY_SIZE(names) ? names[step] : "?";
+}
+
+/* Writes the store to its file (nothing without a path). *renamed tells whether the file now
+ * holds the new content even on failure. Returns 0 or -errno, logged at ERROR. */
+static int persist_locked(ns_kv_t *kv, bool *renamed)
+{
+    *renamed = false;
+    if (kv->path == NULL)
+        return 0;
+    ns_buf_t buf = NS_BUF_INIT;
+    serialize_locked(kv, &buf);
+    /* Write through a symlinked kvConfig.json, as Java's FileOutputStream does, rather than
+     * replacing the link with a file. A path that does not exist yet is used as it is. */
+    char *real = realpath(kv->path, NULL);
+    int step = NS__KV_STEP_NONE;
+    int rc = write_atomic(real != NULL ? real : kv->path, buf.data, buf.len, &step, renamed);
+    free(real);
+    if (rc != 0)
+        NS_LOG_E("persist kvconfig Exception, %s: %s failed: %s", kv->path, step_name(step),
+                 ns_strerror(rc));
+    ns_buf_free(&buf);
+    return rc;
+}
+
+/* After a failed persist was rolled back in memory: when the new file had already replaced the
+ * old one (only a failed directory fsync does that), write the rolled-back state again so that
+ * file and memory agree. Best effort; a failure is logged by persist_locked. */
+static void repersist_after_rollback_locked(ns_kv_t *kv, bool renamed)
+{
+    bool again = false;
+    if (renamed)
+        (void)persist_locked(kv, &again);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Store. */
+
+static void free_namespace(void *value)
+{
+    ns_strmap_free(value);
+}
+
+ns_kv_t *ns_kv_new(const char *path)
+{
+    ns_kv_t *kv = ns_xcalloc(1, sizeof(*kv));
+    NS_ASSERT(pthread_mutex_init(&kv->lock, NULL) == 0);
+    kv->path = path != NULL ? ns_xstrdup(path) : NULL;
+    kv->table = ns_strmap_new(free_namespace);
+    atomic_init(&kv->generation, 0);
+    return kv;
+}
+
+void ns_kv_free(ns_kv_t *kv)
+{
+    if (kv == NULL)
+        return;
+    ns_strmap_free(kv->table);
+    pthread_mutex_destroy(&kv->lock);
+    free(kv->path);
+    free(kv);
+}
+
+int ns_kv_put(ns_kv_t *kv, const char *ns, const char *key, const char *value)
+{
+    if (ns == NULL || key == NULL)
+        return NS_EINVAL;
+    pthread_mutex_lock(&kv->lock);
+    ns_strmap_t *keys = ns_strmap_get(kv->table, ns);
+    bool ns_created = keys == NULL;
+    if (ns_created) {
+        keys = ns_strmap_new(free);
+        ns_strmap_put(kv->table, ns, keys, NULL);
+    }
+    void *old = NULL;
+    bool key_created = ns_strmap_put(keys, key, value ? ns_xstrdup(value) : NULL, &old);
+    bool renamed = false;
+    int rc = persist_locked(kv, &renamed);
+    if (rc != 0) {
+        if (ns_created)
+            ns_strmap_remove(kv->table, ns, NULL);
+        else if (key_created)
+            ns_strmap_remove(keys, key, NULL);
+        else
+            ns_strmap_put(keys, key, old, NULL);
+        repersist_after_rollback_locked(kv, renamed);
+    } else {
+        free(old);
+        atomic_fetch_add(&kv->generation, 1);
+    }
+    pthread_mutex_unlock(&kv->lock);
+    if (rc != 0)
+        return rc;
+    if (ns_created)
+        NS_LOG_I("putKVConfig create new Namespace %s", ns);
+    NS_LOG_I("putKVConfig %s config item, Namespace: %s Key: %s Value: %s",
+             key_created ? "create new" : "update", ns, key, value ? value : "null");
+    return 0;
+}
+
+int ns_kv_delete(ns_kv_t *kv, const char *ns, const char *key)
+{
+    pthread_mutex_lock(&kv->lock);
+    ns_strmap_t *keys = ns != NULL ? ns_strmap_get(kv->table, ns) : NULL;
+    void *old = NULL;
+    bool removed = keys != NULL && key != NULL && ns_strmap_remove(keys, key, &old);
+    bool renamed = false;
+    int rc = persist_locked(kv, &renamed);
+    if (rc != 0) {
+        if (removed)
+            ns_strmap_put(keys, key, old, NULL);
+        repersist_after_rollback_locked(kv, renamed);
+    } else {
+        atomic_fetch_add(&kv->generation, 1);
+    }
+    pthread_mutex_unlock(&kv->lock);
+    if (rc != 0)
+        return rc;
+    if (keys != NULL)
+        NS_LOG_I("deleteKVConfig delete a config item, Namespace: %s Key: %s Value: %s", ns,
+                 key ? key : "null", old ? (const char *)old : "null");
+    free(old);
+    return 0;
+}
+
+char *ns_kv_get(ns_kv_t *kv, const char *ns, const char *key)
+{
+    if (ns == NULL || key == NULL)
+        return NULL;
+    char *copy = NULL;
+    pthread_mutex_lock(&kv->lock);
+    ns_strmap_t *keys = ns_strmap_get(kv->table, ns);
+    const char *value = keys != NULL ? ns_strmap_get(keys, key) : NULL;
+    if (value != NULL)
+        copy = ns_xstrdup(value);
+    pthread_mutex_unlock(&kv->lock);
+    return copy;
+}
+
+int ns_kv_get_table_json(ns_kv_t *kv, const char *ns, ns_buf_t *out)
+{
+    if (ns == NULL)
+        return NS_ENOTFOUND;
+    int rc = NS_ENOTFOUND;
+    pthread_mutex_lock(&kv->lock);
+    ns_strmap_t *keys = ns_strmap_get(kv->table, ns);
+    if (keys != NULL) {
+        ns_buf_append_str(out, "{\"table\":");
+        append_namespace(out, keys);
+        ns_buf_append_char(out, '}');
+        rc = 0;
+    }
+    pthread_mutex_unlock(&kv->lock);
+    return rc;
+}
+
+unsigned long ns_kv_generation(ns_kv_t *kv)
+{
+    return atomic_load(&kv->generation);
+}
+
+void ns_kv_log_all(ns_kv_t *kv)
+{
+    pthread_mutex_lock(&kv->lock);
+    NS_LOG_I("--------------------------------------------------------");
+    NS_LOG_I("configTable SIZE: %zu", ns_strmap_count(kv->table));
+    size_t nns = 0;
+    const char **namespaces = ns_strmap_sorted_keys(kv->table, &nns);
+    for (size_t i = 0; i < nns; i++) {
+        const ns_strmap_t *keys = ns_strmap_get(kv->table, namespaces[i]);
+        size_t nkeys = 0;
+        const char **sorted = ns_strmap_sorted_keys(keys, &nkeys);
+        for (size_t j = 0; j < nkeys; j++) {
+            const char *value = ns_strmap_get(keys, sorted[j]);
+            NS_LOG_I("configTable NS: %s Key: %s Value: %s", namespaces[i], sorted[j],
+                     value ? value : "null");
+        }
+        free(sorted);
+    }
+    free(namespaces);
+    pthread_mutex_unlock(&kv->lock);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Loading. */
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* fastjson's whitespace (JSONLexer.isWhitespace). */
+static bool is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\b';
+}
+
+/* fastjson's smart field match: case-insensitive, '_' and '-' ignored ("config_table"). */
+static bool smart_match(const char *name, const char *field)
+{
+    for (;;) {
+        while (*name == '_' || *name == '-')
+            name++;
+        if (*name == '\0' || *field == '\0')
+            return *name == *field;
+        char a = *name, b = *field;
+        if (a >= 'A' && a <= 'Z')
+            a = (char)(a - 'A' + 'a');
+        if (b >= 'A' && b <= 'Z')
+            b = (char)(b - 'A' + 'a');
+        if (a != b)
+            return false;
+        name++;
+        field++;
+    }
+}
+
+/* Returns the text Java ends up with for a non-string value in a HashMap<String,String>:
+ * malloc'd, or NULL for JSON null. Integers keep their digits; other numbers are printed by
+ * cJSON (Java keeps the literal, e.g. "1.50": close, not exact); objects and arrays as compact
+ * JSON. */
+static char *value_text(const cJSON *item)
+{
+    if (cJSON_IsString(item))
+        return ns_xstrdup(item->valuestring);
+    if (cJSON_IsNull(item))
+        return NULL;
+    if (cJSON_IsBool(item))
+        return ns_xstrdup(cJSON_IsTrue(item) ? "true" : "false");
+    if (cJSON_IsNumber(item)) {
+        double d = item->valuedouble;
+        /* Range first: converting an out-of-range double to an integer is undefined. */
+        if (d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(long long)d) {
+            char num[32];
+            snprintf(num, sizeof(num), "%lld", (long long)d);
+            return ns_xstrdup(num);
+        }
+    }
+    char *printed = cJSON_PrintUnformatted(item);
+    if (printed == NULL)
+        return ns_xstrdup("");
+    char *copy = ns_xstrdup(printed);
+    cJSON_free(printed);
+    return copy;
+}
+
+/* Builds a table (namespace -> keys) from the parsed root. Returns 0, or NS_EJSON with err. */
+static int table_from_json(const cJSON *root, ns_strmap_t *table, char *err, size_t errlen)
+{
+    if (!cJSON_IsObject(root)) {
+        set_err(err, errlen, "not a KV config: the root is not a JSON object");
+        return NS_EJSON;
+    }
+    /* An exact "configTable" wins, the last one when repeated (fastjson overwrites); only
+     * without one does fastjson's smart match pick e.g. "config_table". */
+    const cJSON *ct = NULL;
+    bool exact = false;
+    for (const cJSON *m = root->child; m != NULL; m = m->next) {
+        if (strcmp(m->string, "configTable") == 0) {
+            ct = m;
+            exact = true;
+        } else if (!exact && ct == NULL && smart_match(m->string, "configTable")) {
+            ct = m;
+        }
+    }
+    if (ct == NULL || cJSON_IsNull(ct)) {
+        set_err(err, errlen, "not a KV config: no \"configTable\" object");
+        return NS_EJSON;
+    }
+    if (!cJSON_IsObject(ct)) {
+        set_err(err, errlen, "not a KV config: \"configTable\" is not an object");
+        return NS_EJSON;
+    }
+    for (const cJSON *nsj = ct->child; nsj != NULL; nsj = nsj->next) {
+        if (cJSON_IsNull(nsj) || (cJSON_IsString(nsj) && (strcmp(nsj->valuestring, "") == 0 ||
+                                                          strcmp(nsj->valuestring, "null") == 0))) {
+            ns_strmap_remove(table, nsj->string, NULL); /* a later null replaces an earlier */
+            continue;
+        }
+        if (!cJSON_IsObject(nsj)) {
+            set_err(err, errlen, "not a KV config: namespace \"%.200s\" is not an object",
+                    nsj->string);
+            return NS_EJSON;
+        }
+        ns_strmap_t *keys = ns_strmap_new(free);
+        for (const cJSON *kj = nsj->child; kj != NULL; kj = kj->next)
+            ns_strmap_put(keys, kj->string, value_text(kj), NULL);
+        ns_strmap_put(table, nsj->string, keys, NULL);
+    }
+    return 0;
+}
+
+int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
+{
+    set_err(err, errlen, "%s", "");
+    if (kv->path == NULL)
+        return 0;
+    char *data = NULL;
+    size_t len = 0;
+    int rc = read_file(kv->path, &data, &len);
+    if (rc == -ENOENT)
+        return 0;
+    if (rc != 0) {
+        set_err(err, errlen, "cannot read the file: %s", ns_strerror(rc));
+        return rc;
+    }
+    rc = ns__kv_load_text(kv, data, len, err, errlen);
+    free(data);
+    return rc;
+}
+
+int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_t errlen)
+{
+    set_err(err, errlen, "%s", "");
+    int rc = 0;
+    cJSON *root = NULL;
+    ns_strmap_t *table = ns_strmap_new(free_namespace);
+    const char *p = data, *end = data + len;
+    if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) /* fastjson skips a byte-order mark */
+        p += 3;
+    const char *q = p;
+    while (q < end && is_ws(*q))
+        q++;
+    if (q == end) /* empty or blank: fastjson returns no wrapper at all */
+        goto out;
+
+    const char *parse_end = NULL;
+    root = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &parse_end, false);
+    if (root == NULL) {
+        set_err(err, errlen, "not JSON (error at byte %zu)",
+                parse_end != NULL ? (size_t)(parse_end - data) : (size_t)0);
+        rc = NS_EJSON;
+        goto out;
+    }
+    while (parse_end < end && is_ws(*parse_end))
+        parse_end++;
+    if (parse_end != end) {
+        set_err(err, errlen, "not JSON (text after the end at byte %zu)",
+                (size_t)(parse_end - data));
+        rc = NS_EJSON;
+        goto out;
+    }
+    if (cJSON_IsNull(root) || (cJSON_IsArray(root) && root->child == NULL))
+        goto out; /* fastjson reads `null` and `[]` as no wrapper */
+
+    char why[256];
+    rc = table_from_json(root, table, why, sizeof(why));
+    if (rc != 0) {
+        set_err(err, errlen, "%s", why);
+        goto out;
+    }
+    /* Move the namespaces over as Java's putAll does: a namespace of the file replaces one of
+     * the same name. Setting a present key leaves the key strings (the views) in place. */
+    size_t n = 0;
+    const char **names = ns_strmap_sorted_keys(table, &n);
+    pthread_mutex_lock(&kv->lock);
+    for (size_t i = 0; i < n; i++) {
+        void *keys = NULL;
+        ns_strmap_put(table, names[i], NULL, &keys);
+        ns_strmap_put(kv->table, names[i], keys, NULL);
+    }
+    pthread_mutex_unlock(&kv->lock);
+    free(names);
+    NS_LOG_I("load KV config table OK");
+
+out:
+    ns_strmap_free(table);
+    cJSON_Delete(root);
+    return rc;
+}
+
+void ns__kv_serialize(ns_kv_t *kv, ns_buf_t *out)
+{
+    pthread_mutex_lock(&kv->lock);
+    serialize_locked(kv, out);
+    pthread_mutex_unlock(&kv->lock);
+}
