@@ -718,8 +718,7 @@ static void test_compressed_hostile(void **state)
     }
     /* Bad mapping items: not JSON, no topic, null. */
     static const char *maps[] = {"nope", "{\"bname\":\"b\"}", "null",
-                                 "{\"topic\":\"T\","
-                                 "\"currIdMap\":{\"a\":1}}"};
+                                 "{\"topic\":\"T\",\"currIdMap\":{\"a\":1}}"};
     for (size_t i = 0; i < NS_ARRAY_SIZE(maps); i++) {
         ns_buf_t t = NS_BUF_INIT;
         put_item(&t, "{}");
