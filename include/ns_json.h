@@ -23,7 +23,12 @@
 
 /* Parses json[0..len) (not NUL-terminated) into a cJSON tree, accepting bare integer object
  * keys and nesting up to NS_JSON_MAX_DEPTH. Returns the root (caller frees with cJSON_Delete)
- * or NULL for anything that is not JSON. */
+ * or NULL for anything that is not JSON: deeper nesting (refused before cJSON recurses), bytes
+ * other than whitespace after the value, an empty input. A bare key is an optional '-' and
+ * digits directly in key position ({ 12 : or ,-3:); it is quoted before cJSON sees it, so the
+ * tree holds the key "12". Keys inside strings are never touched. Memory: the input is copied
+ * (len + 2 per bare key) only when it holds bare keys. cJSON numbers are doubles, so integers
+ * beyond 2^53 lose precision (see ns_json_get_int64). */
 cJSON *ns_json_parse_lenient(const uint8_t *json, size_t len);
 
 typedef enum ns_json_mode {
@@ -31,12 +36,17 @@ typedef enum ns_json_mode {
     NS_JSON_STANDARD = 1, /* BrowserCompatible + QuoteFieldNames + MapSortField */
 } ns_json_mode_t;
 
-/* A streaming writer appending to a buffer. It tracks commas itself. */
+/* A streaming writer appending to a buffer. It tracks commas itself. Nesting deeper than 63
+ * is a caller bug (NS_ASSERT). Strings are UTF-8; an invalid sequence (a maximal invalid
+ * subpart, as Java's decoder counts it) is written as U+FFFD in both modes (raw EF BF BD in
+ * default mode, \uFFFD in standard mode), which is what Java would print after decoding the
+ * same bytes, and keeps every output valid UTF-8. A NULL string is written as null. */
 typedef struct ns_jsonw {
     ns_buf_t *out;       /* destination (not owned) */
     ns_json_mode_t mode; /* escaping and key-quoting rules */
     uint32_t depth;      /* current nesting */
     uint64_t need_comma; /* bit d set: the container at depth d already has a member */
+    bool after_key;      /* a key was written; the next value takes no comma */
 } ns_jsonw_t;
 
 void ns_jsonw_init(ns_jsonw_t *w, ns_buf_t *out, ns_json_mode_t mode);
@@ -74,5 +84,21 @@ bool ns_json_get_int32(const cJSON *obj, const char *key, int32_t *out);
 bool ns_json_get_bool(const cJSON *obj, const char *key, bool *out);
 /* Returns the member's string value (a view into the tree) or NULL. */
 const char *ns_json_get_string(const cJSON *obj, const char *key);
+
+/* The same conversions on one item, telling "absent" from "wrong": each returns 1 with *out
+ * set, 0 when item is NULL or JSON null (*out untouched), or NS_EJSON when the item cannot be
+ * converted (an object, an array, a non-numeric string, a fraction or an out-of-range number
+ * for the integer kinds). Integers: JSON numbers (exact up to 2^53, cJSON keeps doubles) or
+ * strings holding an optional sign and decimal digits (exact over the whole range). Booleans:
+ * true/false, the strings "true"/"false" (any case), "1"/"0", and the numbers 1/0. */
+int ns_json_item_int64(const cJSON *item, int64_t *out);
+int ns_json_item_int32(const cJSON *item, int32_t *out);
+int ns_json_item_bool(const cJSON *item, bool *out);
+
+/* Parses s[0..len) like Java's Long.parseLong / Integer.parseInt (ASCII digits only): an
+ * optional '+' or '-', then at least one digit, nothing else, within range. Returns true with
+ * *out set, or false. */
+bool ns_json_parse_int64_text(const char *s, size_t len, int64_t *out);
+bool ns_json_parse_int32_text(const char *s, size_t len, int32_t *out);
 
 #endif

@@ -24,6 +24,9 @@
  * below; a zlib bomb or a crafted count does not. */
 #define NS_REGISTER_MAX_TOPICS 1000000
 #define NS_REGISTER_MAX_INFLATED (256u * 1024u * 1024u)
+/* Cap on one length-prefixed item of the compressed format (DataVersion, topic line, filter
+ * list, mapping info): a real item is well under 1 KiB; 16 MiB is the largest frame. */
+#define NS_REGISTER_MAX_ITEM (16u * 1024u * 1024u)
 
 typedef struct ns_data_version {
     int64_t counter;       /* bumped by the broker on every topic change */
@@ -47,9 +50,9 @@ typedef struct ns_topic_config {
 /* One TopicQueueMappingInfo (static topics, 5.x), kept field by field so that it can be
  * written back in either JSON mode. */
 typedef struct ns_mapping_info {
-    char *topic;          /* owned */
-    char *bname;          /* owned; broker name the mapping belongs to */
-    char *scope;          /* owned; NULL when absent */
+    char *topic;          /* owned; the map key in JSON bodies, the "topic" field when compressed */
+    char *bname;          /* owned; broker name the mapping belongs to ("" when absent) */
+    char *scope;          /* owned; "__global__" when absent (Java's default), NULL for JSON null */
     int64_t epoch;        /* mapping epoch */
     int32_t total_queues; /* logical queue count of the static topic */
     bool dirty;           /* fastjson "dirty" property */
@@ -71,7 +74,25 @@ typedef struct ns_register_body {
 /* Decodes a REGISTER_BROKER body. `body` may be NULL/0 (no body: empty tables, DataVersion
  * {0,0,0}, and an empty filter list when version >= 37).
  * Returns 0 with *out filled (free with ns_register_body_free), or NS_EJSON / NS_EZLIB /
- * NS_ETOOBIG with *out freed and a one-line reason in err[0..errlen) for the remark and log. */
+ * NS_ETOOBIG with *out freed and a one-line reason in err[0..errlen) for the remark and log
+ * (printable ASCII only; peer-supplied names in it are cut short).
+ *
+ * Java semantics kept (RegisterBrokerBody.decode, TopicConfig.decode, fastjson):
+ *   - TopicConfig defaults: readQueueNums 16, writeQueueNums 16, perm 6, topicSysFlag 0,
+ *     order false, SINGLE_TAG; unknown members ignored; duplicates: the last one wins.
+ *   - JSON topic entries are named by their "topicName" member, or by their map key when it
+ *     is absent/null (Java would fail on a null name later, inside registerBroker);
+ *     compressed entries by their first token. A repeated name replaces the earlier entry.
+ *   - JSON "filterServerList": null leaves has_filter_servers false, as Java's null list does.
+ *   - compressed: negative counts mean zero (Java's for loop), negative lengths fail; a
+ *     filter list that is not a JSON array of strings is an empty list (Java logs and goes
+ *     on), an empty one (length 0 or "null") leaves has_filter_servers false; the mapping
+ *     section is read only when version >= NS_VERSION_V5_0_0; bytes after what is needed
+ *     are never inflated. Inflation is lazy and streaming: memory holds the current item
+ *     only, each item is capped at NS_REGISTER_MAX_ITEM and the stream at
+ *     NS_REGISTER_MAX_INFLATED (NS_ETOOBIG).
+ * Differences: a DataVersion without "timestamp" gets 0 (Java: the NameServer's clock);
+ * an int given as a number with a fraction fails (fastjson truncates it). */
 int ns_register_body_decode(const uint8_t *body, size_t len, int32_t version, bool compressed,
                             ns_register_body_t *out, char *err, size_t errlen);
 
@@ -81,7 +102,8 @@ void ns_register_body_free(ns_register_body_t *body);
 uint32_t ns_body_crc32(const uint8_t *data, size_t len);
 
 /* Parses a DataVersion JSON object text ({"counter":..,"stateVersion":..,"timestamp":..}).
- * Missing fields are 0. Returns 0 or NS_EJSON. */
+ * Missing fields are 0; numeric strings are accepted. Returns 0 or NS_EJSON (not an object,
+ * or a field that is not an integer). */
 int ns_data_version_parse(const uint8_t *json, size_t len, ns_data_version_t *out);
 
 bool ns_data_version_equal(const ns_data_version_t *a, const ns_data_version_t *b);
@@ -89,7 +111,8 @@ bool ns_data_version_equal(const ns_data_version_t *a, const ns_data_version_t *
 /* Appends the 5.x fastjson form {"counter":N,"stateVersion":N,"timestamp":N}. */
 void ns_data_version_write(const ns_data_version_t *dv, ns_buf_t *out);
 
-/* Deep copy / free of one mapping info (the route table keeps its own copies). */
+/* Deep copy / free of one mapping info (the route table keeps its own copies). The copy is
+ * owned by dst (which is overwritten, not freed first); free leaves *info zeroed. */
 void ns_mapping_info_copy(ns_mapping_info_t *dst, const ns_mapping_info_t *src);
 void ns_mapping_info_free(ns_mapping_info_t *info);
 

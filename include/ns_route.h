@@ -4,7 +4,13 @@
  * answer under the read lock and return owned bytes.
  *
  * Connections are named by a 64-bit id chosen by the server (never reused while the server
- * runs); time is passed in as monotonic milliseconds so tests control the clock. */
+ * runs); time is passed in as monotonic milliseconds so tests control the clock.
+ *
+ * Differences from Java, all deliberate (see docs): unregistration runs synchronously under
+ * one write lock per request instead of through BatchUnregistrationService's queue; maps whose
+ * Java iteration order is HashMap order (queueDatas, brokerDatas, topic lists, cluster sets)
+ * come out sorted, so answers are deterministic; NOTIFY_MIN_BROKER_ID_CHANGE is not sent.
+ * docs/route.md lists them all. */
 #ifndef NS_ROUTE_H
 #define NS_ROUTE_H
 
@@ -12,7 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ns_buf.h"
 #include "ns_config.h"
+#include "ns_json.h"
+#include "ns_register_body.h"
 
 typedef struct ns_route ns_route_t;
 
@@ -24,14 +33,133 @@ ns_route_t *ns_route_new(const ns_config_t *cfg);
 void ns_route_free(ns_route_t *route);
 
 /* The connection `conn_id` closed (EOF, error, idle timeout): unregisters every broker whose
- * last registration came in on it, as Java's onChannelDestroy does. Takes the write lock. */
+ * last registration came in on it, as Java's onChannelDestroy does. Takes the read lock to
+ * find out whether the connection is a broker's at all, and the write lock only then. */
 void ns_route_on_conn_closed(ns_route_t *route, uint64_t conn_id);
 
 /* The inactive-broker scan: unregisters every broker whose last heartbeat is older than its
  * heartbeatTimeoutMillis at `now_ms`, logging each one. Writes up to `max` connection ids of
  * the expired brokers to conn_ids (the caller closes them) and returns how many it wrote.
  * Takes the write lock only when something expired. */
-size_t ns_route_scan_not_active(ns_route_t *route, uint64_t now_ms, uint64_t *conn_ids,
-                                size_t max);
+size_t ns_route_scan_not_active(ns_route_t *route, uint64_t now_ms, uint64_t *conn_ids, size_t max);
+
+/* Default brokerLiveTable timeout when the registration carries no heartbeatTimeoutMillis. */
+#define NS_ROUTE_DEFAULT_BROKER_TIMEOUT_MS 120000
+
+/* One REGISTER_BROKER, decoded and validated by the caller before the lock is taken. */
+typedef struct ns_route_register {
+    const char *cluster;            /* clusterName, non-NULL */
+    const char *addr;               /* brokerAddr, non-NULL */
+    const char *name;               /* brokerName, non-NULL */
+    int64_t id;                     /* brokerId: 0 master, >= 1 slave */
+    const char *ha_addr;            /* haServerAddr, NULL = null */
+    const char *zone;               /* __ZONE_NAME ext field, NULL = null */
+    bool has_timeout;               /* heartbeatTimeoutMillis given */
+    int64_t timeout_ms;             /* its value */
+    bool has_acting_master;         /* enableActingMaster given (absent = "old version broker") */
+    bool acting_master;             /* its value */
+    const ns_register_body_t *body; /* topics, DataVersion, filter servers, mappings */
+    uint64_t conn_id;               /* the connection it came in on */
+    uint64_t now_ms;                /* monotonic clock */
+} ns_route_register_t;
+
+/* What a registration answers (RegisterBrokerResult). Strings owned; free with
+ * ns_route_register_result_free(). */
+typedef struct ns_route_register_result {
+    char *ha_server_addr; /* the master's haServerAddr for a slave whose master is live */
+    char *master_addr;    /* the master's address, same condition */
+} ns_route_register_result_t;
+
+/* Applies a registration (protocol.md 4.2, all 14 steps but the min-id notification).
+ * Returns 0 (res filled, possibly empty: a master, or a registration ignored by the
+ * stateVersion conflict check) or NS_EINVAL when the single-topic guard refuses it (Java's
+ * null result, "register broker failed"; res empty). Takes the write lock. */
+int ns_route_register_broker(ns_route_t *route, const ns_route_register_t *req,
+                             ns_route_register_result_t *res);
+void ns_route_register_result_free(ns_route_register_result_t *res);
+
+/* Unregisters one broker (UNREGISTER_BROKER), synchronously under the write lock: removes the
+ * live and filter entries of (cluster, addr), every brokerAddrs entry holding addr, and then
+ * the broker name, cluster and topics as protocol.md 4.3 says. NULL fields behave as the Java
+ * code does with nulls: cluster or addr NULL -> nothing; name NULL -> only the live and filter
+ * entries go; !has_id with a known, non-empty broker -> likewise. */
+void ns_route_unregister_broker(ns_route_t *route, const char *cluster, const char *addr,
+                                const char *name, bool has_id, int64_t id);
+
+/* Appends the TopicRouteData JSON of `topic` to out (protocol.md 4.6, 3.5). mode selects the
+ * fastjson mode; order_conf (NULL = none) becomes orderTopicConf; zone non-NULL applies the
+ * ZoneRouteRPCHook filter for that zone name and forces the default mode (the caller checks
+ * __ZONE_MODE and blankness). Returns 0, or NS_ENOTFOUND (nothing appended) when the topic has
+ * no route. Takes the read lock; encodes straight into out. */
+int ns_route_get_topic_route(ns_route_t *route, const char *topic, ns_json_mode_t mode,
+                             const char *order_conf, const char *zone, ns_buf_t *out);
+
+/* Appends ClusterInfo JSON (default mode): brokerAddrTable and clusterAddrTable. Read lock. */
+void ns_route_get_cluster_info(ns_route_t *route, ns_buf_t *out);
+
+/* Appends TopicList JSON of every topic. Read lock. */
+void ns_route_get_all_topic_list(ns_route_t *route, ns_buf_t *out);
+
+/* Appends TopicList JSON of the topics served by any broker name listed under `cluster`
+ * (NULL or unknown -> empty list). Read lock. */
+void ns_route_get_topics_by_cluster(ns_route_t *route, const char *cluster, ns_buf_t *out);
+
+/* Appends the GET_SYSTEM_TOPIC_LIST_FROM_NS TopicList: every cluster and broker name of
+ * clusterAddrTable, plus brokerAddr = lowest-id address of the first broker (by name) that has
+ * one. Read lock. */
+void ns_route_get_system_topic_list(ns_route_t *route, ns_buf_t *out);
+
+typedef enum ns_route_unit_kind {
+    NS_ROUTE_UNIT_TOPICS = 0,         /* 311: UNIT flag set */
+    NS_ROUTE_HAS_UNIT_SUB = 1,        /* 312: UNIT_SUB flag set */
+    NS_ROUTE_HAS_UNIT_SUB_UNUNIT = 2, /* 313: UNIT_SUB set, UNIT clear */
+} ns_route_unit_kind_t;
+
+/* Appends a TopicList of the topics whose first QueueData (by broker name) matches `kind`.
+ * Read lock. */
+void ns_route_get_unit_topic_list(ns_route_t *route, ns_route_unit_kind_t kind, ns_buf_t *out);
+
+/* Appends GetBrokerMemberGroupResponseBody JSON: cluster and name echoed (NULL omitted), the
+ * addresses of brokerAddrTable[name] or {}. Read lock. */
+void ns_route_get_broker_member_group(ns_route_t *route, const char *cluster, const char *name,
+                                      ns_buf_t *out);
+
+/* WIPE_WRITE_PERM_OF_BROKER / ADD_WRITE_PERM_OF_BROKER: perm &= ~2, or perm = 6, on every
+ * QueueData of broker `name`. Return how many topics were touched. Write lock. */
+int ns_route_wipe_write_perm(ns_route_t *route, const char *name);
+int ns_route_add_write_perm(ns_route_t *route, const char *name);
+
+/* DELETE_TOPIC_IN_NAMESRV: cluster NULL or "" drops the topic; otherwise removes the QueueData
+ * of every broker name of that cluster and drops the topic when none remain. Write lock. */
+void ns_route_delete_topic(ns_route_t *route, const char *topic, const char *cluster);
+
+/* One QueueData of a REGISTER_TOPIC_IN_NAMESRV body. */
+typedef struct ns_route_queue_data {
+    const char *broker_name; /* NULL = null (stops the registration, as in Java) */
+    int32_t read_queue_nums;
+    int32_t write_queue_nums;
+    int32_t perm;
+    int32_t topic_sys_flag;
+} ns_route_queue_data_t;
+
+/* REGISTER_TOPIC_IN_NAMESRV: stores the queue datas under topic, stopping at the first whose
+ * broker name is not in brokerAddrTable (a new topic is then not created at all). Write lock. */
+void ns_route_register_topic(ns_route_t *route, const char *topic, const ns_route_queue_data_t *qds,
+                             size_t n);
+
+/* QUERY_DATA_VERSION: returns `changed` (no live entry for (cluster, addr), or its DataVersion
+ * differs from *dv; dv NULL = the body was absent: always changed) and refreshes the entry's
+ * heartbeat. *known tells whether the entry exists; *stored receives its DataVersion then.
+ * cluster/addr NULL: returns true, known false. Read lock (the refresh is atomic). */
+bool ns_route_query_data_version(ns_route_t *route, const char *cluster, const char *addr,
+                                 const ns_data_version_t *dv, uint64_t now_ms,
+                                 ns_data_version_t *stored, bool *known);
+
+/* BROKER_HEARTBEAT: refreshes the live entry of (cluster, addr) if there is one. Read lock. */
+void ns_route_heartbeat(ns_route_t *route, const char *cluster, const char *addr, uint64_t now_ms);
+
+/* Test and stats helpers. Read lock. */
+size_t ns_route_topic_count(ns_route_t *route);
+size_t ns_route_live_count(ns_route_t *route);
 
 #endif

@@ -1,45 +1,239 @@
-/* Placeholder until its module lands: these codes answer "not supported". */
+/* Requests brokers send: REGISTER_BROKER (103), UNREGISTER_BROKER (104), QUERY_DATA_VERSION
+ * (322), BROKER_HEARTBEAT (904), REGISTER_TOPIC_IN_NAMESRV (217), GET_BROKER_MEMBER_GROUP
+ * (901). Missing ext fields behave as the Java handlers behave with nulls (protocol.md 1.9):
+ * where Java throws, the answer is code 1 with Java's exceptionSimpleDesc text. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns_common.h"
+#include "ns_json.h"
+#include "ns_kv.h"
+#include "ns_log.h"
+#include "ns_register_body.h"
 #include "proc_int.h"
 
-static int not_yet(ns_cmd_t *resp, int code)
+/* The exception texts the Java 5.x server (HEAD 8fc57f1, JDK 8 messages) answers with. */
+#define NPE_REGISTER_BROKER                                                                        \
+    "java.lang.NullPointerException, "                                                             \
+    "org.apache.rocketmq.namesrv.processor.DefaultRequestProcessor.registerBroker("                \
+    "DefaultRequestProcessor.java:249)"
+#define NPE_BROKER_ADDR_INFO                                                                       \
+    "java.lang.NullPointerException, "                                                             \
+    "org.apache.rocketmq.namesrv.routeinfo.BrokerAddrInfo.hashCode(RouteInfoManager.java:1161)"
+#define DECODE_REGISTER_BODY_FAILED                                                                \
+    "org.apache.rocketmq.remoting.exception.RemotingCommandException: Failed to decode "           \
+    "RegisterBrokerBody, "                                                                         \
+    "org.apache.rocketmq.namesrv.processor.DefaultRequestProcessor."                               \
+    "extractRegisterBrokerBodyFromRequest(DefaultRequestProcessor.java:305)"
+#define JSON_EXCEPTION "com.alibaba.fastjson.JSONException: "
+
+static const char *peer_of(const ns_ctx_t *ctx)
 {
-    resp->code = NS_RES_REQUEST_CODE_NOT_SUPPORTED;
-    ns_cmd_set_remark(resp, " request type %d not supported", code);
+    return ctx->peer ? ctx->peer : "-";
+}
+
+/* Answers as Java's exception path does: code 1, the text as remark, no ext fields. */
+static int exception_reply(ns_cmd_t *resp, const char *text)
+{
+    resp->code = NS_RES_SYSTEM_ERROR;
+    resp->has_ext = false;
+    ns_cmd_set_remark(resp, "%s", text);
     return 0;
 }
 
 int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
-    (void)ctx;
-    return not_yet(resp, req->code);
+    /* RegisterBrokerResponseHeader: the reply always carries extFields, {} when empty. */
+    resp->has_ext = true;
+    const char *name = ns_cmd_ext_get(req, "brokerName");
+    const char *addr = ns_cmd_ext_get(req, "brokerAddr");
+    const char *cluster = ns_cmd_ext_get(req, "clusterName");
+    const char *ha = ns_cmd_ext_get(req, "haServerAddr");
+    int64_t id = 0, timeout = 0;
+    bool has_id = ns_cmd_ext_int64(req, "brokerId", &id);
+    bool has_timeout = ns_cmd_ext_int64(req, "heartbeatTimeoutMillis", &timeout);
+    const char *eam = ns_cmd_ext_get(req, "enableActingMaster");
+    bool compressed = ns_cmd_ext_bool(req, "compressed");
+    int32_t crc = 0; /* Integer bodyCrc32 = 0: absent or unparsable keeps 0 */
+    ns_cmd_ext_int32(req, "bodyCrc32", &crc);
+
+    /* 1. CRC */
+    if (crc != 0) {
+        uint32_t got = req->body ? ns_body_crc32(req->body, req->body_len) : 0;
+        if ((int64_t)got != (int64_t)crc) {
+            NS_LOG_W("receive registerBroker request,crc32 not match,from %s", peer_of(ctx));
+            resp->code = NS_RES_SYSTEM_ERROR;
+            ns_cmd_set_remark(resp, "crc32 not match");
+            return 0;
+        }
+    }
+
+    /* 2. body, decoded outside the route lock */
+    ns_register_body_t body;
+    char err[256] = "";
+    int rc = ns_register_body_decode(req->body, req->body_len, req->version, compressed, &body, err,
+                                     sizeof(err));
+    if (rc < 0) {
+        NS_LOG_W("peer=%s register broker %s: bad body: %s", peer_of(ctx), name ? name : "null",
+                 err);
+        if (req->version < NS_VERSION_V3_0_11) {
+            resp->code = NS_RES_SYSTEM_ERROR;
+            resp->has_ext = false;
+            ns_cmd_set_remark(resp, JSON_EXCEPTION "%s", err);
+            return 0;
+        }
+        return exception_reply(resp, DECODE_REGISTER_BODY_FAILED);
+    }
+
+    /* 3. registerBroker; a null brokerId fails unboxing before it is called. */
+    if (!has_id) {
+        ns_register_body_free(&body);
+        return exception_reply(resp, NPE_REGISTER_BROKER);
+    }
+    ns_route_register_result_t res = {0};
+    if (cluster != NULL && addr != NULL && name != NULL) {
+        ns_route_register_t q = {
+            .cluster = cluster,
+            .addr = addr,
+            .name = name,
+            .id = id,
+            .ha_addr = ha,
+            .zone = ns_cmd_ext_get(req, "__ZONE_NAME"),
+            .has_timeout = has_timeout,
+            .timeout_ms = timeout,
+            .has_acting_master = eam != NULL,
+            .acting_master = ns_parse_java_bool(eam),
+            .body = &body,
+            .conn_id = ctx->conn_id,
+            .now_ms = ctx->now_ms,
+        };
+        rc = ns_route_register_broker(ctx->route, &q, &res);
+    } else {
+        /* Java: a NullPointerException inside registerBroker is caught and logged there; the
+         * empty result still answers 0. */
+        NS_LOG_E("registerBroker Exception: null clusterName, brokerAddr or brokerName from %s",
+                 peer_of(ctx));
+        rc = 0;
+    }
+    ns_register_body_free(&body);
+    if (rc == NS_EINVAL) {
+        resp->code = NS_RES_SYSTEM_ERROR;
+        ns_cmd_set_remark(resp, "register broker failed");
+        return 0;
+    }
+
+    /* 5. */
+    if (res.ha_server_addr != NULL)
+        ns_cmd_ext_set(resp, "haServerAddr", res.ha_server_addr);
+    if (res.master_addr != NULL)
+        ns_cmd_ext_set(resp, "masterAddr", res.master_addr);
+    ns_route_register_result_free(&res);
+
+    /* 6. */
+    if (NS_CFG_GET(ctx->config->return_order_topic_config_to_broker)) {
+        ns_buf_t kvt = NS_BUF_INIT;
+        if (ns_kv_get_table_json(ctx->kv, NS_KV_ORDER_TOPIC_CONFIG, &kvt) == 0)
+            ns_cmd_set_body_buf(resp, &kvt);
+        ns_buf_free(&kvt);
+    }
+    resp->code = NS_RES_SUCCESS;
+    return 0;
 }
 
 int proc_unregister_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
-    (void)ctx;
-    return not_yet(resp, req->code);
+    int64_t id = 0;
+    bool has_id = ns_cmd_ext_int64(req, "brokerId", &id);
+    /* Java queues the request and answers before it runs; we run it now (same reply). */
+    ns_route_unregister_broker(ctx->route, ns_cmd_ext_get(req, "clusterName"),
+                               ns_cmd_ext_get(req, "brokerAddr"), ns_cmd_ext_get(req, "brokerName"),
+                               has_id, id);
+    resp->code = NS_RES_SUCCESS;
+    return 0;
 }
 
 int proc_query_data_version(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
-    (void)ctx;
-    return not_yet(resp, req->code);
+    ns_data_version_t dv = {0};
+    const ns_data_version_t *dvp = NULL;
+    if (req->body != NULL) {
+        if (ns_data_version_parse(req->body, req->body_len, &dv) < 0)
+            return exception_reply(resp, JSON_EXCEPTION "syntax error, expect {");
+        dvp = &dv;
+    }
+    const char *cluster = ns_cmd_ext_get(req, "clusterName");
+    const char *addr = ns_cmd_ext_get(req, "brokerAddr");
+    if (cluster == NULL || addr == NULL)
+        return exception_reply(resp, NPE_BROKER_ADDR_INFO);
+    ns_data_version_t stored;
+    bool known = false;
+    bool changed =
+        ns_route_query_data_version(ctx->route, cluster, addr, dvp, ctx->now_ms, &stored, &known);
+    resp->code = NS_RES_SUCCESS;
+    if (known) {
+        ns_buf_t b = NS_BUF_INIT;
+        ns_data_version_write(&stored, &b);
+        ns_cmd_set_body_buf(resp, &b);
+        ns_buf_free(&b);
+    }
+    ns_cmd_ext_set(resp, "changed", changed ? "true" : "false");
+    return 0;
 }
 
 int proc_broker_heartbeat(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
-    (void)ctx;
-    return not_yet(resp, req->code);
+    const char *cluster = ns_cmd_ext_get(req, "clusterName");
+    const char *addr = ns_cmd_ext_get(req, "brokerAddr");
+    if (cluster == NULL || addr == NULL)
+        return exception_reply(resp, NPE_BROKER_ADDR_INFO);
+    ns_route_heartbeat(ctx->route, cluster, addr, ctx->now_ms);
+    resp->code = NS_RES_SUCCESS;
+    return 0;
 }
 
 int proc_register_topic_in_namesrv(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
-    (void)ctx;
-    return not_yet(resp, req->code);
+    const char *topic = ns_cmd_ext_get(req, "topic");
+    resp->code = NS_RES_SUCCESS;
+    if (req->body == NULL)
+        return 0;
+    cJSON *root = ns_json_parse_lenient(req->body, req->body_len);
+    if (root == NULL)
+        return exception_reply(resp, JSON_EXCEPTION "syntax error");
+    const cJSON *arr =
+        cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "queueDatas") : NULL;
+    size_t n = cJSON_IsArray(arr) ? (size_t)cJSON_GetArraySize(arr) : 0;
+    if (n > 0 && topic != NULL) {
+        ns_route_queue_data_t *qds = ns_xcalloc(n, sizeof(*qds));
+        size_t k = 0;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, arr)
+        {
+            if (!cJSON_IsObject(it))
+                continue; /* fastjson would fail on a non-object element; skip it */
+            ns_route_queue_data_t *q = &qds[k++];
+            q->broker_name = ns_json_get_string(it, "brokerName");
+            ns_json_get_int32(it, "readQueueNums", &q->read_queue_nums);
+            ns_json_get_int32(it, "writeQueueNums", &q->write_queue_nums);
+            ns_json_get_int32(it, "perm", &q->perm);
+            ns_json_get_int32(it, "topicSysFlag", &q->topic_sys_flag);
+        }
+        ns_route_register_topic(ctx->route, topic, qds, k);
+        free(qds);
+    }
+    cJSON_Delete(root);
+    return 0;
 }
 
 int proc_get_broker_member_group(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
-    (void)ctx;
-    return not_yet(resp, req->code);
+    ns_buf_t b = NS_BUF_INIT;
+    ns_route_get_broker_member_group(ctx->route, ns_cmd_ext_get(req, "clusterName"),
+                                     ns_cmd_ext_get(req, "brokerName"), &b);
+    ns_cmd_set_body_buf(resp, &b);
+    ns_buf_free(&b);
+    resp->code = NS_RES_SUCCESS;
+    /* Java never clears the placeholder remark of createResponseCommand(null). */
+    ns_cmd_set_remark(resp, "not set any response code");
+    return 0;
 }

@@ -1,0 +1,63 @@
+/* A byte-string-keyed hash map for hot tables (open addressing, linear probing, backward-shift
+ * deletion).
+ *
+ * Keys are byte strings (pointer + length, NUL bytes allowed), so composite keys such as
+ * "cluster\0addr" work. The map stores the key POINTER, not a copy: the caller keeps the key
+ * bytes alive and unchanged while the entry is in the map (normally the key points into the
+ * value, e.g. a struct's own name field). Values are opaque pointers, never freed by the map.
+ *
+ * Not thread-safe: the owner locks. Iterating while inserting or removing is not allowed:
+ * collect first, then change. */
+#ifndef NS_HMAP_H
+#define NS_HMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ns_hmap_slot {
+    const char *key; /* NULL = free slot */
+    size_t klen;     /* key bytes */
+    uint64_t hash;   /* cached hash of the key */
+    void *val;       /* the value */
+} ns_hmap_slot_t;
+
+typedef struct ns_hmap {
+    ns_hmap_slot_t *slots; /* cap slots, or NULL when cap == 0 */
+    size_t cap;            /* a power of two, or 0 */
+    size_t count;          /* occupied slots */
+} ns_hmap_t;
+
+#define NS_HMAP_INIT                                                                               \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
+
+/* Frees the slot array (not keys or values); the map is empty and reusable afterwards. */
+void ns_hmap_clear(ns_hmap_t *m);
+
+/* Hash of a byte string (seeded once per process, so peers cannot precompute collisions). */
+uint64_t ns_hmap_hash(const char *key, size_t klen);
+
+/* Returns the value stored under key, or NULL when absent. */
+void *ns_hmap_get(const ns_hmap_t *m, const char *key, size_t klen);
+
+/* Stores val under key (the key pointer is kept, see above). Returns the previous value, or
+ * NULL when the key was new; on replacement the stored key pointer becomes `key`. */
+void *ns_hmap_put(ns_hmap_t *m, const char *key, size_t klen, void *val);
+
+/* Removes key. Returns its value, or NULL when absent. */
+void *ns_hmap_remove(ns_hmap_t *m, const char *key, size_t klen);
+
+/* Iteration: returns the index of the first occupied slot at or after i, or m->cap at the end.
+ *   for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
+ *       use m->slots[i].key, m->slots[i].val */
+size_t ns_hmap_next(const ns_hmap_t *m, size_t i);
+
+/* Shorthands for NUL-terminated keys. */
+static inline void *ns_hmap_gets(const ns_hmap_t *m, const char *key)
+{
+    return ns_hmap_get(m, key, __builtin_strlen(key));
+}
+
+#endif

@@ -1,0 +1,148 @@
+/* Open-addressing string map: linear probing, load factor <= 3/4, backward-shift deletion
+ * (no tombstones, so lookups never degrade after many removals). */
+#include "ns_hmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns_common.h"
+
+#define MIN_CAP 16
+
+static uint64_t hash_seed;
+
+static uint64_t seed(void)
+{
+    uint64_t s = __atomic_load_n(&hash_seed, __ATOMIC_RELAXED);
+    if (s == 0) {
+        /* Any process-unique value will do: the point is that it is not a constant. */
+        uint64_t v = ns_now_ms() ^ ((uint64_t)(uintptr_t)&hash_seed << 16) ^
+                     (uint64_t)ns_wall_ms() * 0x9E3779B97F4A7C15ull;
+        v |= 1;
+        uint64_t expected = 0;
+        __atomic_compare_exchange_n(&hash_seed, &expected, v, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED);
+        s = __atomic_load_n(&hash_seed, __ATOMIC_RELAXED);
+    }
+    return s;
+}
+
+uint64_t ns_hmap_hash(const char *key, size_t klen)
+{
+    /* FNV-1a over the bytes, started from the seed, then a final avalanche (splitmix64) so the
+     * low bits used for the slot index depend on every input byte. */
+    uint64_t h = 0xcbf29ce484222325ull ^ seed();
+    const unsigned char *p = (const unsigned char *)key;
+    for (size_t i = 0; i < klen; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    return h;
+}
+
+void ns_hmap_clear(ns_hmap_t *m)
+{
+    free(m->slots);
+    m->slots = NULL;
+    m->cap = 0;
+    m->count = 0;
+}
+
+static bool key_eq(const ns_hmap_slot_t *s, const char *key, size_t klen, uint64_t h)
+{
+    return s->hash == h && s->klen == klen && memcmp(s->key, key, klen) == 0;
+}
+
+static size_t find(const ns_hmap_t *m, const char *key, size_t klen, uint64_t h)
+{
+    size_t mask = m->cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        const ns_hmap_slot_t *s = &m->slots[i];
+        if (s->key == NULL || key_eq(s, key, klen, h))
+            return i;
+    }
+}
+
+void *ns_hmap_get(const ns_hmap_t *m, const char *key, size_t klen)
+{
+    if (m->count == 0)
+        return NULL;
+    uint64_t h = ns_hmap_hash(key, klen);
+    size_t i = find(m, key, klen, h);
+    return m->slots[i].key ? m->slots[i].val : NULL;
+}
+
+static void grow(ns_hmap_t *m)
+{
+    size_t ncap = m->cap ? m->cap * 2 : MIN_CAP;
+    ns_hmap_slot_t *old = m->slots;
+    size_t ocap = m->cap;
+    m->slots = ns_xcalloc(ncap, sizeof(*m->slots));
+    m->cap = ncap;
+    size_t mask = ncap - 1;
+    for (size_t i = 0; i < ocap; i++) {
+        if (old[i].key == NULL)
+            continue;
+        size_t j = old[i].hash & mask;
+        while (m->slots[j].key != NULL)
+            j = (j + 1) & mask;
+        m->slots[j] = old[i];
+    }
+    free(old);
+}
+
+void *ns_hmap_put(ns_hmap_t *m, const char *key, size_t klen, void *val)
+{
+    if ((m->count + 1) * 4 > m->cap * 3)
+        grow(m);
+    uint64_t h = ns_hmap_hash(key, klen);
+    size_t i = find(m, key, klen, h);
+    ns_hmap_slot_t *s = &m->slots[i];
+    if (s->key != NULL) {
+        void *old = s->val;
+        s->key = key;
+        s->val = val;
+        return old;
+    }
+    *s = (ns_hmap_slot_t){.key = key, .klen = klen, .hash = h, .val = val};
+    m->count++;
+    return NULL;
+}
+
+void *ns_hmap_remove(ns_hmap_t *m, const char *key, size_t klen)
+{
+    if (m->count == 0)
+        return NULL;
+    uint64_t h = ns_hmap_hash(key, klen);
+    size_t i = find(m, key, klen, h);
+    if (m->slots[i].key == NULL)
+        return NULL;
+    void *val = m->slots[i].val;
+    size_t mask = m->cap - 1;
+    /* Backward shift: pull later members of the probe run into the hole when their home slot
+     * is not inside (hole, j]. */
+    size_t hole = i;
+    for (size_t j = (i + 1) & mask; m->slots[j].key != NULL; j = (j + 1) & mask) {
+        size_t home = m->slots[j].hash & mask;
+        bool in_range = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (in_range)
+            continue;
+        m->slots[hole] = m->slots[j];
+        hole = j;
+    }
+    m->slots[hole] = (ns_hmap_slot_t){0};
+    m->count--;
+    return val;
+}
+
+size_t ns_hmap_next(const ns_hmap_t *m, size_t i)
+{
+    while (i < m->cap && m->slots[i].key == NULL)
+        i++;
+    return i < m->cap ? i : m->cap;
+}

@@ -1,0 +1,1522 @@
+/* REGISTER_BROKER body decoding: RegisterBrokerBody JSON, TopicConfigSerializeWrapper JSON and
+ * the zlib-compressed binary form, plus DataVersion and TopicQueueMappingInfo helpers. */
+#include "ns_register_body.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <zlib.h>
+
+#include "ns_common.h"
+#include "ns_json.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Small helpers                                                                              */
+
+/* Writes a printable one-line reason into err (bytes outside 0x20..0x7E become '?'). */
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    if (err != NULL && errlen > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+        for (char *p = err; *p; p++)
+            if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7E)
+                *p = '?';
+    }
+    return rc;
+}
+
+/* Peer names quoted in error reasons are cut to this many bytes. */
+#define ERR_NAME_MAX 48
+
+static uint32_t read_be32(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a, then a finalizer for the low bits */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (uint8_t)s[i];
+        h *= 1099511628211ULL;
+    }
+    h ^= h >> 32;
+    h *= 0x9E3779B97F4A7C15ULL;
+    return h ^ (h >> 29);
+}
+
+/* An index from name to position in an array, so that a repeated name replaces the earlier
+ * entry in O(1). Open addressing; a slot holds the name's upper hash bits and position + 1
+ * (0 = empty), so that most mismatches are settled without touching the name. */
+typedef struct name_index {
+    uint64_t *slots;
+    size_t mask; /* capacity - 1; capacity is a power of two, or 0 */
+} name_index_t;
+
+typedef const char *(*name_of_fn)(const void *array, size_t i);
+
+static void index_free(name_index_t *ix)
+{
+    free(ix->slots);
+    ix->slots = NULL;
+    ix->mask = 0;
+}
+
+static void index_put(name_index_t *ix, uint64_t h, uint32_t pos)
+{
+    size_t i = (size_t)h & ix->mask;
+    while (ix->slots[i] != 0)
+        i = (i + 1) & ix->mask;
+    ix->slots[i] = (h & 0xFFFFFFFF00000000ULL) | ((uint64_t)pos + 1);
+}
+
+/* Returns the position of `name` (hash h) in array[0..count), or count when absent. Grows
+ * the index first so that count + 1 entries keep the load at most 1/2. */
+static size_t index_find(name_index_t *ix, const void *array, size_t count, name_of_fn name_of,
+                         const char *name, uint64_t h)
+{
+    if (ix->slots == NULL || (count + 1) * 2 > ix->mask + 1) {
+        size_t cap = 16;
+        while (cap < (count + 1) * 2)
+            cap *= 2;
+        free(ix->slots);
+        ix->slots = ns_xcalloc(cap, sizeof(*ix->slots));
+        ix->mask = cap - 1;
+        for (size_t k = 0; k < count; k++) {
+            const char *nk = name_of(array, k);
+            index_put(ix, hash_bytes(nk, strlen(nk)), (uint32_t)k);
+        }
+    }
+    size_t i = (size_t)h & ix->mask;
+    uint64_t tag = h & 0xFFFFFFFF00000000ULL;
+    while (ix->slots[i] != 0) {
+        uint64_t slot = ix->slots[i];
+        size_t pos = (size_t)(slot & 0xFFFFFFFFu) - 1;
+        if ((slot & 0xFFFFFFFF00000000ULL) == tag && strcmp(name_of(array, pos), name) == 0)
+            return pos;
+        i = (i + 1) & ix->mask;
+    }
+    return count;
+}
+
+static const char *topic_name_of(const void *array, size_t i)
+{
+    return ((const ns_topic_config_t *)array)[i].topic_name;
+}
+
+static const char *mapping_topic_of(const void *array, size_t i)
+{
+    return ((const ns_mapping_info_t *)array)[i].topic;
+}
+
+/* Decoding state shared by the three formats. */
+typedef struct dec {
+    ns_register_body_t *out;
+    size_t topic_cap;
+    size_t mapping_cap;
+    name_index_t topics_ix;
+    name_index_t mappings_ix;
+    char *err;
+    size_t errlen;
+} dec_t;
+
+static void topic_free(ns_topic_config_t *tc)
+{
+    free(tc->topic_name);
+    tc->topic_name = NULL;
+}
+
+/* Adds tc (its name owned) to the body, replacing an earlier topic of the same name. */
+static int add_topic(dec_t *d, ns_topic_config_t *tc)
+{
+    ns_register_body_t *b = d->out;
+    uint64_t h = hash_bytes(tc->topic_name, strlen(tc->topic_name));
+    size_t pos =
+        index_find(&d->topics_ix, b->topics, b->topic_count, topic_name_of, tc->topic_name, h);
+    if (pos < b->topic_count) {
+        topic_free(&b->topics[pos]);
+        b->topics[pos] = *tc;
+        return 0;
+    }
+    if (b->topic_count >= NS_REGISTER_MAX_TOPICS) {
+        topic_free(tc);
+        return fail(d->err, d->errlen, NS_ETOOBIG, "more than %d topics", NS_REGISTER_MAX_TOPICS);
+    }
+    if (b->topic_count == d->topic_cap) {
+        d->topic_cap = d->topic_cap ? d->topic_cap * 2 : 64;
+        b->topics = ns_xrealloc(b->topics, d->topic_cap * sizeof(*b->topics));
+    }
+    b->topics[b->topic_count] = *tc;
+    index_put(&d->topics_ix, h, (uint32_t)b->topic_count);
+    b->topic_count++;
+    return 0;
+}
+
+/* Adds info (owned) to the body, replacing an earlier mapping of the same topic. */
+static int add_mapping(dec_t *d, ns_mapping_info_t *info)
+{
+    ns_register_body_t *b = d->out;
+    uint64_t h = hash_bytes(info->topic, strlen(info->topic));
+    size_t pos = index_find(&d->mappings_ix, b->mappings, b->mapping_count, mapping_topic_of,
+                            info->topic, h);
+    if (pos < b->mapping_count) {
+        ns_mapping_info_free(&b->mappings[pos]);
+        b->mappings[pos] = *info;
+        return 0;
+    }
+    if (b->mapping_count >= NS_REGISTER_MAX_TOPICS) {
+        ns_mapping_info_free(info);
+        return fail(d->err, d->errlen, NS_ETOOBIG, "more than %d mapping infos",
+                    NS_REGISTER_MAX_TOPICS);
+    }
+    if (b->mapping_count == d->mapping_cap) {
+        d->mapping_cap = d->mapping_cap ? d->mapping_cap * 2 : 8;
+        b->mappings = ns_xrealloc(b->mappings, d->mapping_cap * sizeof(*b->mappings));
+    }
+    b->mappings[b->mapping_count] = *info;
+    index_put(&d->mappings_ix, h, (uint32_t)b->mapping_count);
+    b->mapping_count++;
+    return 0;
+}
+
+static void add_filter_server(ns_register_body_t *b, size_t *cap, const char *s, size_t len)
+{
+    if (b->filter_server_count == *cap) {
+        *cap = *cap ? *cap * 2 : 4;
+        b->filter_servers = ns_xrealloc(b->filter_servers, *cap * sizeof(char *));
+    }
+    b->filter_servers[b->filter_server_count++] = ns_xstrndup(s, len);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* JSON pieces: a pull reader                                                                 */
+
+/* Bodies of 100k topics are ~20 MB of JSON; building a cJSON tree for them costs a malloc per
+ * value and dominates registration time. This reader walks the text once, decodes straight
+ * into the structs and allocates only the strings it keeps. It accepts what
+ * ns_json_parse_lenient accepts (bare integer keys, nesting up to NS_JSON_MAX_DEPTH,
+ * trailing whitespace only) and reads integers exactly over the whole int64 range. */
+
+typedef enum jv_kind {
+    JV_NULL,
+    JV_FALSE,
+    JV_TRUE,
+    JV_INT,    /* an integer literal that fits int64 */
+    JV_DOUBLE, /* any other number */
+    JV_STRING,
+    JV_OBJECT, /* '{' consumed: read members with jr_member */
+    JV_ARRAY,  /* '[' consumed: read elements with jr_element */
+} jv_kind_t;
+
+typedef struct jv {
+    jv_kind_t kind;
+    int64_t i;     /* JV_INT */
+    double d;      /* JV_DOUBLE */
+    const char *s; /* JV_STRING: a view, valid until the next string is read; not NUL-ended */
+    size_t len;    /* JV_STRING: bytes at s */
+} jv_t;
+
+typedef struct jr {
+    const uint8_t *p, *end;
+    unsigned depth;   /* open containers */
+    ns_buf_t scratch; /* decoded strings that held escapes */
+    ns_buf_t keybuf;  /* the same for object keys, which must outlive the member's value */
+} jr_t;
+
+static void jr_init(jr_t *r, const uint8_t *p, size_t len)
+{
+    r->p = p;
+    r->end = p != NULL ? p + len : p;
+    r->depth = 0;
+    r->scratch = (ns_buf_t)NS_BUF_INIT;
+    r->keybuf = (ns_buf_t)NS_BUF_INIT;
+}
+
+static void jr_free(jr_t *r)
+{
+    ns_buf_free(&r->scratch);
+    ns_buf_free(&r->keybuf);
+}
+
+static void jr_ws(jr_t *r)
+{
+    while (r->p < r->end && *r->p <= 0x20)
+        r->p++;
+}
+
+static int hex4(const uint8_t *p, uint32_t *out)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        uint8_t c = p[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= (uint32_t)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= (uint32_t)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (uint32_t)(c - 'A' + 10);
+        else
+            return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static void put_utf8(ns_buf_t *b, uint32_t cp)
+{
+    uint8_t t[4];
+    size_t n;
+    if (cp < 0x80) {
+        t[0] = (uint8_t)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        t[0] = (uint8_t)(0xC0 | (cp >> 6));
+        t[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        t[0] = (uint8_t)(0xE0 | (cp >> 12));
+        t[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        t[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        t[0] = (uint8_t)(0xF0 | (cp >> 18));
+        t[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+        t[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        t[3] = (uint8_t)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    ns_buf_append(b, t, n);
+}
+
+/* Reads the string at r->p (which is '"'). Without escapes *s is a view into the input;
+ * otherwise the decoded bytes go to buf. Returns false on bad syntax. */
+static bool jr_string(jr_t *r, ns_buf_t *buf, const char **s, size_t *len)
+{
+    const uint8_t *p = r->p + 1;
+    const uint8_t *q = p;
+    while (q < r->end && *q != '"' && *q != '\\')
+        q++;
+    if (q >= r->end)
+        return false;
+    if (*q == '"') {
+        *s = (const char *)p;
+        *len = (size_t)(q - p);
+        r->p = q + 1;
+        return true;
+    }
+    buf->len = 0;
+    for (;;) {
+        ns_buf_append(buf, p, (size_t)(q - p));
+        if (q >= r->end)
+            return false;
+        if (*q == '"')
+            break;
+        /* *q == '\\' */
+        if (q + 1 >= r->end)
+            return false;
+        uint8_t c = q[1];
+        q += 2;
+        switch (c) {
+        case '"':
+        case '\\':
+        case '/':
+            ns_buf_append_char(buf, (char)c);
+            break;
+        case 'b':
+            ns_buf_append_char(buf, '\b');
+            break;
+        case 'f':
+            ns_buf_append_char(buf, '\f');
+            break;
+        case 'n':
+            ns_buf_append_char(buf, '\n');
+            break;
+        case 'r':
+            ns_buf_append_char(buf, '\r');
+            break;
+        case 't':
+            ns_buf_append_char(buf, '\t');
+            break;
+        case 'u': {
+            uint32_t u, lo;
+            if (r->end - q < 4 || hex4(q, &u) < 0)
+                return false;
+            q += 4;
+            if (u >= 0xDC00 && u <= 0xDFFF)
+                return false; /* a lone low surrogate (cJSON refuses it too) */
+            if (u >= 0xD800 && u <= 0xDBFF) {
+                if (r->end - q < 6 || q[0] != '\\' || q[1] != 'u' || hex4(q + 2, &lo) < 0 ||
+                    lo < 0xDC00 || lo > 0xDFFF)
+                    return false;
+                q += 6;
+                u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            put_utf8(buf, u);
+            break;
+        }
+        default:
+            return false;
+        }
+        p = q;
+        while (q < r->end && *q != '"' && *q != '\\')
+            q++;
+    }
+    *s = buf->len ? (const char *)buf->data : "";
+    *len = buf->len;
+    r->p = q + 1;
+    return true;
+}
+
+static bool is_digit(uint8_t c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static bool jr_number(jr_t *r, jv_t *v)
+{
+    const uint8_t *p = r->p, *start = p;
+    bool neg = false, integral = true;
+    if (*p == '-') {
+        neg = true;
+        p++;
+    }
+    const uint8_t *digits = p;
+    uint64_t acc = 0;
+    bool overflow = false;
+    while (p < r->end && is_digit(*p)) {
+        unsigned d = (unsigned)(*p - '0');
+        if (acc > (UINT64_MAX - d) / 10)
+            overflow = true;
+        else
+            acc = acc * 10 + d;
+        p++;
+    }
+    if (p == digits)
+        return false;
+    if (p < r->end && *p == '.') {
+        integral = false;
+        p++;
+        while (p < r->end && is_digit(*p))
+            p++;
+    }
+    if (p < r->end && (*p == 'e' || *p == 'E')) {
+        integral = false;
+        p++;
+        if (p < r->end && (*p == '+' || *p == '-'))
+            p++;
+        const uint8_t *e = p;
+        while (p < r->end && is_digit(*p))
+            p++;
+        if (p == e)
+            return false;
+    }
+    r->p = p;
+    if (integral && !overflow && acc <= (uint64_t)INT64_MAX + (neg ? 1u : 0u)) {
+        v->kind = JV_INT;
+        v->i = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+        return true;
+    }
+    char tmp[64];
+    size_t n = (size_t)(p - start);
+    if (n >= sizeof(tmp)) {
+        /* Only its magnitude matters to us: far out of every integer range. */
+        v->kind = JV_DOUBLE;
+        v->d = integral ? (neg ? -1e300 : 1e300) : 0.5;
+        return true;
+    }
+    memcpy(tmp, start, n);
+    tmp[n] = '\0';
+    v->kind = JV_DOUBLE;
+    v->d = strtod(tmp, NULL);
+    return true;
+}
+
+static bool jr_literal(jr_t *r, const char *word, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0)
+        return false;
+    r->p += n;
+    return true;
+}
+
+/* Reads one value after optional whitespace. Containers are opened, not read. */
+static bool jr_value(jr_t *r, jv_t *v)
+{
+    jr_ws(r);
+    if (r->p >= r->end)
+        return false;
+    switch (*r->p) {
+    case '{':
+    case '[':
+        if (r->depth >= NS_JSON_MAX_DEPTH)
+            return false;
+        r->depth++;
+        v->kind = *r->p == '{' ? JV_OBJECT : JV_ARRAY;
+        r->p++;
+        return true;
+    case '"':
+        v->kind = JV_STRING;
+        return jr_string(r, &r->scratch, &v->s, &v->len);
+    case 't':
+        v->kind = JV_TRUE;
+        return jr_literal(r, "true", 4);
+    case 'f':
+        v->kind = JV_FALSE;
+        return jr_literal(r, "false", 5);
+    case 'n':
+        v->kind = JV_NULL;
+        return jr_literal(r, "null", 4);
+    default:
+        if (*r->p == '-' || is_digit(*r->p))
+            return jr_number(r, v);
+        return false;
+    }
+}
+
+/* Steps to the next member of an open object: returns 1 with the key read and ':' consumed,
+ * 0 at the closing '}' (consumed), -1 on bad syntax. *first is the caller's "no member yet". */
+static int jr_member(jr_t *r, bool *first, const char **k, size_t *klen)
+{
+    jr_ws(r);
+    if (r->p >= r->end)
+        return -1;
+    if (*r->p == '}' && *first) {
+        r->p++;
+        r->depth--;
+        return 0;
+    }
+    if (!*first) {
+        if (*r->p == '}') {
+            r->p++;
+            r->depth--;
+            return 0;
+        }
+        if (*r->p != ',')
+            return -1;
+        r->p++;
+        jr_ws(r);
+        if (r->p >= r->end)
+            return -1;
+    }
+    *first = false;
+    if (*r->p == '"') {
+        if (!jr_string(r, &r->keybuf, k, klen))
+            return -1;
+    } else {
+        /* fastjson's bare integer keys: {0:"a"}. */
+        const uint8_t *b = r->p, *q = r->p;
+        if (*q == '-')
+            q++;
+        const uint8_t *d = q;
+        while (q < r->end && is_digit(*q))
+            q++;
+        if (q == d)
+            return -1;
+        *k = (const char *)b;
+        *klen = (size_t)(q - b);
+        r->p = q;
+    }
+    jr_ws(r);
+    if (r->p >= r->end || *r->p != ':')
+        return -1;
+    r->p++;
+    return 1;
+}
+
+/* Steps to the next element of an open array: 1 = an element follows, 0 = ']' consumed. */
+static int jr_element(jr_t *r, bool *first)
+{
+    jr_ws(r);
+    if (r->p >= r->end)
+        return -1;
+    if (*r->p == ']') {
+        r->p++;
+        r->depth--;
+        return 0;
+    }
+    if (!*first) {
+        if (*r->p != ',')
+            return -1;
+        r->p++;
+    }
+    *first = false;
+    return 1;
+}
+
+/* Skips the rest of an opened container (iteratively: depth is already bounded). */
+static bool jr_skip_open(jr_t *r, jv_kind_t kind)
+{
+    unsigned base = r->depth - 1;
+    /* A small stack of container kinds below NS_JSON_MAX_DEPTH. */
+    uint8_t kinds[NS_JSON_MAX_DEPTH + 1];
+    bool first[NS_JSON_MAX_DEPTH + 1];
+    kinds[r->depth] = (uint8_t)kind;
+    first[r->depth] = true;
+    while (r->depth > base) {
+        unsigned lvl = r->depth;
+        int rc;
+        if (kinds[lvl] == JV_OBJECT) {
+            const char *k;
+            size_t kl;
+            rc = jr_member(r, &first[lvl], &k, &kl);
+        } else {
+            rc = jr_element(r, &first[lvl]);
+        }
+        if (rc < 0)
+            return false;
+        if (rc == 0)
+            continue;
+        jv_t v;
+        if (!jr_value(r, &v))
+            return false;
+        if (v.kind == JV_OBJECT || v.kind == JV_ARRAY) {
+            kinds[r->depth] = (uint8_t)v.kind;
+            first[r->depth] = true;
+        }
+    }
+    return true;
+}
+
+/* Skips what remains of v when it is an opened container. */
+static bool jr_skip(jr_t *r, const jv_t *v)
+{
+    if (v->kind == JV_OBJECT || v->kind == JV_ARRAY)
+        return jr_skip_open(r, v->kind);
+    return true;
+}
+
+/* Only whitespace may follow the root value. */
+static bool jr_at_end(jr_t *r)
+{
+    jr_ws(r);
+    return r->p == r->end;
+}
+
+static bool key_is(const char *k, size_t klen, const char *word)
+{
+    size_t n = strlen(word);
+    return klen == n && memcmp(k, word, n) == 0;
+}
+
+/* Conversions with fastjson's lenience; 1 = set, 0 = null, NS_EJSON = unusable. */
+static int jv_int64(const jv_t *v, int64_t *out)
+{
+    switch (v->kind) {
+    case JV_NULL:
+        return 0;
+    case JV_INT:
+        *out = v->i;
+        return 1;
+    case JV_DOUBLE: {
+        double d = v->d;
+        if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+            return NS_EJSON;
+        int64_t i = (int64_t)d;
+        if ((double)i != d)
+            return NS_EJSON;
+        *out = i;
+        return 1;
+    }
+    case JV_STRING:
+        return ns_json_parse_int64_text(v->s, v->len, out) ? 1 : NS_EJSON;
+    default:
+        return NS_EJSON;
+    }
+}
+
+static int jv_int32(const jv_t *v, int32_t *out)
+{
+    int64_t i;
+    int rc = jv_int64(v, &i);
+    if (rc <= 0)
+        return rc;
+    if (i < INT32_MIN || i > INT32_MAX)
+        return NS_EJSON;
+    *out = (int32_t)i;
+    return 1;
+}
+
+static int jv_bool(const jv_t *v, bool *out)
+{
+    switch (v->kind) {
+    case JV_NULL:
+        return 0;
+    case JV_TRUE:
+    case JV_FALSE:
+        *out = v->kind == JV_TRUE;
+        return 1;
+    case JV_INT:
+        if (v->i != 0 && v->i != 1)
+            return NS_EJSON;
+        *out = v->i == 1;
+        return 1;
+    case JV_STRING:
+        if ((v->len == 4 && strncasecmp(v->s, "true", 4) == 0) || key_is(v->s, v->len, "1")) {
+            *out = true;
+            return 1;
+        }
+        if ((v->len == 5 && strncasecmp(v->s, "false", 5) == 0) || key_is(v->s, v->len, "0")) {
+            *out = false;
+            return 1;
+        }
+        return NS_EJSON;
+    default:
+        return NS_EJSON;
+    }
+}
+
+/* Replaces *dst with a copy of a string or NULL value; other kinds are NS_EJSON. */
+static int jv_strdup(const jv_t *v, char **dst)
+{
+    if (v->kind == JV_NULL) {
+        free(*dst);
+        *dst = NULL;
+        return 0;
+    }
+    if (v->kind != JV_STRING)
+        return NS_EJSON;
+    free(*dst);
+    *dst = ns_xstrndup(v->s, v->len);
+    return 1;
+}
+
+#define SYNTAX(d) fail((d)->err, (d)->errlen, NS_EJSON, "body is not JSON")
+
+static int decode_dv(dec_t *d, jr_t *r, const jv_t *v, ns_data_version_t *dv)
+{
+    *dv = (ns_data_version_t){0, 0, 0};
+    if (v->kind == JV_NULL)
+        return 0;
+    if (v->kind != JV_OBJECT)
+        return fail(d->err, d->errlen, NS_EJSON, "dataVersion is not an object");
+    bool first = true;
+    const char *k;
+    size_t kl;
+    int rc;
+    while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
+        int64_t *field = NULL;
+        if (key_is(k, kl, "counter"))
+            field = &dv->counter;
+        else if (key_is(k, kl, "stateVersion"))
+            field = &dv->state_version;
+        else if (key_is(k, kl, "timestamp"))
+            field = &dv->timestamp;
+        jv_t f;
+        if (!jr_value(r, &f))
+            return SYNTAX(d);
+        if (field != NULL) {
+            if (jv_int64(&f, field) < 0)
+                return fail(d->err, d->errlen, NS_EJSON, "dataVersion.%.*s is not a long", (int)kl,
+                            k);
+        } else if (!jr_skip(r, &f)) {
+            return SYNTAX(d);
+        }
+    }
+    return rc < 0 ? SYNTAX(d) : 0;
+}
+
+/* Decodes one TopicConfig object (already opened); `key` names it when it has no topicName. */
+static int decode_topic(dec_t *d, jr_t *r, const char *key, size_t key_len)
+{
+    ns_topic_config_t tc = {.topic_name = NULL,
+                            .read_queue_nums = 16,
+                            .write_queue_nums = 16,
+                            .perm = 6,
+                            .topic_sys_flag = 0,
+                            .order = false,
+                            .filter_type = NS_FILTER_SINGLE_TAG};
+    int shown = key_len < ERR_NAME_MAX ? (int)key_len : ERR_NAME_MAX;
+    bool first = true;
+    const char *k;
+    size_t kl;
+    int rc;
+    while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
+        int32_t *ifield = NULL;
+        int what = 0; /* 1 order, 2 topicName, 3 topicFilterType */
+        if (key_is(k, kl, "readQueueNums"))
+            ifield = &tc.read_queue_nums;
+        else if (key_is(k, kl, "writeQueueNums"))
+            ifield = &tc.write_queue_nums;
+        else if (key_is(k, kl, "perm"))
+            ifield = &tc.perm;
+        else if (key_is(k, kl, "topicSysFlag"))
+            ifield = &tc.topic_sys_flag;
+        else if (key_is(k, kl, "order"))
+            what = 1;
+        else if (key_is(k, kl, "topicName"))
+            what = 2;
+        else if (key_is(k, kl, "topicFilterType"))
+            what = 3;
+        jv_t v;
+        if (!jr_value(r, &v)) {
+            rc = SYNTAX(d);
+            goto out;
+        }
+        int vrc = 0;
+        if (ifield != NULL) {
+            vrc = jv_int32(&v, ifield);
+        } else if (what == 1) {
+            vrc = jv_bool(&v, &tc.order);
+        } else if (what == 2) {
+            vrc = jv_strdup(&v, &tc.topic_name);
+        } else if (what == 3) {
+            /* fastjson takes the name or the ordinal; an unknown name becomes null. */
+            if (v.kind == JV_STRING && key_is(v.s, v.len, "SINGLE_TAG"))
+                tc.filter_type = NS_FILTER_SINGLE_TAG;
+            else if (v.kind == JV_STRING && key_is(v.s, v.len, "MULTI_TAG"))
+                tc.filter_type = NS_FILTER_MULTI_TAG;
+            else if (v.kind == JV_INT && (v.i == 0 || v.i == 1))
+                tc.filter_type = (int)v.i;
+            else if (v.kind != JV_STRING && v.kind != JV_NULL)
+                vrc = NS_EJSON;
+        } else if (!jr_skip(r, &v)) {
+            rc = SYNTAX(d);
+            goto out;
+        }
+        if (vrc < 0) {
+            rc = fail(d->err, d->errlen, NS_EJSON, "topicConfigTable[%.*s].%.*s: bad value", shown,
+                      key, kl < ERR_NAME_MAX ? (int)kl : ERR_NAME_MAX, k);
+            goto out;
+        }
+    }
+    if (rc < 0) {
+        rc = SYNTAX(d);
+        goto out;
+    }
+    if (tc.topic_name == NULL)
+        tc.topic_name = ns_xstrndup(key, key_len);
+    return add_topic(d, &tc);
+out:
+    topic_free(&tc);
+    return rc;
+}
+
+static int cmp_pos(const void *a, const void *b)
+{
+    const size_t *x = a, *y = b;
+    return *x < *y ? -1 : *x > *y;
+}
+
+/* Keeps one pair per logical id: the first position, the last value (fastjson's map). */
+static void dedupe_curr_ids(ns_mapping_info_t *info)
+{
+    size_t n = info->curr_id_count;
+    if (n < 2)
+        return;
+    /* Sort positions by (id, position) with a key packed into 64 bits. */
+    size_t *ord = ns_xmalloc(n * sizeof(*ord));
+    for (size_t i = 0; i < n; i++)
+        ord[i] = ((size_t)((uint32_t)info->curr_id_map[i][0] ^ 0x80000000u) << 32) | i;
+    qsort(ord, n, sizeof(*ord), cmp_pos);
+    bool *drop = ns_xcalloc(n, sizeof(*drop));
+    for (size_t s = 0; s < n;) {
+        size_t e = s;
+        while (e + 1 < n && (ord[e + 1] >> 32) == (ord[s] >> 32))
+            e++;
+        size_t keep = ord[s] & 0xFFFFFFFFu, last = ord[e] & 0xFFFFFFFFu;
+        info->curr_id_map[keep][1] = info->curr_id_map[last][1];
+        for (size_t j = s + 1; j <= e; j++)
+            drop[ord[j] & 0xFFFFFFFFu] = true;
+        s = e + 1;
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!drop[i]) {
+            info->curr_id_map[o][0] = info->curr_id_map[i][0];
+            info->curr_id_map[o][1] = info->curr_id_map[i][1];
+            o++;
+        }
+    info->curr_id_count = o;
+    free(ord);
+    free(drop);
+}
+
+/* Entries of one currIdMap: a static topic has at most a few thousand queues. */
+#define MAX_CURR_IDS 65536
+
+static int decode_curr_ids(dec_t *d, jr_t *r, const jv_t *v, ns_mapping_info_t *info)
+{
+    free(info->curr_id_map);
+    info->curr_id_map = NULL;
+    info->curr_id_count = 0;
+    if (v->kind == JV_NULL)
+        return 0;
+    if (v->kind != JV_OBJECT)
+        return fail(d->err, d->errlen, NS_EJSON, "currIdMap is not an object");
+    size_t cap = 0;
+    bool first = true;
+    const char *k;
+    size_t kl;
+    int rc;
+    while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
+        int32_t id, qid;
+        if (!ns_json_parse_int32_text(k, kl, &id))
+            return fail(d->err, d->errlen, NS_EJSON, "currIdMap key is not an int");
+        jv_t val;
+        if (!jr_value(r, &val))
+            return SYNTAX(d);
+        if (jv_int32(&val, &qid) != 1)
+            return fail(d->err, d->errlen, NS_EJSON, "currIdMap value is not an int");
+        if (info->curr_id_count >= MAX_CURR_IDS)
+            return fail(d->err, d->errlen, NS_ETOOBIG, "currIdMap over %d entries", MAX_CURR_IDS);
+        if (info->curr_id_count == cap) {
+            cap = cap ? cap * 2 : 8;
+            info->curr_id_map = ns_xrealloc(info->curr_id_map, cap * sizeof(*info->curr_id_map));
+        }
+        info->curr_id_map[info->curr_id_count][0] = id;
+        info->curr_id_map[info->curr_id_count][1] = qid;
+        info->curr_id_count++;
+    }
+    if (rc < 0)
+        return SYNTAX(d);
+    dedupe_curr_ids(info);
+    return 0;
+}
+
+/* Decodes one TopicQueueMappingInfo (v already read). `topic` (when non-NULL) overrides its
+ * "topic" member: JSON bodies key the map by topic. On success info is owned by the caller. */
+static int decode_mapping(dec_t *d, jr_t *r, const jv_t *v, const char *topic, size_t topic_len,
+                          ns_mapping_info_t *info)
+{
+    memset(info, 0, sizeof(*info));
+    if (v->kind != JV_OBJECT)
+        return fail(d->err, d->errlen, NS_EJSON, "TopicQueueMappingInfo is not an object");
+    info->scope = ns_xstrdup("__global__");
+    bool first = true;
+    const char *k;
+    size_t kl;
+    int rc;
+    while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
+        char **sfield = NULL;
+        int what = 0; /* 1 totalQueues, 2 epoch, 3 dirty, 4 currIdMap */
+        if (key_is(k, kl, "topic"))
+            sfield = &info->topic;
+        else if (key_is(k, kl, "bname"))
+            sfield = &info->bname;
+        else if (key_is(k, kl, "scope"))
+            sfield = &info->scope;
+        else if (key_is(k, kl, "totalQueues"))
+            what = 1;
+        else if (key_is(k, kl, "epoch"))
+            what = 2;
+        else if (key_is(k, kl, "dirty"))
+            what = 3;
+        else if (key_is(k, kl, "currIdMap"))
+            what = 4;
+        const char *field = sfield == &info->topic   ? "topic"
+                            : sfield == &info->bname ? "bname"
+                            : sfield == &info->scope ? "scope"
+                            : what == 1              ? "totalQueues"
+                            : what == 2              ? "epoch"
+                            : what == 3              ? "dirty"
+                                                     : "";
+        jv_t val;
+        if (!jr_value(r, &val)) {
+            rc = SYNTAX(d);
+            goto bad;
+        }
+        int vrc = 0;
+        if (sfield != NULL)
+            vrc = jv_strdup(&val, sfield);
+        else if (what == 1)
+            vrc = jv_int32(&val, &info->total_queues);
+        else if (what == 2)
+            vrc = jv_int64(&val, &info->epoch);
+        else if (what == 3)
+            vrc = jv_bool(&val, &info->dirty);
+        else if (what == 4) {
+            rc = decode_curr_ids(d, r, &val, info);
+            if (rc < 0)
+                goto bad;
+        } else if (!jr_skip(r, &val)) {
+            rc = SYNTAX(d);
+            goto bad;
+        }
+        if (vrc < 0) {
+            rc = fail(d->err, d->errlen, NS_EJSON, "TopicQueueMappingInfo.%s: bad value", field);
+            goto bad;
+        }
+    }
+    if (rc < 0) {
+        rc = SYNTAX(d);
+        goto bad;
+    }
+    if (topic != NULL) {
+        free(info->topic);
+        info->topic = ns_xstrndup(topic, topic_len);
+    }
+    if (info->topic == NULL) {
+        rc = fail(d->err, d->errlen, NS_EJSON, "TopicQueueMappingInfo without topic");
+        goto bad;
+    }
+    if (info->bname == NULL)
+        info->bname = ns_xstrdup("");
+    return 0;
+bad:
+    ns_mapping_info_free(info);
+    return rc;
+}
+
+static void reset_topics(dec_t *d)
+{
+    for (size_t i = 0; i < d->out->topic_count; i++)
+        topic_free(&d->out->topics[i]);
+    d->out->topic_count = 0;
+    index_free(&d->topics_ix);
+}
+
+static void reset_mappings(dec_t *d)
+{
+    for (size_t i = 0; i < d->out->mapping_count; i++)
+        ns_mapping_info_free(&d->out->mappings[i]);
+    d->out->mapping_count = 0;
+    index_free(&d->mappings_ix);
+}
+
+static void reset_filter_servers(ns_register_body_t *b)
+{
+    for (size_t i = 0; i < b->filter_server_count; i++)
+        free(b->filter_servers[i]);
+    b->filter_server_count = 0;
+}
+
+/* Decodes a TopicConfigSerializeWrapper (with_mapping: ...AndMapping...) value. A repeated
+ * member replaces what an earlier one of the same name produced (fastjson: last wins). */
+static int decode_wrapper(dec_t *d, jr_t *r, const jv_t *w, bool with_mapping)
+{
+    if (w->kind == JV_NULL)
+        return 0;
+    if (w->kind != JV_OBJECT)
+        return fail(d->err, d->errlen, NS_EJSON, "topicConfigSerializeWrapper is not an object");
+    bool first = true;
+    const char *k;
+    size_t kl;
+    int rc;
+    while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
+        int what = key_is(k, kl, "dataVersion")                                ? 1
+                   : key_is(k, kl, "topicConfigTable")                         ? 2
+                   : with_mapping && key_is(k, kl, "topicQueueMappingInfoMap") ? 3
+                                                                               : 0;
+        jv_t v;
+        if (!jr_value(r, &v))
+            return SYNTAX(d);
+        if (what == 0) {
+            if (!jr_skip(r, &v))
+                return SYNTAX(d);
+            continue;
+        }
+        if (what == 1) {
+            rc = decode_dv(d, r, &v, &d->out->data_version);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        if (what == 2)
+            reset_topics(d);
+        else
+            reset_mappings(d);
+        if (v.kind == JV_NULL)
+            continue;
+        if (v.kind != JV_OBJECT)
+            return fail(d->err, d->errlen, NS_EJSON, "%s is not an object",
+                        what == 2 ? "topicConfigTable" : "topicQueueMappingInfoMap");
+        bool efirst = true;
+        const char *ek;
+        size_t ekl;
+        int erc;
+        while ((erc = jr_member(r, &efirst, &ek, &ekl)) == 1) {
+            /* The entry's key must survive its value: copy it out of keybuf if it is there. */
+            char small[128];
+            char *keycopy = ekl < sizeof(small) ? small : ns_xmalloc(ekl + 1);
+            memcpy(keycopy, ek, ekl);
+            keycopy[ekl] = '\0';
+            int shown = ekl < ERR_NAME_MAX ? (int)ekl : ERR_NAME_MAX;
+            jv_t ev;
+            if (!jr_value(r, &ev)) {
+                rc = SYNTAX(d);
+            } else if (what == 2) {
+                if (ev.kind != JV_OBJECT)
+                    rc = fail(d->err, d->errlen, NS_EJSON,
+                              "topicConfigTable[%.*s] is not an object", shown, keycopy);
+                else
+                    rc = decode_topic(d, r, keycopy, ekl);
+            } else {
+                ns_mapping_info_t info;
+                rc = decode_mapping(d, r, &ev, keycopy, ekl, &info);
+                if (rc == 0)
+                    rc = add_mapping(d, &info);
+            }
+            if (keycopy != small)
+                free(keycopy);
+            if (rc < 0)
+                return rc;
+        }
+        if (erc < 0)
+            return SYNTAX(d);
+    }
+    return rc < 0 ? SYNTAX(d) : 0;
+}
+
+static int decode_filter_array(dec_t *d, jr_t *r, const jv_t *v)
+{
+    ns_register_body_t *b = d->out;
+    size_t cap = b->filter_server_count;
+    bool first = true;
+    int rc;
+    (void)v;
+    while ((rc = jr_element(r, &first)) == 1) {
+        jv_t e;
+        if (!jr_value(r, &e))
+            return SYNTAX(d);
+        if (e.kind != JV_STRING)
+            return fail(d->err, d->errlen, NS_EJSON, "filterServerList holds a non-string");
+        add_filter_server(b, &cap, e.s, e.len);
+    }
+    return rc < 0 ? SYNTAX(d) : 0;
+}
+
+static int decode_json(dec_t *d, const uint8_t *body, size_t len, int32_t version)
+{
+    jr_t r;
+    jr_init(&r, body, len);
+    jv_t root;
+    int rc = 0;
+    if (!jr_value(&r, &root)) {
+        rc = SYNTAX(d);
+        goto out;
+    }
+    if (root.kind != JV_OBJECT) {
+        rc = fail(d->err, d->errlen, NS_EJSON, "body is not a JSON object");
+        goto out;
+    }
+    if (version < NS_VERSION_V3_0_11) {
+        rc = decode_wrapper(d, &r, &root, false);
+    } else {
+        bool first = true;
+        const char *k;
+        size_t kl;
+        int mrc;
+        while ((mrc = jr_member(&r, &first, &k, &kl)) == 1) {
+            int what = key_is(k, kl, "topicConfigSerializeWrapper") ? 1
+                       : key_is(k, kl, "filterServerList")          ? 2
+                                                                    : 0;
+            jv_t v;
+            if (!jr_value(&r, &v)) {
+                rc = SYNTAX(d);
+                goto out;
+            }
+            if (what == 1) {
+                d->out->data_version = (ns_data_version_t){0, 0, 0};
+                reset_topics(d);
+                reset_mappings(d);
+                rc = decode_wrapper(d, &r, &v, true);
+            } else if (what == 2) {
+                reset_filter_servers(d->out);
+                d->out->has_filter_servers = v.kind != JV_NULL;
+                if (v.kind == JV_ARRAY)
+                    rc = decode_filter_array(d, &r, &v);
+                else if (v.kind != JV_NULL)
+                    rc = fail(d->err, d->errlen, NS_EJSON, "filterServerList is not an array");
+            } else if (!jr_skip(&r, &v)) {
+                rc = SYNTAX(d);
+            }
+            if (rc < 0)
+                goto out;
+        }
+        if (mrc < 0)
+            rc = SYNTAX(d);
+    }
+    if (rc == 0 && !jr_at_end(&r))
+        rc = SYNTAX(d);
+out:
+    jr_free(&r);
+    return rc;
+}
+
+/* Parses one whole JSON value item (compressed form) that must be a DataVersion object. */
+static int decode_dv_text(dec_t *d, const uint8_t *p, size_t n, ns_data_version_t *dv)
+{
+    jr_t r;
+    jr_init(&r, p, n);
+    jv_t v;
+    int rc;
+    if (!jr_value(&r, &v))
+        rc = SYNTAX(d);
+    else if (v.kind != JV_OBJECT)
+        rc = fail(d->err, d->errlen, NS_EJSON, "DataVersion is not a JSON object");
+    else
+        rc = decode_dv(d, &r, &v, dv);
+    if (rc == 0 && !jr_at_end(&r))
+        rc = SYNTAX(d);
+    jr_free(&r);
+    return rc;
+}
+
+static int decode_mapping_text(dec_t *d, const uint8_t *p, size_t n)
+{
+    jr_t r;
+    jr_init(&r, p, n);
+    jv_t v;
+    ns_mapping_info_t info;
+    int rc;
+    if (!jr_value(&r, &v)) {
+        rc = SYNTAX(d);
+    } else {
+        rc = decode_mapping(d, &r, &v, NULL, 0, &info);
+        if (rc == 0 && !jr_at_end(&r)) {
+            ns_mapping_info_free(&info);
+            rc = SYNTAX(d);
+        }
+        if (rc == 0)
+            rc = add_mapping(d, &info);
+    }
+    jr_free(&r);
+    return rc;
+}
+
+/* The filter list of the compressed form, with Java's outcomes: "" and "null" leave the
+ * filter table alone; anything but an array of strings is an empty list. */
+static int decode_filter_text(dec_t *d, const uint8_t *p, size_t n)
+{
+    ns_register_body_t *b = d->out;
+    jr_t r;
+    jr_init(&r, p, n);
+    jv_t v;
+    bool ok = jr_value(&r, &v);
+    if (n == 0 || (ok && v.kind == JV_NULL && jr_at_end(&r))) {
+        b->has_filter_servers = false;
+    } else if (ok && v.kind == JV_ARRAY) {
+        char err[8];
+        dec_t quiet = *d;
+        quiet.err = err;
+        quiet.errlen = sizeof(err);
+        if (decode_filter_array(&quiet, &r, &v) < 0 || !jr_at_end(&r))
+            reset_filter_servers(b);
+    }
+    jr_free(&r);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Compressed form                                                                            */
+
+/* A lazy inflater: bytes are inflated only when an item needs them, and the bytes of items
+ * already consumed are dropped, so memory follows the largest item, not the stream. */
+typedef struct zin {
+    z_stream zs;
+    uint8_t *buf;
+    size_t start, end, cap; /* unconsumed inflated bytes are buf[start..end) */
+    size_t total;           /* bytes inflated so far */
+    int stop;               /* 0 while more may come; else 1 (stream end) or an NS_E* code */
+} zin_t;
+
+/* Inflation step: output space given to zlib per call, so a bomb is noticed quickly. */
+#define ZIN_CHUNK (256u * 1024u)
+
+/* Makes at least n unconsumed bytes available. Returns 0, or NS_EZLIB (bad or short stream)
+ * or NS_ETOOBIG (the stream inflates past NS_REGISTER_MAX_INFLATED). */
+static int zin_need(zin_t *z, size_t n, char *err, size_t errlen)
+{
+    while (z->end - z->start < n) {
+        if (z->stop == 1)
+            return fail(err, errlen, NS_EZLIB, "compressed body ends early");
+        if (z->start > 0) {
+            memmove(z->buf, z->buf + z->start, z->end - z->start);
+            z->end -= z->start;
+            z->start = 0;
+        }
+        size_t want = n > z->end + ZIN_CHUNK ? n : z->end + ZIN_CHUNK;
+        if (z->cap < want) {
+            size_t cap = z->cap ? z->cap : ZIN_CHUNK;
+            while (cap < want)
+                cap *= 2;
+            z->buf = ns_xrealloc(z->buf, cap);
+            z->cap = cap;
+        }
+        size_t room = z->cap - z->end;
+        size_t budget = (size_t)NS_REGISTER_MAX_INFLATED - z->total + 1;
+        if (room > budget)
+            room = budget;
+        z->zs.next_out = z->buf + z->end;
+        z->zs.avail_out = (uInt)room;
+        int zrc = inflate(&z->zs, Z_NO_FLUSH);
+        size_t got = room - z->zs.avail_out;
+        z->end += got;
+        z->total += got;
+        if (z->total > NS_REGISTER_MAX_INFLATED)
+            z->stop = NS_ETOOBIG;
+        else if (zrc == Z_STREAM_END)
+            z->stop = 1;
+        else if (zrc == Z_BUF_ERROR && got == 0)
+            z->stop = 1; /* no input left: the stream is truncated */
+        else if (zrc != Z_OK && zrc != Z_BUF_ERROR)
+            z->stop = NS_EZLIB;
+        /* Errors count at once, even when the bytes asked for did arrive. */
+        if (z->stop == NS_ETOOBIG)
+            return fail(err, errlen, NS_ETOOBIG, "inflated body larger than %u bytes",
+                        NS_REGISTER_MAX_INFLATED);
+        if (z->stop < 0)
+            return fail(err, errlen, NS_EZLIB, "bad zlib stream (%s)",
+                        z->zs.msg ? z->zs.msg : "error");
+    }
+    return 0;
+}
+
+static int zin_int(zin_t *z, int32_t *v, char *err, size_t errlen)
+{
+    int rc = zin_need(z, 4, err, errlen);
+    if (rc < 0)
+        return rc;
+    *v = (int32_t)read_be32(z->buf + z->start);
+    z->start += 4;
+    return 0;
+}
+
+/* Reads a length-prefixed item; *p points into the inflater's buffer until the next read. */
+static int zin_item(zin_t *z, const char *what, const uint8_t **p, size_t *n, char *err,
+                    size_t errlen)
+{
+    int32_t len;
+    int rc = zin_int(z, &len, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (len < 0)
+        return fail(err, errlen, NS_EZLIB, "negative %s length %d", what, (int)len);
+    if ((uint32_t)len > NS_REGISTER_MAX_ITEM)
+        return fail(err, errlen, NS_ETOOBIG, "%s length %d over %u", what, (int)len,
+                    NS_REGISTER_MAX_ITEM);
+    rc = zin_need(z, (size_t)len, err, errlen);
+    if (rc < 0)
+        return rc;
+    *p = z->buf + z->start;
+    *n = (size_t)len;
+    z->start += (size_t)len;
+    return 0;
+}
+
+/* Parses a TopicConfig line like TopicConfig.decode: Java split(" ") (trailing empty tokens
+ * dropped), >= 5 tokens, Integer.parseInt, TopicFilterType.valueOf; token 6 (attributes) and
+ * later are ignored. topicSysFlag and order are not in the line. */
+static int decode_topic_line(dec_t *d, const uint8_t *p, size_t n)
+{
+    const char *s = (const char *)p;
+    while (n > 0 && s[n - 1] == ' ')
+        n--;
+    const char *tok[5];
+    size_t tlen[5];
+    int ntok = 0;
+    if (n > 0) {
+        /* No trailing space is left, so a space found is never the last byte. */
+        size_t pos = 0;
+        while (ntok < 5) {
+            const char *sp = memchr(s + pos, ' ', n - pos);
+            size_t e = sp ? (size_t)(sp - s) : n;
+            tok[ntok] = s + pos;
+            tlen[ntok] = e - pos;
+            ntok++;
+            if (sp == NULL)
+                break;
+            pos = e + 1;
+        }
+    }
+    if (ntok < 5)
+        return fail(d->err, d->errlen, NS_EJSON, "topic config line with fewer than 5 fields");
+    int shown = tlen[0] < ERR_NAME_MAX ? (int)tlen[0] : ERR_NAME_MAX;
+    if (memchr(tok[0], '\0', tlen[0]) != NULL)
+        return fail(d->err, d->errlen, NS_EJSON, "topic name holds a NUL byte");
+    ns_topic_config_t tc = {.topic_name = NULL, .topic_sys_flag = 0, .order = false};
+    if (!ns_json_parse_int32_text(tok[1], tlen[1], &tc.read_queue_nums) ||
+        !ns_json_parse_int32_text(tok[2], tlen[2], &tc.write_queue_nums) ||
+        !ns_json_parse_int32_text(tok[3], tlen[3], &tc.perm))
+        return fail(d->err, d->errlen, NS_EJSON, "topic %.*s: bad number", shown, tok[0]);
+    if (tlen[4] == 10 && memcmp(tok[4], "SINGLE_TAG", 10) == 0)
+        tc.filter_type = NS_FILTER_SINGLE_TAG;
+    else if (tlen[4] == 9 && memcmp(tok[4], "MULTI_TAG", 9) == 0)
+        tc.filter_type = NS_FILTER_MULTI_TAG;
+    else
+        return fail(d->err, d->errlen, NS_EJSON, "topic %.*s: bad topicFilterType", shown, tok[0]);
+    tc.topic_name = ns_xstrndup(tok[0], tlen[0]);
+    return add_topic(d, &tc);
+}
+
+static int decode_compressed(dec_t *d, const uint8_t *body, size_t len, int32_t version)
+{
+    zin_t z;
+    memset(&z, 0, sizeof(z));
+    z.zs.next_in = (Bytef *)(uintptr_t)body; /* zlib's API is not const-correct */
+    z.zs.avail_in = (uInt)len;
+    if (len > UINT32_MAX)
+        return fail(d->err, d->errlen, NS_ETOOBIG, "compressed body too large");
+    if (inflateInit(&z.zs) != Z_OK)
+        return fail(d->err, d->errlen, NS_EZLIB, "inflateInit failed");
+    const uint8_t *p;
+    size_t n;
+    int32_t count;
+    int rc = zin_item(&z, "DataVersion", &p, &n, d->err, d->errlen);
+    if (rc < 0)
+        goto out;
+    rc = decode_dv_text(d, p, n, &d->out->data_version);
+    if (rc < 0)
+        goto out;
+
+    rc = zin_int(&z, &count, d->err, d->errlen);
+    if (rc < 0)
+        goto out;
+    if (count > NS_REGISTER_MAX_TOPICS) {
+        rc = fail(d->err, d->errlen, NS_ETOOBIG, "topic count %d over %d", (int)count,
+                  NS_REGISTER_MAX_TOPICS);
+        goto out;
+    }
+    for (int32_t i = 0; i < count; i++) {
+        rc = zin_item(&z, "topic config", &p, &n, d->err, d->errlen);
+        if (rc < 0)
+            goto out;
+        rc = decode_topic_line(d, p, n);
+        if (rc < 0)
+            goto out;
+    }
+
+    rc = zin_item(&z, "filter server list", &p, &n, d->err, d->errlen);
+    if (rc < 0)
+        goto out;
+    rc = decode_filter_text(d, p, n);
+    if (rc < 0 || version < NS_VERSION_V5_0_0)
+        goto out;
+
+    rc = zin_int(&z, &count, d->err, d->errlen);
+    if (rc < 0)
+        goto out;
+    if (count > NS_REGISTER_MAX_TOPICS) {
+        rc = fail(d->err, d->errlen, NS_ETOOBIG, "mapping count %d over %d", (int)count,
+                  NS_REGISTER_MAX_TOPICS);
+        goto out;
+    }
+    for (int32_t i = 0; i < count; i++) {
+        rc = zin_item(&z, "mapping info", &p, &n, d->err, d->errlen);
+        if (rc < 0)
+            goto out;
+        rc = decode_mapping_text(d, p, n);
+        if (rc < 0)
+            goto out;
+    }
+out:
+    inflateEnd(&z.zs);
+    free(z.buf);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Public API                                                                                 */
+
+int ns_register_body_decode(const uint8_t *body, size_t len, int32_t version, bool compressed,
+                            ns_register_body_t *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    out->has_filter_servers = version >= NS_VERSION_V3_0_11;
+    if (body == NULL || len == 0)
+        return 0;
+    dec_t d = {.out = out, .err = err, .errlen = errlen};
+    int rc;
+    if (compressed && version >= NS_VERSION_V3_0_11)
+        rc = decode_compressed(&d, body, len, version);
+    else
+        rc = decode_json(&d, body, len, version);
+    index_free(&d.topics_ix);
+    index_free(&d.mappings_ix);
+    if (rc < 0)
+        ns_register_body_free(out);
+    return rc;
+}
+
+void ns_register_body_free(ns_register_body_t *body)
+{
+    if (body == NULL)
+        return;
+    for (size_t i = 0; i < body->topic_count; i++)
+        topic_free(&body->topics[i]);
+    free(body->topics);
+    for (size_t i = 0; i < body->filter_server_count; i++)
+        free(body->filter_servers[i]);
+    free(body->filter_servers);
+    for (size_t i = 0; i < body->mapping_count; i++)
+        ns_mapping_info_free(&body->mappings[i]);
+    free(body->mappings);
+    memset(body, 0, sizeof(*body));
+}
+
+uint32_t ns_body_crc32(const uint8_t *data, size_t len)
+{
+    uLong crc = crc32(0L, Z_NULL, 0);
+    while (len > 0) {
+        uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+        crc = crc32(crc, data, n);
+        data += n;
+        len -= n;
+    }
+    return (uint32_t)(crc & 0x7FFFFFFFu);
+}
+
+int ns_data_version_parse(const uint8_t *json, size_t len, ns_data_version_t *out)
+{
+    ns_register_body_t scratch;
+    memset(&scratch, 0, sizeof(scratch));
+    dec_t d = {.out = &scratch, .err = NULL, .errlen = 0};
+    ns_data_version_t dv;
+    int rc = decode_dv_text(&d, json, len, &dv);
+    if (rc == 0)
+        *out = dv;
+    return rc;
+}
+
+bool ns_data_version_equal(const ns_data_version_t *a, const ns_data_version_t *b)
+{
+    return a->counter == b->counter && a->state_version == b->state_version &&
+           a->timestamp == b->timestamp;
+}
+
+void ns_data_version_write(const ns_data_version_t *dv, ns_buf_t *out)
+{
+    ns_jsonw_t w;
+    ns_jsonw_init(&w, out, NS_JSON_DEFAULT);
+    ns_jsonw_object_begin(&w);
+    ns_jsonw_kv_long(&w, "counter", dv->counter);
+    ns_jsonw_kv_long(&w, "stateVersion", dv->state_version);
+    ns_jsonw_kv_long(&w, "timestamp", dv->timestamp);
+    ns_jsonw_object_end(&w);
+}
+
+void ns_mapping_info_copy(ns_mapping_info_t *dst, const ns_mapping_info_t *src)
+{
+    *dst = *src;
+    dst->topic = src->topic ? ns_xstrdup(src->topic) : NULL;
+    dst->bname = src->bname ? ns_xstrdup(src->bname) : NULL;
+    dst->scope = src->scope ? ns_xstrdup(src->scope) : NULL;
+    dst->curr_id_map = NULL;
+    if (src->curr_id_count > 0) {
+        dst->curr_id_map = ns_xmalloc(src->curr_id_count * sizeof(*src->curr_id_map));
+        memcpy(dst->curr_id_map, src->curr_id_map, src->curr_id_count * sizeof(*src->curr_id_map));
+    }
+}
+
+void ns_mapping_info_free(ns_mapping_info_t *info)
+{
+    if (info == NULL)
+        return;
+    free(info->topic);
+    free(info->bname);
+    free(info->scope);
+    free(info->curr_id_map);
+    memset(info, 0, sizeof(*info));
+}

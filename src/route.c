@@ -1,0 +1,1161 @@
+/* The route table: its six maps, registration (protocol.md 4.2), unregistration (4.3),
+ * connection close (4.4), the inactive-broker scan (4.5) and the write-permission, topic
+ * delete and topic register operations. JSON answers live in route_query.c.
+ *
+ * Log lines are collected while the lock is held and written after it is released. */
+#include "ns_route.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns_common.h"
+#include "ns_log.h"
+#include "route_int.h"
+
+/* ---- deferred logging ---------------------------------------------------------------- */
+
+/* Lines queued under the lock: each is one level byte, the text and a NUL. */
+typedef struct logq {
+    ns_buf_t buf;
+} logq_t;
+
+static void logq_add(logq_t *q, ns_log_level_t level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void logq_add(logq_t *q, ns_log_level_t level, const char *fmt, ...)
+{
+    if (ns_log_get_level() < level)
+        return;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+    ns_buf_append_char(&q->buf, (char)level);
+    ns_buf_append(&q->buf, line, len);
+    ns_buf_append_char(&q->buf, '\0');
+}
+
+static void logq_flush(logq_t *q)
+{
+    size_t i = 0;
+    while (i < q->buf.len) {
+        ns_log_level_t level = (ns_log_level_t)q->buf.data[i];
+        const char *text = (const char *)q->buf.data + i + 1;
+        ns_log(level, "%s", text);
+        i += 1 + strlen(text) + 1;
+    }
+    ns_buf_free(&q->buf);
+}
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+
+static void wrlock(ns_route_t *r)
+{
+    NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
+}
+
+static void rdlock(ns_route_t *r)
+{
+    NS_ASSERT(pthread_rwlock_rdlock(&r->lock) == 0);
+}
+
+static void unlock(ns_route_t *r)
+{
+    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? ns_xstrdup(s) : NULL;
+}
+
+static const char *str_or_null(const char *s)
+{
+    return s ? s : "null";
+}
+
+/* "cluster\0addr\0" as one owned key; *klen excludes the final NUL. */
+static char *make_pair_key(const char *cluster, const char *addr, size_t *klen)
+{
+    size_t c = strlen(cluster), a = strlen(addr);
+    char *k = ns_xmalloc(c + 1 + a + 1);
+    memcpy(k, cluster, c + 1);
+    memcpy(k + c + 1, addr, a + 1);
+    *klen = c + 1 + a;
+    return k;
+}
+
+/* Looks a pair key up without allocating for the common short case. */
+static void *pair_get(const ns_hmap_t *m, const char *cluster, const char *addr)
+{
+    size_t c = strlen(cluster), a = strlen(addr);
+    char stackbuf[256];
+    char *k = c + a + 2 <= sizeof(stackbuf) ? stackbuf : ns_xmalloc(c + a + 2);
+    memcpy(k, cluster, c + 1);
+    memcpy(k + c + 1, addr, a + 1);
+    void *v = ns_hmap_get(m, k, c + 1 + a);
+    if (k != stackbuf)
+        free(k);
+    return v;
+}
+
+ns__route_live_t *ns__route_live_get_locked(const ns_route_t *r, const char *cluster,
+                                            const char *addr)
+{
+    return pair_get(&r->live, cluster, addr);
+}
+
+ns__route_filter_t *ns__route_filter_get_locked(const ns_route_t *r, const char *cluster,
+                                                const char *addr)
+{
+    if (r->filters.count == 0)
+        return NULL;
+    return pair_get(&r->filters, cluster, addr);
+}
+
+ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname, size_t *pos)
+{
+    size_t lo = 0, hi = t->nqd;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(t->qd[mid].b->name, bname);
+        if (c == 0) {
+            if (pos)
+                *pos = mid;
+            return &t->qd[mid];
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (pos)
+        *pos = lo;
+    return NULL;
+}
+
+static void qd_format(char *out, size_t len, const ns__route_qd_t *q)
+{
+    snprintf(out, len,
+             "QueueData [brokerName=%s, readQueueNums=%d, writeQueueNums=%d, perm=%d, "
+             "topicSysFlag=%d]",
+             q->b->name, (int)q->read_queue_nums, (int)q->write_queue_nums, (int)q->perm,
+             (int)q->topic_sys_flag);
+}
+
+/* ---- connections ------------------------------------------------------------------------ */
+
+static void conn_ref(ns_route_t *r, uint64_t id)
+{
+    if (id == 0)
+        return;
+    ns__route_conn_t *c = ns_hmap_get(&r->conns, (const char *)&id, sizeof(id));
+    if (c == NULL) {
+        c = ns_xcalloc(1, sizeof(*c));
+        c->id = id;
+        ns_hmap_put(&r->conns, (const char *)&c->id, sizeof(c->id), c);
+    }
+    c->refs++;
+}
+
+static void conn_unref(ns_route_t *r, uint64_t id)
+{
+    if (id == 0)
+        return;
+    ns__route_conn_t *c = ns_hmap_get(&r->conns, (const char *)&id, sizeof(id));
+    if (c == NULL)
+        return;
+    if (--c->refs == 0) {
+        ns_hmap_remove(&r->conns, (const char *)&c->id, sizeof(c->id));
+        free(c);
+    }
+}
+
+/* ---- broker names, clusters, topics ----------------------------------------------------- */
+
+static ns__route_bname_t *bname_get(const ns_route_t *r, const char *name)
+{
+    return ns_hmap_gets(&r->bnames, name);
+}
+
+static ns__route_bname_t *bname_get_or_create(ns_route_t *r, const char *name)
+{
+    ns__route_bname_t *b = bname_get(r, name);
+    if (b == NULL) {
+        b = ns_xcalloc(1, sizeof(*b));
+        b->name = ns_xstrdup(name);
+        ns_hmap_put(&r->bnames, b->name, strlen(b->name), b);
+    }
+    return b;
+}
+
+static void bd_clear(ns__route_bname_t *b)
+{
+    for (size_t i = 0; i < b->naddrs; i++)
+        free(b->addrs[i].addr);
+    free(b->addrs);
+    b->addrs = NULL;
+    b->naddrs = b->addrs_cap = 0;
+    free(b->cluster);
+    b->cluster = NULL;
+    free(b->zone);
+    b->zone = NULL;
+    b->acting_master = false;
+    b->has_bd = false;
+}
+
+static void bname_destroy(ns__route_bname_t *b)
+{
+    bd_clear(b);
+    ns_hmap_clear(&b->topics);
+    free(b->name);
+    free(b);
+}
+
+/* Frees the record when nothing refers to it any more. */
+static void bname_release(ns_route_t *r, ns__route_bname_t *b)
+{
+    if (b == NULL || b->has_bd || b->topics.count > 0)
+        return;
+    ns_hmap_remove(&r->bnames, b->name, strlen(b->name));
+    bname_destroy(b);
+}
+
+static const char *addrs_get(const ns__route_bname_t *b, int64_t id)
+{
+    for (size_t i = 0; i < b->naddrs; i++)
+        if (b->addrs[i].id == id)
+            return b->addrs[i].addr;
+    return NULL;
+}
+
+/* brokerAddrs.put(id, addr): returns the previous address (owned by the caller) or NULL. */
+static char *addrs_put(ns__route_bname_t *b, int64_t id, const char *addr)
+{
+    size_t i = 0;
+    while (i < b->naddrs && b->addrs[i].id < id)
+        i++;
+    if (i < b->naddrs && b->addrs[i].id == id) {
+        char *old = b->addrs[i].addr;
+        b->addrs[i].addr = ns_xstrdup(addr);
+        return old;
+    }
+    if (b->naddrs == b->addrs_cap) {
+        b->addrs_cap = b->addrs_cap ? b->addrs_cap * 2 : 4;
+        b->addrs = ns_xrealloc(b->addrs, b->addrs_cap * sizeof(*b->addrs));
+    }
+    memmove(&b->addrs[i + 1], &b->addrs[i], (b->naddrs - i) * sizeof(*b->addrs));
+    b->addrs[i] = (ns__route_addr_t){.id = id, .addr = ns_xstrdup(addr)};
+    b->naddrs++;
+    return NULL;
+}
+
+/* Removes every entry whose address is addr, except the one with id keep_id when keep is set.
+ * Returns how many went. */
+static size_t addrs_remove_addr(ns__route_bname_t *b, const char *addr, bool keep, int64_t keep_id)
+{
+    size_t w = 0, removed = 0;
+    for (size_t i = 0; i < b->naddrs; i++) {
+        if (strcmp(b->addrs[i].addr, addr) == 0 && !(keep && b->addrs[i].id == keep_id)) {
+            free(b->addrs[i].addr);
+            removed++;
+            continue;
+        }
+        b->addrs[w++] = b->addrs[i];
+    }
+    b->naddrs = w;
+    return removed;
+}
+
+static ns__route_cluster_t *cluster_get(const ns_route_t *r, const char *name)
+{
+    return ns_hmap_gets(&r->clusters, name);
+}
+
+static void cluster_add_name(ns_route_t *r, const char *cluster, const char *name)
+{
+    ns__route_cluster_t *c = cluster_get(r, cluster);
+    if (c == NULL) {
+        c = ns_xcalloc(1, sizeof(*c));
+        c->name = ns_xstrdup(cluster);
+        ns_hmap_put(&r->clusters, c->name, strlen(c->name), c);
+    }
+    if (ns_hmap_gets(&c->names, name) == NULL) {
+        char *k = ns_xstrdup(name);
+        ns_hmap_put(&c->names, k, strlen(k), k);
+    }
+}
+
+static void cluster_destroy(ns__route_cluster_t *c)
+{
+    for (size_t i = ns_hmap_next(&c->names, 0); i < c->names.cap;
+         i = ns_hmap_next(&c->names, i + 1))
+        free(c->names.slots[i].val);
+    ns_hmap_clear(&c->names);
+    free(c->name);
+    free(c);
+}
+
+static ns__route_topic_t *topic_get(const ns_route_t *r, const char *name)
+{
+    return ns_hmap_gets(&r->topics, name);
+}
+
+static ns__route_topic_t *topic_create(ns_route_t *r, const char *name)
+{
+    ns__route_topic_t *t = ns_xcalloc(1, sizeof(*t));
+    t->name = ns_xstrdup(name);
+    ns_hmap_put(&r->topics, t->name, strlen(t->name), t);
+    return t;
+}
+
+static void topic_destroy(ns__route_topic_t *t)
+{
+    free(t->qd);
+    free(t->name);
+    free(t);
+}
+
+/* Inserts a QueueData for b at sorted position pos and indexes the topic under b. */
+static ns__route_qd_t *topic_insert_qd(ns__route_topic_t *t, size_t pos, ns__route_bname_t *b)
+{
+    if (t->nqd == t->qd_cap) {
+        t->qd_cap = t->qd_cap ? t->qd_cap * 2 : 2;
+        t->qd = ns_xrealloc(t->qd, t->qd_cap * sizeof(*t->qd));
+    }
+    memmove(&t->qd[pos + 1], &t->qd[pos], (t->nqd - pos) * sizeof(*t->qd));
+    t->nqd++;
+    t->qd[pos] = (ns__route_qd_t){.b = b};
+    ns_hmap_put(&b->topics, t->name, strlen(t->name), t);
+    t->version++;
+    return &t->qd[pos];
+}
+
+/* Removes the QueueData of broker b from t (if any); drops the topic when it becomes empty
+ * (returns true then: t is freed). Does not release b. */
+static bool topic_remove_qd(ns_route_t *r, ns__route_topic_t *t, ns__route_bname_t *b)
+{
+    size_t pos;
+    if (ns__route_find_qd_locked(t, b->name, &pos) == NULL)
+        return false;
+    ns_hmap_remove(&b->topics, t->name, strlen(t->name));
+    memmove(&t->qd[pos], &t->qd[pos + 1], (t->nqd - pos - 1) * sizeof(*t->qd));
+    t->nqd--;
+    t->version++;
+    if (t->nqd == 0) {
+        ns_hmap_remove(&r->topics, t->name, strlen(t->name));
+        topic_destroy(t);
+        return true;
+    }
+    return false;
+}
+
+/* Drops a topic with all its QueueDatas. */
+static void topic_drop(ns_route_t *r, ns__route_topic_t *t)
+{
+    ns_hmap_remove(&r->topics, t->name, strlen(t->name));
+    for (size_t i = 0; i < t->nqd; i++) {
+        ns__route_bname_t *b = t->qd[i].b;
+        ns_hmap_remove(&b->topics, t->name, strlen(t->name));
+        bname_release(r, b);
+    }
+    topic_destroy(t);
+}
+
+/* Collects the topics of b (their pointers), for loops that change the index. Caller frees. */
+static ns__route_topic_t **bname_topics(const ns__route_bname_t *b, size_t *n)
+{
+    ns__route_topic_t **v = ns_xmalloc((b->topics.count + 1) * sizeof(*v));
+    size_t k = 0;
+    for (size_t i = ns_hmap_next(&b->topics, 0); i < b->topics.cap;
+         i = ns_hmap_next(&b->topics, i + 1))
+        v[k++] = b->topics.slots[i].val;
+    *n = k;
+    return v;
+}
+
+/* ---- live and filter entries ------------------------------------------------------------ */
+
+static void live_destroy(ns__route_live_t *l)
+{
+    free(l->key);
+    free(l->ha_addr);
+    free(l);
+}
+
+static bool live_remove(ns_route_t *r, const char *cluster, const char *addr)
+{
+    ns__route_live_t *l = ns__route_live_get_locked(r, cluster, addr);
+    if (l == NULL)
+        return false;
+    ns_hmap_remove(&r->live, l->key, l->klen);
+    conn_unref(r, l->conn_id);
+    live_destroy(l);
+    return true;
+}
+
+static void filter_destroy(ns__route_filter_t *f)
+{
+    for (size_t i = 0; i < f->n; i++)
+        free(f->servers[i]);
+    free(f->servers);
+    free(f->key);
+    free(f);
+}
+
+static void filter_remove(ns_route_t *r, const char *cluster, const char *addr)
+{
+    ns__route_filter_t *f = ns__route_filter_get_locked(r, cluster, addr);
+    if (f == NULL)
+        return;
+    ns_hmap_remove(&r->filters, f->key, f->klen);
+    filter_destroy(f);
+}
+
+static void filter_set(ns_route_t *r, const char *cluster, const char *addr, char *const *servers,
+                       size_t n)
+{
+    filter_remove(r, cluster, addr);
+    ns__route_filter_t *f = ns_xcalloc(1, sizeof(*f));
+    f->key = make_pair_key(cluster, addr, &f->klen);
+    f->servers = ns_xmalloc(n * sizeof(*f->servers));
+    for (size_t i = 0; i < n; i++)
+        f->servers[i] = ns_xstrdup(servers[i] ? servers[i] : "");
+    f->n = n;
+    ns_hmap_put(&r->filters, f->key, f->klen, f);
+}
+
+/* ---- mappings --------------------------------------------------------------------------- */
+
+/* topicQueueMappingInfoTable[info.topic][info.bname] = copy of info. */
+static void mapping_put(ns_route_t *r, const ns_mapping_info_t *info, const char *topic)
+{
+    ns__route_mapping_t *m = ns_hmap_gets(&r->mappings, topic);
+    if (m == NULL) {
+        m = ns_xcalloc(1, sizeof(*m));
+        m->topic = ns_xstrdup(topic);
+        ns_hmap_put(&r->mappings, m->topic, strlen(m->topic), m);
+    }
+    const char *bn = info->bname ? info->bname : "";
+    size_t i = 0;
+    int c = 1;
+    while (i < m->n && (c = strcmp(m->infos[i].bname ? m->infos[i].bname : "", bn)) < 0)
+        i++;
+    if (i < m->n && c == 0) {
+        ns_mapping_info_free(&m->infos[i]);
+    } else {
+        m->infos = ns_xrealloc(m->infos, (m->n + 1) * sizeof(*m->infos));
+        memmove(&m->infos[i + 1], &m->infos[i], (m->n - i) * sizeof(*m->infos));
+        m->n++;
+    }
+    ns_mapping_info_copy(&m->infos[i], info);
+    /* Sorted by logical id, duplicates resolved as a Java map would (last one wins). */
+    ns_mapping_info_t *mi = &m->infos[i];
+    if (mi->curr_id_count > 1) {
+        size_t n = mi->curr_id_count;
+        /* Stable: tag each pair with its input index by sorting a copy with the index. */
+        int32_t(*tmp)[3] = ns_xmalloc(n * sizeof(*tmp));
+        for (size_t k = 0; k < n; k++) {
+            tmp[k][0] = mi->curr_id_map[k][0];
+            tmp[k][1] = mi->curr_id_map[k][1];
+            tmp[k][2] = (int32_t)k;
+        }
+        /* insertion sort by (key, index): maps are tiny */
+        for (size_t a = 1; a < n; a++) {
+            int32_t t0 = tmp[a][0], t1 = tmp[a][1], t2 = tmp[a][2];
+            size_t b = a;
+            while (b > 0 && (tmp[b - 1][0] > t0 || (tmp[b - 1][0] == t0 && tmp[b - 1][2] > t2))) {
+                tmp[b][0] = tmp[b - 1][0];
+                tmp[b][1] = tmp[b - 1][1];
+                tmp[b][2] = tmp[b - 1][2];
+                b--;
+            }
+            tmp[b][0] = t0;
+            tmp[b][1] = t1;
+            tmp[b][2] = t2;
+        }
+        size_t w = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (k + 1 < n && tmp[k + 1][0] == tmp[k][0])
+                continue; /* a later duplicate wins */
+            mi->curr_id_map[w][0] = tmp[k][0];
+            mi->curr_id_map[w][1] = tmp[k][1];
+            w++;
+        }
+        mi->curr_id_count = w;
+        free(tmp);
+    }
+}
+
+static void mapping_destroy(ns__route_mapping_t *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        ns_mapping_info_free(&m->infos[i]);
+    free(m->infos);
+    free(m->topic);
+    free(m);
+}
+
+/* ---- lifecycle -------------------------------------------------------------------------- */
+
+ns_route_t *ns_route_new(const ns_config_t *cfg)
+{
+    ns_route_t *r = ns_xcalloc(1, sizeof(*r));
+    r->cfg = cfg;
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    /* glibc prefers readers by default: 500k route reads/s would starve registrations. */
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    NS_ASSERT(pthread_rwlock_init(&r->lock, &attr) == 0);
+    pthread_rwlockattr_destroy(&attr);
+    return r;
+}
+
+void ns_route_free(ns_route_t *r)
+{
+    if (r == NULL)
+        return;
+    ns_hmap_t *m;
+    m = &r->topics;
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
+        topic_destroy(m->slots[i].val);
+    ns_hmap_clear(m);
+    m = &r->bnames;
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
+        bname_destroy(m->slots[i].val);
+    ns_hmap_clear(m);
+    m = &r->clusters;
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
+        cluster_destroy(m->slots[i].val);
+    ns_hmap_clear(m);
+    m = &r->live;
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
+        live_destroy(m->slots[i].val);
+    ns_hmap_clear(m);
+    m = &r->filters;
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
+        filter_destroy(m->slots[i].val);
+    ns_hmap_clear(m);
+    m = &r->mappings;
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
+        mapping_destroy(m->slots[i].val);
+    ns_hmap_clear(m);
+    m = &r->conns;
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
+        free(m->slots[i].val);
+    ns_hmap_clear(m);
+    pthread_rwlock_destroy(&r->lock);
+    free(r);
+}
+
+/* ---- registration ----------------------------------------------------------------------- */
+
+void ns_route_register_result_free(ns_route_register_result_t *res)
+{
+    if (res == NULL)
+        return;
+    free(res->ha_server_addr);
+    free(res->master_addr);
+    res->ha_server_addr = NULL;
+    res->master_addr = NULL;
+}
+
+/* Step 10c-d: topic data of a master or prime slave. */
+static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
+                                   ns__route_bname_t *b, bool register_first, bool prime_slave,
+                                   logq_t *lq)
+{
+    const ns_register_body_t *body = q->body;
+    ns__route_live_t *lv = ns__route_live_get_locked(r, q->cluster, q->addr);
+    bool broker_changed = lv == NULL || !ns_data_version_equal(&lv->dv, &body->data_version);
+
+    /* 10b: topics of this broker name missing from the new table go (static topics aside). */
+    if (NS_CFG_GET(r->cfg->delete_topic_with_broker_registration) && body->mapping_count == 0) {
+        uint32_t stamp = ++r->stamp;
+        for (size_t i = 0; i < body->topic_count; i++) {
+            ns__route_topic_t *t = topic_get(r, body->topics[i].topic_name);
+            ns__route_qd_t *qd = t ? ns__route_find_qd_locked(t, b->name, NULL) : NULL;
+            if (qd)
+                qd->stamp = stamp;
+        }
+        size_t n;
+        ns__route_topic_t **ts = bname_topics(b, &n);
+        for (size_t i = 0; i < n; i++) {
+            ns__route_qd_t *qd = ns__route_find_qd_locked(ts[i], b->name, NULL);
+            if (qd == NULL || qd->stamp == stamp)
+                continue;
+            char qs[256];
+            qd_format(qs, sizeof(qs), qd);
+            logq_add(lq, NS_LOG_INFO, "deleteTopic, remove one broker's topic %s %s %s", b->name,
+                     ts[i]->name, qs);
+            char *tname = ns_xstrdup(ts[i]->name);
+            if (topic_remove_qd(r, ts[i], b))
+                logq_add(lq, NS_LOG_INFO, "deleteTopic, remove the topic all queue %s", tname);
+            free(tname);
+        }
+        free(ts);
+    }
+
+    /* 10c */
+    for (size_t i = 0; i < body->topic_count; i++) {
+        const ns_topic_config_t *tc = &body->topics[i];
+        if (tc->topic_name == NULL)
+            continue;
+        ns__route_topic_t *t = topic_get(r, tc->topic_name);
+        size_t pos = 0;
+        ns__route_qd_t *qd = t ? ns__route_find_qd_locked(t, b->name, &pos) : NULL;
+        if (!(register_first || broker_changed || t == NULL || qd == NULL))
+            continue;
+        int32_t perm = tc->perm;
+        if (prime_slave && b->acting_master)
+            perm &= ~NS_PERM_WRITE;
+        ns__route_qd_t nq = {.b = b,
+                             .read_queue_nums = tc->read_queue_nums,
+                             .write_queue_nums = tc->write_queue_nums,
+                             .perm = perm,
+                             .topic_sys_flag = tc->topic_sys_flag};
+        char qs[256];
+        if (t == NULL) {
+            t = topic_create(r, tc->topic_name);
+            qd = topic_insert_qd(t, 0, b);
+            *qd = nq;
+            if (ns_log_get_level() >= NS_LOG_INFO) {
+                qd_format(qs, sizeof(qs), qd);
+                logq_add(lq, NS_LOG_INFO, "new topic registered, %s %s", t->name, qs);
+            }
+        } else if (qd == NULL) {
+            qd = topic_insert_qd(t, pos, b);
+            *qd = nq;
+        } else if (qd->read_queue_nums != nq.read_queue_nums ||
+                   qd->write_queue_nums != nq.write_queue_nums || qd->perm != nq.perm ||
+                   qd->topic_sys_flag != nq.topic_sys_flag) {
+            if (ns_log_get_level() >= NS_LOG_INFO) {
+                char ns2[256];
+                qd_format(qs, sizeof(qs), qd);
+                qd_format(ns2, sizeof(ns2), &nq);
+                logq_add(lq, NS_LOG_INFO, "topic changed, %s OLD: %s NEW: %s", t->name, qs, ns2);
+            }
+            nq.stamp = qd->stamp;
+            *qd = nq;
+            t->version++;
+        }
+    }
+
+    /* 10d */
+    if (broker_changed || register_first) {
+        for (size_t i = 0; i < body->mapping_count; i++) {
+            const ns_mapping_info_t *mi = &body->mappings[i];
+            if (mi->topic != NULL)
+                mapping_put(r, mi, mi->topic);
+        }
+    }
+}
+
+int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
+                             ns_route_register_result_t *res)
+{
+    *res = (ns_route_register_result_t){0};
+    logq_t lq = {NS_BUF_INIT};
+    int rc = 0;
+    const ns_register_body_t *body = q->body;
+
+    wrlock(r);
+    /* 1 */
+    cluster_add_name(r, q->cluster, q->name);
+    /* 2 */
+    bool register_first = false;
+    ns__route_bname_t *b = bname_get_or_create(r, q->name);
+    if (!b->has_bd) {
+        b->has_bd = true;
+        b->cluster = ns_xstrdup(q->cluster);
+        register_first = true;
+    }
+    /* 3 */
+    bool old_version = !q->has_acting_master;
+    b->acting_master = !old_version && q->acting_master;
+    free(b->zone);
+    b->zone = dup_or_null(q->zone);
+    /* 4: the min-id change only feeds NOTIFY_MIN_BROKER_ID_CHANGE, which we do not send. */
+    /* 5: one record per ip:port */
+    addrs_remove_addr(b, q->addr, true, q->id);
+    /* 6: address-change conflict */
+    const char *old_addr = addrs_get(b, q->id);
+    if (old_addr != NULL && strcmp(old_addr, q->addr) != 0) {
+        ns__route_live_t *ol = ns__route_live_get_locked(r, q->cluster, old_addr);
+        if (ol != NULL) {
+            int64_t old_sv = ol->dv.state_version, new_sv = body->data_version.state_version;
+            if (old_sv > new_sv) {
+                logq_add(&lq, NS_LOG_WARN,
+                         "Registering Broker conflicts with the existed one, just ignore.: "
+                         "Cluster:%s, BrokerName:%s, BrokerId:%lld, Old BrokerAddr:%s, Old "
+                         "Version:%lld, New BrokerAddr:%s, New Version:%lld.",
+                         q->cluster, q->name, (long long)q->id, old_addr, (long long)old_sv,
+                         q->addr, (long long)new_sv);
+                live_remove(r, q->cluster, q->addr);
+                goto out;
+            }
+            /* Java leaves the replaced address's live entry behind, where nothing can ever
+             * unregister it; we drop it (and its filter list) here. */
+            logq_add(&lq, NS_LOG_INFO,
+                     "broker %s id %lld moved from %s to %s, drop the old live entry", q->name,
+                     (long long)q->id, old_addr, q->addr);
+            char *oa = ns_xstrdup(old_addr);
+            live_remove(r, q->cluster, oa);
+            filter_remove(r, q->cluster, oa);
+            free(oa);
+        }
+    }
+    /* 7: single-topic guard */
+    if (addrs_get(b, q->id) == NULL && body->topic_count == 1) {
+        logq_add(&lq, NS_LOG_WARN,
+                 "Can't register topicConfigWrapper={%s=TopicConfig [topicName=%s, ...]} because "
+                 "broker[%lld]=%s has not registered.",
+                 str_or_null(body->topics[0].topic_name), str_or_null(body->topics[0].topic_name),
+                 (long long)q->id, q->addr);
+        rc = NS_EINVAL;
+        goto out;
+    }
+    /* 8 */
+    char *prev = addrs_put(b, q->id, q->addr);
+    register_first = register_first || prev == NULL || prev[0] == '\0';
+    free(prev);
+    /* 9 */
+    bool is_master = q->id == 0;
+    bool prime_slave = !old_version && !is_master && q->id == b->addrs[0].id;
+    /* 10 */
+    if (is_master || prime_slave)
+        register_topics_locked(r, q, b, register_first, prime_slave, &lq);
+    /* 11 */
+    ns__route_live_t *lv = ns__route_live_get_locked(r, q->cluster, q->addr);
+    if (lv == NULL) {
+        lv = ns_xcalloc(1, sizeof(*lv));
+        lv->key = make_pair_key(q->cluster, q->addr, &lv->klen);
+        lv->cluster = lv->key;
+        lv->addr = lv->key + strlen(q->cluster) + 1;
+        ns_hmap_put(&r->live, lv->key, lv->klen, lv);
+        logq_add(&lq, NS_LOG_INFO,
+                 "new broker registered, BrokerIdentityInfo [clusterName=%s, brokerAddr=%s] "
+                 "HAService: %s",
+                 q->cluster, q->addr, str_or_null(q->ha_addr));
+    } else {
+        conn_unref(r, lv->conn_id);
+    }
+    __atomic_store_n(&lv->last_update_ms, q->now_ms, __ATOMIC_RELAXED);
+    lv->timeout_ms = q->has_timeout ? q->timeout_ms : NS_ROUTE_DEFAULT_BROKER_TIMEOUT_MS;
+    lv->dv = body->data_version;
+    lv->conn_id = q->conn_id;
+    conn_ref(r, q->conn_id);
+    free(lv->ha_addr);
+    lv->ha_addr = dup_or_null(q->ha_addr);
+    /* 12 */
+    if (body->has_filter_servers) {
+        if (body->filter_server_count == 0)
+            filter_remove(r, q->cluster, q->addr);
+        else
+            filter_set(r, q->cluster, q->addr, body->filter_servers, body->filter_server_count);
+    }
+    /* 13 */
+    if (q->id != 0) {
+        const char *master = addrs_get(b, 0);
+        if (master != NULL) {
+            ns__route_live_t *ml = ns__route_live_get_locked(r, q->cluster, master);
+            if (ml != NULL) {
+                res->ha_server_addr = dup_or_null(ml->ha_addr);
+                res->master_addr = ns_xstrdup(master);
+            }
+        }
+    }
+out:
+    unlock(r);
+    logq_flush(&lq);
+    return rc;
+}
+
+/* ---- unregistration --------------------------------------------------------------------- */
+
+/* One unregistration under the write lock (BatchUnregistrationService's per-request loop
+ * followed by cleanTopicByUnRegisterRequests for that request). */
+static void unregister_locked(ns_route_t *r, const char *cluster, const char *addr,
+                              const char *name, bool has_id, int64_t id, logq_t *lq)
+{
+    (void)id;
+    bool live_ok = live_remove(r, cluster, addr);
+    logq_add(lq, NS_LOG_INFO,
+             "unregisterBroker, remove from brokerLiveTable %s, BrokerIdentityInfo "
+             "[clusterName=%s, brokerAddr=%s]",
+             live_ok ? "OK" : "Failed", cluster, addr);
+    filter_remove(r, cluster, addr);
+    if (name == NULL)
+        return; /* Java: NullPointerException in brokerAddrTable.get(null) */
+    ns__route_bname_t *b = bname_get(r, name);
+    bool removed_name = false;
+    if (b != NULL && b->has_bd) {
+        if (b->naddrs > 0 && !has_id)
+            return; /* Java: NullPointerException unboxing the null brokerId */
+        size_t n = addrs_remove_addr(b, addr, false, 0);
+        logq_add(lq, NS_LOG_INFO,
+                 "unregisterBroker, remove addr from brokerAddrTable %s, BrokerIdentityInfo "
+                 "[clusterName=%s, brokerAddr=%s]",
+                 n ? "OK" : "Failed", cluster, addr);
+        if (b->naddrs == 0) {
+            bd_clear(b);
+            logq_add(lq, NS_LOG_INFO, "unregisterBroker, remove name from brokerAddrTable OK, %s",
+                     name);
+            removed_name = true;
+        }
+    }
+    if (removed_name) {
+        ns__route_cluster_t *c = cluster_get(r, cluster);
+        if (c != NULL) {
+            char *k = ns_hmap_remove(&c->names, name, strlen(name));
+            logq_add(lq, NS_LOG_INFO, "unregisterBroker, remove name from clusterAddrTable %s, %s",
+                     k ? "OK" : "Failed", name);
+            free(k);
+            if (c->names.count == 0) {
+                ns_hmap_remove(&r->clusters, c->name, strlen(c->name));
+                logq_add(lq, NS_LOG_INFO,
+                         "unregisterBroker, remove cluster from clusterAddrTable %s", cluster);
+                cluster_destroy(c);
+            }
+        }
+        /* cleanTopicByUnRegisterRequests, removed broker: its QueueDatas go. */
+        size_t n;
+        ns__route_topic_t **ts = bname_topics(b, &n);
+        for (size_t i = 0; i < n; i++) {
+            if (ns_log_get_level() >= NS_LOG_DEBUG)
+                logq_add(lq, NS_LOG_DEBUG, "removeTopicByBrokerName, remove one broker's topic %s",
+                         ts[i]->name);
+            topic_remove_qd(r, ts[i], b);
+        }
+        free(ts);
+        bname_release(r, b);
+    } else if (b != NULL && b->has_bd && b->acting_master &&
+               (b->naddrs == 0 || b->addrs[0].id > 0)) {
+        /* Reduced broker in acting-master mode without a master: wipe the write bit. */
+        for (size_t i = ns_hmap_next(&b->topics, 0); i < b->topics.cap;
+             i = ns_hmap_next(&b->topics, i + 1)) {
+            ns__route_topic_t *t = b->topics.slots[i].val;
+            ns__route_qd_t *qd = ns__route_find_qd_locked(t, b->name, NULL);
+            if (qd != NULL && (qd->perm & NS_PERM_WRITE)) {
+                qd->perm &= ~NS_PERM_WRITE;
+                t->version++;
+            }
+        }
+    }
+}
+
+void ns_route_unregister_broker(ns_route_t *r, const char *cluster, const char *addr,
+                                const char *name, bool has_id, int64_t id)
+{
+    if (cluster == NULL || addr == NULL)
+        return; /* Java: NullPointerException hashing BrokerAddrInfo; nothing changes */
+    logq_t lq = {NS_BUF_INIT};
+    wrlock(r);
+    unregister_locked(r, cluster, addr, name, has_id, id, &lq);
+    unlock(r);
+    logq_flush(&lq);
+}
+
+/* setupUnRegisterRequest: the broker name and id that hold addr in a BrokerData of cluster. */
+static bool resolve_locked(const ns_route_t *r, const char *cluster, const char *addr,
+                           ns__route_bname_t **out_b, int64_t *out_id)
+{
+    const ns_hmap_t *m = &r->bnames;
+    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1)) {
+        ns__route_bname_t *b = m->slots[i].val;
+        if (!b->has_bd || strcmp(b->cluster, cluster) != 0)
+            continue;
+        for (size_t k = 0; k < b->naddrs; k++) {
+            if (strcmp(b->addrs[k].addr, addr) == 0) {
+                *out_b = b;
+                *out_id = b->addrs[k].id;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Unregisters the broker behind a live entry (onChannelDestroy(BrokerAddrInfo)). When no
+ * BrokerData holds the address any more, Java would keep the orphan live entry forever; we drop
+ * it. The live entry pointer is invalid afterwards. */
+static void unregister_live_locked(ns_route_t *r, ns__route_live_t *l, logq_t *lq)
+{
+    char *cluster = ns_xstrdup(l->cluster), *addr = ns_xstrdup(l->addr);
+    ns__route_bname_t *b;
+    int64_t id;
+    if (resolve_locked(r, cluster, addr, &b, &id)) {
+        char *name = ns_xstrdup(b->name);
+        logq_add(lq, NS_LOG_INFO,
+                 "the broker's channel destroyed, submit the unregister request at once, broker "
+                 "info: UnRegisterBrokerRequestHeader [brokerName=%s, brokerAddr=%s, "
+                 "clusterName=%s, brokerId=%lld], submit result: true",
+                 name, addr, cluster, (long long)id);
+        unregister_locked(r, cluster, addr, name, true, id, lq);
+        free(name);
+    } else {
+        live_remove(r, cluster, addr);
+        filter_remove(r, cluster, addr);
+    }
+    free(cluster);
+    free(addr);
+}
+
+void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
+{
+    if (conn_id == 0)
+        return;
+    rdlock(r);
+    bool known = ns_hmap_get(&r->conns, (const char *)&conn_id, sizeof(conn_id)) != NULL;
+    unlock(r);
+    if (!known)
+        return;
+    logq_t lq = {NS_BUF_INIT};
+    wrlock(r);
+    /* Collect first: unregistering changes the live map. */
+    size_t n = 0;
+    char **keys = ns_xmalloc((r->live.count + 1) * sizeof(*keys));
+    size_t *klens = ns_xmalloc((r->live.count + 1) * sizeof(*klens));
+    for (size_t i = ns_hmap_next(&r->live, 0); i < r->live.cap; i = ns_hmap_next(&r->live, i + 1)) {
+        ns__route_live_t *l = r->live.slots[i].val;
+        if (l->conn_id == conn_id) {
+            klens[n] = l->klen;
+            keys[n] = ns_xmalloc(l->klen + 1);
+            memcpy(keys[n], l->key, l->klen + 1);
+            n++;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        ns__route_live_t *l = ns_hmap_get(&r->live, keys[i], klens[i]);
+        if (l != NULL)
+            unregister_live_locked(r, l, &lq);
+        free(keys[i]);
+    }
+    free(keys);
+    free(klens);
+    unlock(r);
+    logq_flush(&lq);
+}
+
+/* Java's expiry test, overflow included: lastUpdateTimestamp + timeout < now in long math. */
+static bool expired(uint64_t last, int64_t timeout, uint64_t now)
+{
+    int64_t deadline = (int64_t)(last + (uint64_t)timeout);
+    return deadline < (int64_t)now;
+}
+
+size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_ids, size_t max)
+{
+    ns_log(NS_LOG_INFO, "start scanNotActiveBroker");
+    rdlock(r);
+    size_t n = 0;
+    char **keys = NULL;
+    size_t *klens = NULL;
+    for (size_t i = ns_hmap_next(&r->live, 0); i < r->live.cap; i = ns_hmap_next(&r->live, i + 1)) {
+        ns__route_live_t *l = r->live.slots[i].val;
+        uint64_t last = __atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED);
+        if (!expired(last, l->timeout_ms, now_ms))
+            continue;
+        if (keys == NULL) {
+            keys = ns_xmalloc(r->live.count * sizeof(*keys));
+            klens = ns_xmalloc(r->live.count * sizeof(*klens));
+        }
+        klens[n] = l->klen;
+        keys[n] = ns_xmalloc(l->klen + 1);
+        memcpy(keys[n], l->key, l->klen + 1);
+        n++;
+    }
+    unlock(r);
+    if (n == 0)
+        return 0;
+
+    logq_t lq = {NS_BUF_INIT};
+    size_t nconn = 0;
+    wrlock(r);
+    for (size_t i = 0; i < n; i++) {
+        ns__route_live_t *l = ns_hmap_get(&r->live, keys[i], klens[i]);
+        /* Re-check: it may have re-registered between the two locks. */
+        if (l != NULL &&
+            expired(__atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED), l->timeout_ms, now_ms)) {
+            logq_add(&lq, NS_LOG_WARN,
+                     "The broker channel expired, BrokerIdentityInfo [clusterName=%s, "
+                     "brokerAddr=%s] %lldms",
+                     l->cluster, l->addr, (long long)l->timeout_ms);
+            if (l->conn_id != 0 && nconn < max)
+                conn_ids[nconn++] = l->conn_id;
+            unregister_live_locked(r, l, &lq);
+        }
+        free(keys[i]);
+    }
+    unlock(r);
+    free(keys);
+    free(klens);
+    logq_flush(&lq);
+    return nconn;
+}
+
+/* ---- heartbeats ------------------------------------------------------------------------- */
+
+bool ns_route_query_data_version(ns_route_t *r, const char *cluster, const char *addr,
+                                 const ns_data_version_t *dv, uint64_t now_ms,
+                                 ns_data_version_t *stored, bool *known)
+{
+    *known = false;
+    if (cluster == NULL || addr == NULL)
+        return true;
+    bool changed = true;
+    rdlock(r);
+    ns__route_live_t *l = ns__route_live_get_locked(r, cluster, addr);
+    if (l != NULL) {
+        changed = dv == NULL || !ns_data_version_equal(&l->dv, dv);
+        __atomic_store_n(&l->last_update_ms, now_ms, __ATOMIC_RELAXED);
+        *stored = l->dv;
+        *known = true;
+    }
+    unlock(r);
+    return changed;
+}
+
+void ns_route_heartbeat(ns_route_t *r, const char *cluster, const char *addr, uint64_t now_ms)
+{
+    if (cluster == NULL || addr == NULL)
+        return;
+    rdlock(r);
+    ns__route_live_t *l = ns__route_live_get_locked(r, cluster, addr);
+    if (l != NULL)
+        __atomic_store_n(&l->last_update_ms, now_ms, __ATOMIC_RELAXED);
+    unlock(r);
+}
+
+/* ---- write permission, topic delete and register ---------------------------------------- */
+
+static int operate_write_perm(ns_route_t *r, const char *name, bool wipe)
+{
+    if (name == NULL)
+        return 0;
+    int count = 0;
+    wrlock(r);
+    ns__route_bname_t *b = bname_get(r, name);
+    if (b != NULL) {
+        for (size_t i = ns_hmap_next(&b->topics, 0); i < b->topics.cap;
+             i = ns_hmap_next(&b->topics, i + 1)) {
+            ns__route_topic_t *t = b->topics.slots[i].val;
+            ns__route_qd_t *qd = ns__route_find_qd_locked(t, name, NULL);
+            if (qd == NULL)
+                continue;
+            qd->perm = wipe ? (qd->perm & ~NS_PERM_WRITE) : (NS_PERM_READ | NS_PERM_WRITE);
+            t->version++;
+            count++;
+        }
+    }
+    unlock(r);
+    return count;
+}
+
+int ns_route_wipe_write_perm(ns_route_t *r, const char *name)
+{
+    return operate_write_perm(r, name, true);
+}
+
+int ns_route_add_write_perm(ns_route_t *r, const char *name)
+{
+    return operate_write_perm(r, name, false);
+}
+
+void ns_route_delete_topic(ns_route_t *r, const char *topic, const char *cluster)
+{
+    if (topic == NULL)
+        return; /* Java: NullPointerException inside, caught; nothing changes */
+    logq_t lq = {NS_BUF_INIT};
+    wrlock(r);
+    ns__route_topic_t *t = topic_get(r, topic);
+    if (cluster == NULL || cluster[0] == '\0') {
+        if (t != NULL)
+            topic_drop(r, t);
+    } else {
+        ns__route_cluster_t *c = cluster_get(r, cluster);
+        if (c != NULL && c->names.count > 0 && t != NULL) {
+            for (size_t i = ns_hmap_next(&c->names, 0); i < c->names.cap && t != NULL;
+                 i = ns_hmap_next(&c->names, i + 1)) {
+                ns__route_bname_t *b = bname_get(r, c->names.slots[i].key);
+                if (b == NULL || ns__route_find_qd_locked(t, b->name, NULL) == NULL)
+                    continue;
+                logq_add(&lq, NS_LOG_INFO, "deleteTopic, remove one broker's topic %s %s", b->name,
+                         topic);
+                if (topic_remove_qd(r, t, b)) {
+                    t = NULL;
+                    logq_add(&lq, NS_LOG_INFO, "deleteTopic, remove the topic all queue %s %s",
+                             cluster, topic);
+                }
+                bname_release(r, b);
+            }
+        }
+    }
+    unlock(r);
+    logq_flush(&lq);
+}
+
+void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_queue_data_t *qds,
+                             size_t n)
+{
+    if (topic == NULL || n == 0)
+        return;
+    logq_t lq = {NS_BUF_INIT};
+    wrlock(r);
+    ns__route_topic_t *t = topic_get(r, topic);
+    if (t == NULL) {
+        /* A new topic is stored only when every broker name is known. */
+        for (size_t i = 0; i < n; i++) {
+            ns__route_bname_t *b = qds[i].broker_name ? bname_get(r, qds[i].broker_name) : NULL;
+            if (b == NULL || !b->has_bd) {
+                logq_add(&lq, NS_LOG_WARN, "Register topic contains illegal broker, %s, %s", topic,
+                         str_or_null(qds[i].broker_name));
+                goto out;
+            }
+        }
+        t = topic_create(r, topic);
+        logq_add(&lq, NS_LOG_INFO, "Register topic route:%s", topic);
+    }
+    for (size_t i = 0; i < n; i++) {
+        ns__route_bname_t *b = qds[i].broker_name ? bname_get(r, qds[i].broker_name) : NULL;
+        if (b == NULL || !b->has_bd) {
+            logq_add(&lq, NS_LOG_WARN, "Register topic contains illegal broker, %s, %s", topic,
+                     str_or_null(qds[i].broker_name));
+            break;
+        }
+        size_t pos;
+        ns__route_qd_t *qd = ns__route_find_qd_locked(t, b->name, &pos);
+        if (qd == NULL)
+            qd = topic_insert_qd(t, pos, b);
+        qd->read_queue_nums = qds[i].read_queue_nums;
+        qd->write_queue_nums = qds[i].write_queue_nums;
+        qd->perm = qds[i].perm;
+        qd->topic_sys_flag = qds[i].topic_sys_flag;
+        t->version++;
+    }
+out:
+    unlock(r);
+    logq_flush(&lq);
+}
+
+size_t ns_route_topic_count(ns_route_t *r)
+{
+    rdlock(r);
+    size_t n = r->topics.count;
+    unlock(r);
+    return n;
+}
+
+size_t ns_route_live_count(ns_route_t *r)
+{
+    rdlock(r);
+    size_t n = r->live.count;
+    unlock(r);
+    return n;
+}

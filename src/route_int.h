@@ -1,0 +1,119 @@
+/* Internals of the route module shared by route.c (tables, registration, unregistration) and
+ * route_query.c (JSON answers). Everything here is protected by ns_route.lock. */
+#ifndef NS_ROUTE_INT_H
+#define NS_ROUTE_INT_H
+
+#include <pthread.h>
+
+#include "ns_route.h"
+#include "ns_hmap.h"
+
+/* PermName bits. */
+#define NS_PERM_WRITE 2
+#define NS_PERM_READ 4
+
+/* One brokerAddrs entry. */
+typedef struct ns__route_addr {
+    int64_t id; /* broker id */
+    char *addr; /* owned "ip:port" */
+} ns__route_addr_t;
+
+/* Everything known under one broker name: its BrokerData (when has_bd) and the index of the
+ * topics holding a QueueData of this name, so that per-broker operations cost O(its topics).
+ * Lives while has_bd or topics is non-empty. */
+typedef struct ns__route_bname {
+    char *name;              /* owned; the key in ns_route.bnames */
+    bool has_bd;             /* present in brokerAddrTable */
+    char *cluster;           /* BrokerData.cluster (set at creation), owned */
+    char *zone;              /* BrokerData.zoneName, owned, NULL = null */
+    bool acting_master;      /* BrokerData.enableActingMaster */
+    ns__route_addr_t *addrs; /* brokerAddrs, sorted by id, naddrs entries */
+    size_t naddrs;
+    size_t addrs_cap;
+    ns_hmap_t topics; /* topic name -> ns__route_topic_t*, keys are the topics' names */
+} ns__route_bname_t;
+
+/* One QueueData. */
+typedef struct ns__route_qd {
+    ns__route_bname_t *b; /* its broker name */
+    int32_t read_queue_nums;
+    int32_t write_queue_nums;
+    int32_t perm;
+    int32_t topic_sys_flag;
+    uint32_t stamp; /* registration pass marker (deleteTopicWithBrokerRegistration) */
+} ns__route_qd_t;
+
+/* One topicQueueTable entry: QueueDatas sorted by broker name (binary search, and the order
+ * in which answers list them). Never empty while in the table. */
+typedef struct ns__route_topic {
+    char *name; /* owned; the key in ns_route.topics */
+    ns__route_qd_t *qd;
+    size_t nqd;
+    size_t qd_cap;
+    /* Bumped on every change of this topic's QueueDatas. With a per-broker-name counter (for
+     * BrokerData changes) it is what a future per-topic encoded-answer cache would key on. */
+    uint64_t version;
+} ns__route_topic_t;
+
+/* clusterAddrTable entry: the set of broker names (keys are owned copies, value = key). */
+typedef struct ns__route_cluster {
+    char *name; /* owned */
+    ns_hmap_t names;
+} ns__route_cluster_t;
+
+/* brokerLiveTable entry, keyed by "cluster\0addr". */
+typedef struct ns__route_live {
+    char *key;               /* owned cluster '\0' addr '\0' */
+    size_t klen;             /* bytes of the key without the final NUL */
+    const char *cluster;     /* view into key */
+    const char *addr;        /* view into key */
+    uint64_t last_update_ms; /* atomic: refreshed under the read lock by heartbeats */
+    int64_t timeout_ms;      /* heartbeatTimeoutMillis */
+    ns_data_version_t dv;    /* DataVersion of the latest registration */
+    uint64_t conn_id;        /* connection of the latest registration */
+    char *ha_addr;           /* owned, NULL = null */
+} ns__route_live_t;
+
+/* filterServerTable entry, keyed like the live table. */
+typedef struct ns__route_filter {
+    char *key; /* owned, as in the live entry */
+    size_t klen;
+    char **servers; /* owned array of owned strings */
+    size_t n;
+} ns__route_filter_t;
+
+/* topicQueueMappingInfoTable entry: infos sorted by bname, currIdMap sorted by logical id. */
+typedef struct ns__route_mapping {
+    char *topic; /* owned key */
+    ns_mapping_info_t *infos;
+    size_t n;
+} ns__route_mapping_t;
+
+/* Live entries per connection, so that closing a client connection costs one lookup. */
+typedef struct ns__route_conn {
+    uint64_t id; /* the key (its 8 bytes) */
+    size_t refs; /* live entries whose conn_id is id */
+} ns__route_conn_t;
+
+struct ns_route {
+    const ns_config_t *cfg;
+    pthread_rwlock_t lock; /* writer-preferring: registrations must not starve */
+    ns_hmap_t topics;      /* topic -> ns__route_topic_t */
+    ns_hmap_t bnames;      /* broker name -> ns__route_bname_t */
+    ns_hmap_t clusters;    /* cluster -> ns__route_cluster_t */
+    ns_hmap_t live;        /* "cluster\0addr" -> ns__route_live_t */
+    ns_hmap_t filters;     /* "cluster\0addr" -> ns__route_filter_t */
+    ns_hmap_t mappings;    /* topic -> ns__route_mapping_t */
+    ns_hmap_t conns;       /* 8-byte conn id -> ns__route_conn_t */
+    uint32_t stamp;        /* last registration pass marker */
+};
+
+/* Lookups, caller holds the lock. */
+ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname,
+                                         size_t *pos);
+ns__route_live_t *ns__route_live_get_locked(const ns_route_t *r, const char *cluster,
+                                            const char *addr);
+ns__route_filter_t *ns__route_filter_get_locked(const ns_route_t *r, const char *cluster,
+                                                const char *addr);
+
+#endif

@@ -1,0 +1,426 @@
+/* JSON answers of the route table, encoded under the read lock straight into the caller's
+ * buffer: TopicRouteData (with the acting-master rewrite and the zone filter), ClusterInfo,
+ * TopicList and BrokerMemberGroup. Bean properties are written in fastjson's alphabetical
+ * order; maps and sets whose Java order is HashMap order come out sorted. */
+#include "ns_route.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ns_common.h"
+#include "route_int.h"
+
+#define SYNC_BROKER_MEMBER_PREFIX "rmq_sys_SYNC_BROKER_MEMBER_"
+
+static void rdlock(ns_route_t *r)
+{
+    NS_ASSERT(pthread_rwlock_rdlock(&r->lock) == 0);
+}
+
+static void unlock(ns_route_t *r)
+{
+    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorts and de-duplicates a vector of strings in place; returns the new count. */
+static size_t sort_unique(const char **v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof(*v), cmp_str);
+    size_t w = 1;
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(v[i], v[w - 1]) != 0)
+            v[w++] = v[i];
+    return w;
+}
+
+/* A growable vector of string views. */
+typedef struct strvec {
+    const char **v;
+    size_t n;
+    size_t cap;
+} strvec_t;
+
+static void strvec_push(strvec_t *s, const char *str)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 64;
+        s->v = ns_xrealloc(s->v, s->cap * sizeof(*s->v));
+    }
+    s->v[s->n++] = str;
+}
+
+/* {"topicList":[...]} from a vector (sorted and de-duplicated here), with brokerAddr first
+ * when given. */
+static void write_topic_list(ns_buf_t *out, strvec_t *s, const char *broker_addr)
+{
+    size_t n = sort_unique(s->v, s->n);
+    ns_jsonw_t w;
+    ns_jsonw_init(&w, out, NS_JSON_DEFAULT);
+    ns_jsonw_object_begin(&w);
+    if (broker_addr != NULL)
+        ns_jsonw_kv_string(&w, "brokerAddr", broker_addr);
+    ns_jsonw_key(&w, "topicList");
+    ns_jsonw_array_begin(&w);
+    for (size_t i = 0; i < n; i++)
+        ns_jsonw_string(&w, s->v[i]);
+    ns_jsonw_array_end(&w);
+    ns_jsonw_object_end(&w);
+    free(s->v);
+    s->v = NULL;
+    s->n = s->cap = 0;
+}
+
+/* BrokerData. `acting` moves the lowest-id address to id 0 (the acting-master rewrite). */
+static void write_broker_data(ns_jsonw_t *w, const ns__route_bname_t *b, bool acting)
+{
+    ns_jsonw_object_begin(w);
+    ns_jsonw_key(w, "brokerAddrs");
+    ns_jsonw_object_begin(w);
+    for (size_t i = 0; i < b->naddrs; i++) {
+        ns_jsonw_key_int(w, acting && i == 0 ? 0 : b->addrs[i].id);
+        ns_jsonw_string(w, b->addrs[i].addr);
+    }
+    ns_jsonw_object_end(w);
+    ns_jsonw_kv_string(w, "brokerName", b->name);
+    ns_jsonw_kv_string(w, "cluster", b->cluster);
+    ns_jsonw_kv_bool(w, "enableActingMaster", b->acting_master);
+    if (b->zone != NULL)
+        ns_jsonw_kv_string(w, "zoneName", b->zone);
+    ns_jsonw_object_end(w);
+}
+
+static void write_queue_data(ns_jsonw_t *w, const ns__route_qd_t *q)
+{
+    ns_jsonw_object_begin(w);
+    ns_jsonw_kv_string(w, "brokerName", q->b->name);
+    ns_jsonw_kv_int(w, "perm", q->perm);
+    ns_jsonw_kv_int(w, "readQueueNums", q->read_queue_nums);
+    ns_jsonw_kv_int(w, "topicSysFlag", q->topic_sys_flag);
+    ns_jsonw_kv_int(w, "writeQueueNums", q->write_queue_nums);
+    ns_jsonw_object_end(w);
+}
+
+static void write_mapping_info(ns_jsonw_t *w, const ns_mapping_info_t *mi)
+{
+    ns_jsonw_object_begin(w);
+    if (mi->bname != NULL)
+        ns_jsonw_kv_string(w, "bname", mi->bname);
+    ns_jsonw_key(w, "currIdMap");
+    ns_jsonw_object_begin(w);
+    for (size_t i = 0; i < mi->curr_id_count; i++) {
+        ns_jsonw_key_int(w, mi->curr_id_map[i][0]);
+        ns_jsonw_int(w, mi->curr_id_map[i][1]);
+    }
+    ns_jsonw_object_end(w);
+    ns_jsonw_kv_bool(w, "dirty", mi->dirty);
+    ns_jsonw_kv_long(w, "epoch", mi->epoch);
+    if (mi->scope != NULL)
+        ns_jsonw_kv_string(w, "scope", mi->scope);
+    if (mi->topic != NULL)
+        ns_jsonw_kv_string(w, "topic", mi->topic);
+    ns_jsonw_kv_int(w, "totalQueues", mi->total_queues);
+    ns_jsonw_object_end(w);
+}
+
+/* Per-QueueData decisions of one route answer. */
+enum {
+    QD_INCLUDED = 1, /* its broker name has a BrokerData: listed in brokerDatas */
+    QD_ACTING = 2,   /* that BrokerData gets the acting-master rewrite */
+    QD_DROPPED = 4,  /* removed by the zone filter (BrokerData and QueueData) */
+};
+
+typedef struct filter_ref {
+    const char *addr;
+    const ns__route_filter_t *f;
+} filter_ref_t;
+
+static int cmp_filter_ref(const void *a, const void *b)
+{
+    return strcmp(((const filter_ref_t *)a)->addr, ((const filter_ref_t *)b)->addr);
+}
+
+static void write_filter_table_locked(ns_route_t *r, ns_jsonw_t *w, const ns__route_topic_t *t,
+                                      const uint8_t *flags)
+{
+    ns_jsonw_key(w, "filterServerTable");
+    ns_jsonw_object_begin(w);
+    if (r->filters.count > 0) {
+        size_t cap = 0, n = 0;
+        for (size_t i = 0; i < t->nqd; i++)
+            if ((flags[i] & QD_INCLUDED) && !(flags[i] & QD_DROPPED))
+                cap += t->qd[i].b->naddrs;
+        filter_ref_t *refs = ns_xmalloc((cap + 1) * sizeof(*refs));
+        for (size_t i = 0; i < t->nqd; i++) {
+            if (!(flags[i] & QD_INCLUDED) || (flags[i] & QD_DROPPED))
+                continue;
+            const ns__route_bname_t *b = t->qd[i].b;
+            for (size_t k = 0; k < b->naddrs; k++) {
+                const ns__route_filter_t *f =
+                    ns__route_filter_get_locked(r, b->cluster, b->addrs[k].addr);
+                if (f != NULL)
+                    refs[n++] = (filter_ref_t){b->addrs[k].addr, f};
+            }
+        }
+        qsort(refs, n, sizeof(*refs), cmp_filter_ref);
+        for (size_t i = 0; i < n; i++) {
+            if (i + 1 < n && strcmp(refs[i].addr, refs[i + 1].addr) == 0)
+                continue; /* a map keeps the last put */
+            ns_jsonw_key(w, refs[i].addr);
+            ns_jsonw_array_begin(w);
+            for (size_t k = 0; k < refs[i].f->n; k++)
+                ns_jsonw_string(w, refs[i].f->servers[k]);
+            ns_jsonw_array_end(w);
+        }
+        free(refs);
+    }
+    ns_jsonw_object_end(w);
+}
+
+int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mode,
+                             const char *order_conf, const char *zone, ns_buf_t *out)
+{
+    if (topic == NULL)
+        return NS_ENOTFOUND;
+    if (zone != NULL)
+        mode = NS_JSON_DEFAULT; /* ZoneRouteRPCHook re-encodes with plain encode() */
+    bool acting_enabled =
+        NS_CFG_GET(r->cfg->support_acting_master) &&
+        strncmp(topic, SYNC_BROKER_MEMBER_PREFIX, sizeof(SYNC_BROKER_MEMBER_PREFIX) - 1) != 0;
+
+    int rc = 0;
+    uint8_t stack_flags[64];
+    uint8_t *flags = stack_flags;
+    rdlock(r);
+    const ns__route_topic_t *t = ns_hmap_gets(&r->topics, topic);
+    if (t == NULL) {
+        rc = NS_ENOTFOUND;
+        goto out;
+    }
+    if (t->nqd > sizeof(stack_flags))
+        flags = ns_xmalloc(t->nqd);
+    bool any = false, need_acting = false;
+    for (size_t i = 0; i < t->nqd; i++) {
+        const ns__route_bname_t *b = t->qd[i].b;
+        flags[i] = 0;
+        if (!b->has_bd)
+            continue;
+        flags[i] = QD_INCLUDED;
+        any = true;
+        if (b->naddrs > 0 && b->addrs[0].id != 0)
+            need_acting = true;
+    }
+    if (!any) {
+        rc = NS_ENOTFOUND;
+        goto out;
+    }
+    for (size_t i = 0; i < t->nqd; i++) {
+        if (!(flags[i] & QD_INCLUDED))
+            continue;
+        const ns__route_bname_t *b = t->qd[i].b;
+        bool has_master = b->naddrs > 0 && b->addrs[0].id == 0;
+        if (acting_enabled && need_acting && b->naddrs > 0 && !has_master && b->acting_master &&
+            !(t->qd[i].perm & NS_PERM_WRITE)) {
+            flags[i] |= QD_ACTING;
+            has_master = true;
+        }
+        if (zone != NULL && has_master && (b->zone == NULL || strcasecmp(b->zone, zone) != 0))
+            flags[i] |= QD_DROPPED;
+    }
+
+    ns_jsonw_t w;
+    ns_jsonw_init(&w, out, mode);
+    ns_jsonw_object_begin(&w);
+    ns_jsonw_key(&w, "brokerDatas");
+    ns_jsonw_array_begin(&w);
+    for (size_t i = 0; i < t->nqd; i++)
+        if ((flags[i] & QD_INCLUDED) && !(flags[i] & QD_DROPPED))
+            write_broker_data(&w, t->qd[i].b, flags[i] & QD_ACTING);
+    ns_jsonw_array_end(&w);
+    write_filter_table_locked(r, &w, t, flags);
+    if (order_conf != NULL)
+        ns_jsonw_kv_string(&w, "orderTopicConf", order_conf);
+    ns_jsonw_key(&w, "queueDatas");
+    ns_jsonw_array_begin(&w);
+    for (size_t i = 0; i < t->nqd; i++)
+        if (!(flags[i] & QD_DROPPED))
+            write_queue_data(&w, &t->qd[i]);
+    ns_jsonw_array_end(&w);
+    const ns__route_mapping_t *m = r->mappings.count ? ns_hmap_gets(&r->mappings, topic) : NULL;
+    if (m != NULL) {
+        ns_jsonw_key(&w, "topicQueueMappingByBroker");
+        ns_jsonw_object_begin(&w);
+        for (size_t i = 0; i < m->n; i++) {
+            ns_jsonw_key(&w, m->infos[i].bname ? m->infos[i].bname : "null");
+            write_mapping_info(&w, &m->infos[i]);
+        }
+        ns_jsonw_object_end(&w);
+    }
+    ns_jsonw_object_end(&w);
+out:
+    unlock(r);
+    if (flags != stack_flags)
+        free(flags);
+    return rc;
+}
+
+void ns_route_get_cluster_info(ns_route_t *r, ns_buf_t *out)
+{
+    ns_jsonw_t w;
+    ns_jsonw_init(&w, out, NS_JSON_DEFAULT);
+    rdlock(r);
+    strvec_t names = {0};
+    for (size_t i = ns_hmap_next(&r->bnames, 0); i < r->bnames.cap;
+         i = ns_hmap_next(&r->bnames, i + 1)) {
+        const ns__route_bname_t *b = r->bnames.slots[i].val;
+        if (b->has_bd)
+            strvec_push(&names, b->name);
+    }
+    size_t n = sort_unique(names.v, names.n);
+    ns_jsonw_object_begin(&w);
+    ns_jsonw_key(&w, "brokerAddrTable");
+    ns_jsonw_object_begin(&w);
+    for (size_t i = 0; i < n; i++) {
+        ns_jsonw_key(&w, names.v[i]);
+        write_broker_data(&w, ns_hmap_gets(&r->bnames, names.v[i]), false);
+    }
+    ns_jsonw_object_end(&w);
+    names.n = 0;
+
+    strvec_t clusters = {0};
+    for (size_t i = ns_hmap_next(&r->clusters, 0); i < r->clusters.cap;
+         i = ns_hmap_next(&r->clusters, i + 1))
+        strvec_push(&clusters, r->clusters.slots[i].key);
+    size_t nc = sort_unique(clusters.v, clusters.n);
+    ns_jsonw_key(&w, "clusterAddrTable");
+    ns_jsonw_object_begin(&w);
+    for (size_t i = 0; i < nc; i++) {
+        const ns__route_cluster_t *c = ns_hmap_gets(&r->clusters, clusters.v[i]);
+        names.n = 0;
+        for (size_t k = ns_hmap_next(&c->names, 0); k < c->names.cap;
+             k = ns_hmap_next(&c->names, k + 1))
+            strvec_push(&names, c->names.slots[k].key);
+        size_t nn = sort_unique(names.v, names.n);
+        ns_jsonw_key(&w, c->name);
+        ns_jsonw_array_begin(&w);
+        for (size_t k = 0; k < nn; k++)
+            ns_jsonw_string(&w, names.v[k]);
+        ns_jsonw_array_end(&w);
+    }
+    ns_jsonw_object_end(&w);
+    ns_jsonw_object_end(&w);
+    unlock(r);
+    free(names.v);
+    free(clusters.v);
+}
+
+void ns_route_get_all_topic_list(ns_route_t *r, ns_buf_t *out)
+{
+    strvec_t s = {0};
+    rdlock(r);
+    for (size_t i = ns_hmap_next(&r->topics, 0); i < r->topics.cap;
+         i = ns_hmap_next(&r->topics, i + 1))
+        strvec_push(&s, r->topics.slots[i].key);
+    write_topic_list(out, &s, NULL);
+    unlock(r);
+}
+
+void ns_route_get_topics_by_cluster(ns_route_t *r, const char *cluster, ns_buf_t *out)
+{
+    strvec_t s = {0};
+    rdlock(r);
+    const ns__route_cluster_t *c = cluster ? ns_hmap_gets(&r->clusters, cluster) : NULL;
+    if (c != NULL) {
+        for (size_t i = ns_hmap_next(&c->names, 0); i < c->names.cap;
+             i = ns_hmap_next(&c->names, i + 1)) {
+            const ns__route_bname_t *b = ns_hmap_gets(&r->bnames, c->names.slots[i].key);
+            if (b == NULL)
+                continue;
+            for (size_t k = ns_hmap_next(&b->topics, 0); k < b->topics.cap;
+                 k = ns_hmap_next(&b->topics, k + 1))
+                strvec_push(&s, b->topics.slots[k].key);
+        }
+    }
+    write_topic_list(out, &s, NULL);
+    unlock(r);
+}
+
+void ns_route_get_system_topic_list(ns_route_t *r, ns_buf_t *out)
+{
+    strvec_t s = {0};
+    rdlock(r);
+    for (size_t i = ns_hmap_next(&r->clusters, 0); i < r->clusters.cap;
+         i = ns_hmap_next(&r->clusters, i + 1)) {
+        const ns__route_cluster_t *c = r->clusters.slots[i].val;
+        strvec_push(&s, c->name);
+        for (size_t k = ns_hmap_next(&c->names, 0); k < c->names.cap;
+             k = ns_hmap_next(&c->names, k + 1))
+            strvec_push(&s, c->names.slots[k].key);
+    }
+    /* brokerAddr: the lowest-id address of the first broker (by name) that has one. */
+    const ns__route_bname_t *first = NULL;
+    for (size_t i = ns_hmap_next(&r->bnames, 0); i < r->bnames.cap;
+         i = ns_hmap_next(&r->bnames, i + 1)) {
+        const ns__route_bname_t *b = r->bnames.slots[i].val;
+        if (b->has_bd && b->naddrs > 0 && (first == NULL || strcmp(b->name, first->name) < 0))
+            first = b;
+    }
+    write_topic_list(out, &s, first ? first->addrs[0].addr : NULL);
+    unlock(r);
+}
+
+void ns_route_get_unit_topic_list(ns_route_t *r, ns_route_unit_kind_t kind, ns_buf_t *out)
+{
+    strvec_t s = {0};
+    rdlock(r);
+    for (size_t i = ns_hmap_next(&r->topics, 0); i < r->topics.cap;
+         i = ns_hmap_next(&r->topics, i + 1)) {
+        const ns__route_topic_t *t = r->topics.slots[i].val;
+        if (t->nqd == 0)
+            continue;
+        int32_t f = t->qd[0].topic_sys_flag;
+        bool unit = (f & 1) != 0, unit_sub = (f & 2) != 0;
+        bool match = kind == NS_ROUTE_UNIT_TOPICS    ? unit
+                     : kind == NS_ROUTE_HAS_UNIT_SUB ? unit_sub
+                                                     : (unit_sub && !unit);
+        if (match)
+            strvec_push(&s, t->name);
+    }
+    write_topic_list(out, &s, NULL);
+    unlock(r);
+}
+
+void ns_route_get_broker_member_group(ns_route_t *r, const char *cluster, const char *name,
+                                      ns_buf_t *out)
+{
+    ns_jsonw_t w;
+    ns_jsonw_init(&w, out, NS_JSON_DEFAULT);
+    ns_jsonw_object_begin(&w);
+    ns_jsonw_key(&w, "brokerMemberGroup");
+    ns_jsonw_object_begin(&w);
+    ns_jsonw_key(&w, "brokerAddrs");
+    ns_jsonw_object_begin(&w);
+    rdlock(r);
+    const ns__route_bname_t *b = name ? ns_hmap_gets(&r->bnames, name) : NULL;
+    if (b != NULL && b->has_bd) {
+        for (size_t i = 0; i < b->naddrs; i++) {
+            ns_jsonw_key_int(&w, b->addrs[i].id);
+            ns_jsonw_string(&w, b->addrs[i].addr);
+        }
+    }
+    unlock(r);
+    ns_jsonw_object_end(&w);
+    if (name != NULL)
+        ns_jsonw_kv_string(&w, "brokerName", name);
+    if (cluster != NULL)
+        ns_jsonw_kv_string(&w, "cluster", cluster);
+    ns_jsonw_object_end(&w);
+    ns_jsonw_object_end(&w);
+}
