@@ -943,8 +943,11 @@ ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, s
     }
     if (res == NS_CONFIG_UPDATE_OK) {
         for (size_t i = 0; i < pairs.n; i++) {
+            char k[200], v[200]; /* peer text: escaped and bounded in the log */
+            ns_log_escape(pairs.v[i].key, strlen(pairs.v[i].key), 64, k, sizeof(k));
+            ns_log_escape(pairs.v[i].value, strlen(pairs.v[i].value), 64, v, sizeof(v));
+            NS_LOG_I("updateConfig %s=%s", k, v);
             set_property(cfg, pairs.v[i].key, pairs.v[i].value, false, SET_UPDATE, NULL, 0);
-            NS_LOG_I("updateConfig: %s=%s", pairs.v[i].key, pairs.v[i].value);
         }
         int rc = persist_locked(cfg);
         if (rc < 0) {
