@@ -644,19 +644,6 @@ void ns_kv_log_all(ns_kv_t *kv)
 /* ------------------------------------------------------------------------------------------ */
 /* Loading. */
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* fastjson's whitespace (JSONLexer.isWhitespace). */
 static bool is_ws(char c)
 {
@@ -716,7 +703,7 @@ static char *value_text(const cJSON *item)
 static int table_from_json(const cJSON *root, ns_strmap_t *table, char *err, size_t errlen)
 {
     if (!cJSON_IsObject(root)) {
-        set_err(err, errlen, "not a KV config: the root is not a JSON object");
+        ns_set_err(err, errlen, "not a KV config: the root is not a JSON object");
         return NS_EJSON;
     }
     /* An exact "configTable" wins, the last one when repeated (fastjson overwrites); only
@@ -732,11 +719,11 @@ static int table_from_json(const cJSON *root, ns_strmap_t *table, char *err, siz
         }
     }
     if (ct == NULL || cJSON_IsNull(ct)) {
-        set_err(err, errlen, "not a KV config: no \"configTable\" object");
+        ns_set_err(err, errlen, "not a KV config: no \"configTable\" object");
         return NS_EJSON;
     }
     if (!cJSON_IsObject(ct)) {
-        set_err(err, errlen, "not a KV config: \"configTable\" is not an object");
+        ns_set_err(err, errlen, "not a KV config: \"configTable\" is not an object");
         return NS_EJSON;
     }
     for (const cJSON *nsj = ct->child; nsj != NULL; nsj = nsj->next) {
@@ -750,7 +737,7 @@ static int table_from_json(const cJSON *root, ns_strmap_t *table, char *err, siz
         if (!cJSON_IsObject(nsj)) {
             char shown[160];
             ns_log_escape(nsj->string, strlen(nsj->string), 64, shown, sizeof(shown));
-            set_err(err, errlen, "not a KV config: namespace \"%s\" is not an object", shown);
+            ns_set_err(err, errlen, "not a KV config: namespace \"%s\" is not an object", shown);
             return NS_EJSON;
         }
         ns_strmap_t *keys = ns_strmap_new(free);
@@ -768,7 +755,7 @@ static int table_from_json(const cJSON *root, ns_strmap_t *table, char *err, siz
 
 int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
 {
-    set_err(err, errlen, "%s", "");
+    ns_set_err(err, errlen, "%s", "");
     if (kv->path == NULL)
         return 0;
     char *data = NULL;
@@ -777,7 +764,7 @@ int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
     if (rc == -ENOENT)
         return 0;
     if (rc != 0) {
-        set_err(err, errlen, "cannot read the file: %s", ns_strerror(rc));
+        ns_set_err(err, errlen, "cannot read the file: %s", ns_strerror(rc));
         return rc;
     }
     rc = ns__kv_load_text(kv, data, len, err, errlen);
@@ -787,7 +774,7 @@ int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
 
 int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_t errlen)
 {
-    set_err(err, errlen, "%s", "");
+    ns_set_err(err, errlen, "%s", "");
     int rc = 0;
     cJSON *root = NULL;
     ns_strmap_t *table = ns_strmap_new(free_namespace);
@@ -803,16 +790,16 @@ int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_
     const char *parse_end = NULL;
     root = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &parse_end, false);
     if (root == NULL) {
-        set_err(err, errlen, "not JSON (error at byte %zu)",
-                parse_end != NULL ? (size_t)(parse_end - data) : (size_t)0);
+        ns_set_err(err, errlen, "not JSON (error at byte %zu)",
+                   parse_end != NULL ? (size_t)(parse_end - data) : (size_t)0);
         rc = NS_EJSON;
         goto out;
     }
     while (parse_end < end && is_ws(*parse_end))
         parse_end++;
     if (parse_end != end) {
-        set_err(err, errlen, "not JSON (text after the end at byte %zu)",
-                (size_t)(parse_end - data));
+        ns_set_err(err, errlen, "not JSON (text after the end at byte %zu)",
+                   (size_t)(parse_end - data));
         rc = NS_EJSON;
         goto out;
     }
@@ -822,7 +809,7 @@ int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_
     char why[256];
     rc = table_from_json(root, table, why, sizeof(why));
     if (rc != 0) {
-        set_err(err, errlen, "%s", why);
+        ns_set_err(err, errlen, "%s", why);
         goto out;
     }
     /* Move the namespaces over as Java's putAll does: a namespace of the file replaces one of
