@@ -43,6 +43,11 @@ char *ns_xstrndup(const char *s, size_t n);
     } while (0)
 _Noreturn void ns_assert_fail(const char *cond, const char *file, int line);
 
+/* Formats a one-line reason into err[0..errlen) for a caller that asked for one (err may be
+ * NULL or errlen 0: nothing is written). */
+void ns_set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Monotonic milliseconds, for timeouts and expiry (never wall time). */
 uint64_t ns_now_ms(void);
 

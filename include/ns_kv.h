@@ -6,7 +6,7 @@
  * hard-linked (or, where links fail, copied) to <path>.bak as Java keeps it, the temp file is
  * renamed over <path> and the directory is fsync'd. So the file is always either the old or
  * the new content, and an acknowledged change survives a crash at any moment. Missing parent
- * directories are created. */
+ * directories are created; a symlinked path is written through (the link stays). */
 #ifndef NS_KV_H
 #define NS_KV_H
 
@@ -65,8 +65,9 @@ char *ns_kv_get(ns_kv_t *kv, const char *ns, const char *key);
  * the namespace does not exist (nothing appended). */
 int ns_kv_get_table_json(ns_kv_t *kv, const char *ns, ns_buf_t *out);
 
-/* A counter bumped by every put and delete, so that cached answers that embed KV values
- * (orderTopicConf) can tell they are stale. */
+/* A counter bumped by every successful put and delete (not by load, nor by a failed write),
+ * so that cached answers that embed KV values (orderTopicConf) can tell they are stale.
+ * Lock-free (an atomic read). */
 unsigned long ns_kv_generation(ns_kv_t *kv);
 
 /* Logs the whole store at INFO in Java's periodic format: a dashed line, "configTable SIZE: <n

@@ -91,11 +91,19 @@ typedef struct ns_register_body {
  *     are never inflated. Inflation is lazy and streaming: memory holds the current item
  *     only, each item is capped at NS_REGISTER_MAX_ITEM and the stream at
  *     NS_REGISTER_MAX_INFLATED (NS_ETOOBIG).
+ * JSON is read by a single-pass reader that decodes straight into the structs (no cJSON tree:
+ * a 100k-topic body takes tens of ms); it accepts what ns_json_parse_lenient accepts, reads
+ * integers exactly over the whole int64 range, and refuses nesting past NS_JSON_MAX_DEPTH
+ * even inside ignored members. A repeated member replaces the earlier one (fastjson). A
+ * currIdMap keeps one pair per logical id (first place, last value) and holds at most 65536
+ * (NS_ETOOBIG beyond).
  * Differences: a DataVersion without "timestamp" gets 0 (Java: the NameServer's clock);
- * an int given as a number with a fraction fails (fastjson truncates it). */
+ * an int given as a number with a fraction fails (fastjson truncates it); a UTF-8 BOM before
+ * the JSON is refused. */
 int ns_register_body_decode(const uint8_t *body, size_t len, int32_t version, bool compressed,
                             ns_register_body_t *out, char *err, size_t errlen);
 
+/* Frees everything *body owns and zeroes it; NULL is a no-op. */
 void ns_register_body_free(ns_register_body_t *body);
 
 /* The CRC RocketMQ puts in bodyCrc32: zlib/Java CRC-32 over the bytes, & 0x7FFFFFFF. */
@@ -106,6 +114,7 @@ uint32_t ns_body_crc32(const uint8_t *data, size_t len);
  * or a field that is not an integer). */
 int ns_data_version_parse(const uint8_t *json, size_t len, ns_data_version_t *out);
 
+/* Java's DataVersion.equals: all three fields equal. */
 bool ns_data_version_equal(const ns_data_version_t *a, const ns_data_version_t *b);
 
 /* Appends the 5.x fastjson form {"counter":N,"stateVersion":N,"timestamp":N}. */

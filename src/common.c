@@ -1,6 +1,7 @@
 /* Error names, aborting allocators, clocks. */
 #include "ns_common.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,16 @@ void ns_assert_fail(const char *cond, const char *file, int line)
 {
     ns_log(NS_LOG_ERROR, "assertion failed: %s at %s:%d", cond, file, line);
     abort();
+}
+
+void ns_set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
 }
 
 uint64_t ns_now_ms(void)

@@ -212,18 +212,6 @@ static const opt_t opts[] = {
 
 /* ---- small helpers -------------------------------------------------------------------- */
 
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static void *field_ptr(ns_config_t *cfg, const opt_t *o)
 {
     return (char *)cfg + o->off;
@@ -389,7 +377,7 @@ static int apply(ns_config_t *cfg, const opt_t *o, const char *value, bool stric
         if (strict && o->off == OFF(log_level)) {
             ns_log_level_t lv;
             if (!ns_log_level_parse(v, &lv)) {
-                errf(err, errlen, "%s: '%s' is not ERROR, WARN, INFO or DEBUG", o->key, v);
+                ns_set_err(err, errlen, "%s: '%s' is not ERROR, WARN, INFO or DEBUG", o->key, v);
                 free(v);
                 return NS_ECONFIG;
             }
@@ -407,7 +395,7 @@ static int apply(ns_config_t *cfg, const opt_t *o, const char *value, bool stric
         if (strict && !b && strcasecmp(value, "false") != 0) {
             /* Java takes anything but "true" as false; a typo there silently disables a
              * feature, so the strict loader asks for one of the two words. */
-            errf(err, errlen, "%s: '%s' is not a boolean (true or false)", o->key, value);
+            ns_set_err(err, errlen, "%s: '%s' is not a boolean (true or false)", o->key, value);
             return NS_ECONFIG;
         }
         __atomic_store_n((bool *)p, b, __ATOMIC_RELAXED);
@@ -421,12 +409,13 @@ static int apply(ns_config_t *cfg, const opt_t *o, const char *value, bool stric
         if (!java_parse_num(value, lo, hi, &v)) {
             if (!strict)
                 return 0;
-            errf(err, errlen, "%s: '%s' is not a valid %s", o->key, value, type_name(o->type));
+            ns_set_err(err, errlen, "%s: '%s' is not a valid %s", o->key, value,
+                       type_name(o->type));
             return NS_ECONFIG;
         }
         if (strict && (v < o->min || v > o->max)) {
-            errf(err, errlen, "%s: %lld is out of range [%lld, %lld]", o->key, (long long)v,
-                 (long long)o->min, (long long)o->max);
+            ns_set_err(err, errlen, "%s: %lld is out of range [%lld, %lld]", o->key, (long long)v,
+                       (long long)o->min, (long long)o->max);
             return NS_ECONFIG;
         }
         if (o->type == T_INT)
@@ -656,13 +645,13 @@ int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t er
     pair_list_t pairs = {NULL, 0};
     int rc = read_file(path, &text);
     if (rc < 0) {
-        errf(err, errlen, "%s: %s", path, strerror(-rc));
+        ns_set_err(err, errlen, "%s: %s", path, strerror(-rc));
         goto out;
     }
     int bad_line = 0;
     rc = ns_properties_parse((const char *)text.data, text.len, collect_pair, &pairs, &bad_line);
     if (rc < 0) {
-        errf(err, errlen, "%s:%d: Malformed \\uxxxx encoding.", path, bad_line);
+        ns_set_err(err, errlen, "%s:%d: Malformed \\uxxxx encoding.", path, bad_line);
         rc = NS_EPROTO;
         goto out;
     }
@@ -670,7 +659,7 @@ int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t er
         char why[512];
         int r = ns_config_set(cfg, pairs.v[i].key, pairs.v[i].value, true, why, sizeof(why));
         if (r < 0) {
-            errf(err, errlen, "%s:%d: %s", path, pairs.v[i].line, why);
+            ns_set_err(err, errlen, "%s:%d: %s", path, pairs.v[i].line, why);
             rc = NS_ECONFIG;
             goto out;
         }
@@ -943,8 +932,11 @@ ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, s
     }
     if (res == NS_CONFIG_UPDATE_OK) {
         for (size_t i = 0; i < pairs.n; i++) {
+            char k[200], v[200]; /* peer text: escaped and bounded in the log */
+            ns_log_escape(pairs.v[i].key, strlen(pairs.v[i].key), 64, k, sizeof(k));
+            ns_log_escape(pairs.v[i].value, strlen(pairs.v[i].value), 64, v, sizeof(v));
+            NS_LOG_I("updateConfig %s=%s", k, v);
             set_property(cfg, pairs.v[i].key, pairs.v[i].value, false, SET_UPDATE, NULL, 0);
-            NS_LOG_I("updateConfig: %s=%s", pairs.v[i].key, pairs.v[i].value);
         }
         int rc = persist_locked(cfg);
         if (rc < 0) {

@@ -17,6 +17,7 @@
 
 #include "kv_int.h"
 #include "ns_common.h"
+#include "ns_json.h"
 #include "ns_log.h"
 #include "ns_strmap.h"
 
@@ -49,101 +50,21 @@ static int injected(int step)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* JSON writing: fastjson 1.2.83 default mode. */
+/* JSON writing: fastjson 1.2.83 default mode (ns_json's writer). */
 
-static const char hex_upper[] = "0123456789ABCDEF";
-
-static void append_u_escape(ns_buf_t *out, unsigned cp)
-{
-    char esc[6] = {'\\',
-                   'u',
-                   hex_upper[(cp >> 12) & 0xF],
-                   hex_upper[(cp >> 8) & 0xF],
-                   hex_upper[(cp >> 4) & 0xF],
-                   hex_upper[cp & 0xF]};
-    ns_buf_append(out, esc, sizeof(esc));
-}
-
-/* Appends s as a JSON string the way fastjson's default writer does: '"' and '\' escaped,
- * \b \t \n \f \r, every other control character and U+007F..U+009F, U+2028 and U+2029 as
- * \uXXXX with upper-case hex, '/' and all other characters (raw UTF-8) as they are. */
-static void append_json_string(ns_buf_t *out, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    ns_buf_append_char(out, '"');
-    while (*p) {
-        const unsigned char *run = p;
-        while (*p >= 0x20 && *p != '"' && *p != '\\' && *p != 0x7F && *p != 0xC2 && *p != 0xE2)
-            p++;
-        ns_buf_append(out, run, (size_t)(p - run));
-        unsigned char c = *p;
-        if (c == 0)
-            break;
-        if (c == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { /* U+0080..U+009F */
-            append_u_escape(out, p[1]);
-            p += 2;
-            continue;
-        }
-        if (c == 0xE2 && p[1] == 0x80 && (p[2] == 0xA8 || p[2] == 0xA9)) { /* U+2028, U+2029 */
-            append_u_escape(out, p[2] == 0xA8 ? 0x2028 : 0x2029);
-            p += 3;
-            continue;
-        }
-        p++;
-        switch (c) {
-        case 0xC2:
-        case 0xE2:
-            ns_buf_append_char(out, (char)c); /* the lead byte of any other character */
-            break;
-        case '"':
-            ns_buf_append_str(out, "\\\"");
-            break;
-        case '\\':
-            ns_buf_append_str(out, "\\\\");
-            break;
-        case '\b':
-            ns_buf_append_str(out, "\\b");
-            break;
-        case '\t':
-            ns_buf_append_str(out, "\\t");
-            break;
-        case '\n':
-            ns_buf_append_str(out, "\\n");
-            break;
-        case '\f':
-            ns_buf_append_str(out, "\\f");
-            break;
-        case '\r':
-            ns_buf_append_str(out, "\\r");
-            break;
-        default: /* other control characters and U+007F */
-            append_u_escape(out, c);
-            break;
-        }
-    }
-    ns_buf_append_char(out, '"');
-}
-
-/* Appends {"k":"v",...} for one namespace: sorted keys, valueless keys left out (fastjson
- * drops null map values). */
-static void append_namespace(ns_buf_t *out, const ns_strmap_t *keys)
+/* Writes {"k":"v",...} for one namespace: sorted keys, valueless keys left out (fastjson drops
+ * null map values). */
+static void write_namespace(ns_jsonw_t *w, const ns_strmap_t *keys)
 {
     size_t n = 0;
     const char **sorted = ns_strmap_sorted_keys(keys, &n);
-    bool first = true;
-    ns_buf_append_char(out, '{');
+    ns_jsonw_object_begin(w);
     for (size_t i = 0; i < n; i++) {
         const char *value = ns_strmap_get(keys, sorted[i]);
-        if (value == NULL)
-            continue;
-        if (!first)
-            ns_buf_append_char(out, ',');
-        first = false;
-        append_json_string(out, sorted[i]);
-        ns_buf_append_char(out, ':');
-        append_json_string(out, value);
+        if (value != NULL)
+            ns_jsonw_kv_string(w, sorted[i], value);
     }
-    ns_buf_append_char(out, '}');
+    ns_jsonw_object_end(w);
     free(sorted);
 }
 
@@ -152,15 +73,17 @@ static void serialize_locked(const ns_kv_t *kv, ns_buf_t *out)
 {
     size_t n = 0;
     const char **sorted = ns_strmap_sorted_keys(kv->table, &n);
-    ns_buf_append_str(out, "{\"configTable\":{");
+    ns_jsonw_t w;
+    ns_jsonw_init(&w, out, NS_JSON_DEFAULT);
+    ns_jsonw_object_begin(&w);
+    ns_jsonw_key(&w, "configTable");
+    ns_jsonw_object_begin(&w);
     for (size_t i = 0; i < n; i++) {
-        if (i > 0)
-            ns_buf_append_char(out, ',');
-        append_json_string(out, sorted[i]);
-        ns_buf_append_char(out, ':');
-        append_namespace(out, ns_strmap_get(kv->table, sorted[i]));
+        ns_jsonw_key(&w, sorted[i]);
+        write_namespace(&w, ns_strmap_get(kv->table, sorted[i]));
     }
-    ns_buf_append_str(out, "}}");
+    ns_jsonw_object_end(&w);
+    ns_jsonw_object_end(&w);
     free(sorted);
 }
 
@@ -437,6 +360,99 @@ static void repersist_after_rollback_locked(ns_kv_t *kv, bool renamed)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* UTF-8. Java holds every namespace, key and value as a String decoded from UTF-8, so bytes that
+ * are not UTF-8 became U+FFFD before Java ever stored them: one per maximal invalid subpart,
+ * except that an encoded surrogate (ED A0..BF xx) is one U+FFFD for its three bytes.
+ * We keep only valid UTF-8 too: two keys that differ in invalid bytes are one key, as in Java,
+ * and the JSON writer never has to change what it writes (the file round-trips exactly). */
+
+/* Returns the length of the valid UTF-8 sequence at s (s[0] >= 0x80), or 0 when it is not one
+ * and then the length of its maximal invalid subpart (>= 1) in *bad. */
+static size_t utf8_seq(const unsigned char *s, size_t *bad)
+{
+    unsigned char b0 = s[0], lo = 0x80, hi = 0xBF;
+    size_t need;
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+        need = 1;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+        need = 2;
+        if (b0 == 0xE0)
+            lo = 0xA0;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+        need = 3;
+        if (b0 == 0xF0)
+            lo = 0x90;
+        else if (b0 == 0xF4)
+            hi = 0x8F;
+    } else {
+        *bad = 1;
+        return 0;
+    }
+    for (size_t i = 1; i <= need; i++) {
+        if (s[i] < lo || s[i] > hi) { /* the NUL terminator stops here too */
+            *bad = i;
+            return 0;
+        }
+        lo = 0x80;
+        hi = 0xBF;
+    }
+    if (b0 == 0xED && s[1] >= 0xA0) { /* an encoded UTF-16 surrogate: Java rejects all 3 */
+        *bad = 3;
+        return 0;
+    }
+    return need + 1;
+}
+
+/* Returns s when it is valid UTF-8; otherwise a copy with U+FFFD for every maximal invalid
+ * subpart, which *owned also receives (the caller frees it). NULL stays NULL. */
+static const char *valid_utf8(const char *s, char **owned)
+{
+    *owned = NULL;
+    if (s == NULL)
+        return NULL;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t bad = 0;
+    while (*p != 0) {
+        if (*p < 0x80) {
+            p++;
+            continue;
+        }
+        size_t n = utf8_seq(p, &bad);
+        if (n == 0)
+            break;
+        p += n;
+    }
+    if (*p == 0)
+        return s;
+    ns_buf_t out = NS_BUF_INIT;
+    ns_buf_append(&out, s, (size_t)((const char *)p - s));
+    while (*p != 0) {
+        size_t n = *p < 0x80 ? 1 : utf8_seq(p, &bad);
+        if (n == 0) {
+            ns_buf_append(&out, "\xEF\xBF\xBD", 3);
+            p += bad;
+        } else {
+            ns_buf_append(&out, p, n);
+            p += n;
+        }
+    }
+    ns_buf_cstr(&out);
+    *owned = (char *)ns_buf_steal(&out, NULL);
+    return *owned;
+}
+
+/* Takes a malloc'd string (or NULL) and returns it as valid UTF-8 (freeing it if replaced). */
+static char *make_valid(char *s)
+{
+    char *fixed = NULL;
+    valid_utf8(s, &fixed);
+    if (fixed == NULL)
+        return s;
+    free(s);
+    return fixed;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Store. */
 
 static void free_namespace(void *value)
@@ -464,10 +480,8 @@ void ns_kv_free(ns_kv_t *kv)
     free(kv);
 }
 
-int ns_kv_put(ns_kv_t *kv, const char *ns, const char *key, const char *value)
+static int put_valid(ns_kv_t *kv, const char *ns, const char *key, const char *value)
 {
-    if (ns == NULL || key == NULL)
-        return NS_EINVAL;
     pthread_mutex_lock(&kv->lock);
     ns_strmap_t *keys = ns_strmap_get(kv->table, ns);
     bool ns_created = keys == NULL;
@@ -501,7 +515,7 @@ int ns_kv_put(ns_kv_t *kv, const char *ns, const char *key, const char *value)
     return 0;
 }
 
-int ns_kv_delete(ns_kv_t *kv, const char *ns, const char *key)
+static int delete_valid(ns_kv_t *kv, const char *ns, const char *key)
 {
     pthread_mutex_lock(&kv->lock);
     ns_strmap_t *keys = ns != NULL ? ns_strmap_get(kv->table, ns) : NULL;
@@ -526,10 +540,8 @@ int ns_kv_delete(ns_kv_t *kv, const char *ns, const char *key)
     return 0;
 }
 
-char *ns_kv_get(ns_kv_t *kv, const char *ns, const char *key)
+static char *get_valid(ns_kv_t *kv, const char *ns, const char *key)
 {
-    if (ns == NULL || key == NULL)
-        return NULL;
     char *copy = NULL;
     pthread_mutex_lock(&kv->lock);
     ns_strmap_t *keys = ns_strmap_get(kv->table, ns);
@@ -540,20 +552,65 @@ char *ns_kv_get(ns_kv_t *kv, const char *ns, const char *key)
     return copy;
 }
 
-int ns_kv_get_table_json(ns_kv_t *kv, const char *ns, ns_buf_t *out)
+static int table_json_valid(ns_kv_t *kv, const char *ns, ns_buf_t *out)
 {
-    if (ns == NULL)
-        return NS_ENOTFOUND;
     int rc = NS_ENOTFOUND;
     pthread_mutex_lock(&kv->lock);
     ns_strmap_t *keys = ns_strmap_get(kv->table, ns);
     if (keys != NULL) {
-        ns_buf_append_str(out, "{\"table\":");
-        append_namespace(out, keys);
-        ns_buf_append_char(out, '}');
+        ns_jsonw_t w;
+        ns_jsonw_init(&w, out, NS_JSON_DEFAULT);
+        ns_jsonw_object_begin(&w);
+        ns_jsonw_key(&w, "table");
+        write_namespace(&w, keys);
+        ns_jsonw_object_end(&w);
         rc = 0;
     }
     pthread_mutex_unlock(&kv->lock);
+    return rc;
+}
+
+/* The public entry points take any bytes and work on their UTF-8-valid form. */
+
+int ns_kv_put(ns_kv_t *kv, const char *ns, const char *key, const char *value)
+{
+    if (ns == NULL || key == NULL)
+        return NS_EINVAL;
+    char *o1, *o2, *o3;
+    int rc = put_valid(kv, valid_utf8(ns, &o1), valid_utf8(key, &o2), valid_utf8(value, &o3));
+    free(o1);
+    free(o2);
+    free(o3);
+    return rc;
+}
+
+int ns_kv_delete(ns_kv_t *kv, const char *ns, const char *key)
+{
+    char *o1, *o2;
+    int rc = delete_valid(kv, valid_utf8(ns, &o1), valid_utf8(key, &o2));
+    free(o1);
+    free(o2);
+    return rc;
+}
+
+char *ns_kv_get(ns_kv_t *kv, const char *ns, const char *key)
+{
+    if (ns == NULL || key == NULL)
+        return NULL;
+    char *o1, *o2;
+    char *value = get_valid(kv, valid_utf8(ns, &o1), valid_utf8(key, &o2));
+    free(o1);
+    free(o2);
+    return value;
+}
+
+int ns_kv_get_table_json(ns_kv_t *kv, const char *ns, ns_buf_t *out)
+{
+    if (ns == NULL)
+        return NS_ENOTFOUND;
+    char *o1;
+    int rc = table_json_valid(kv, valid_utf8(ns, &o1), out);
+    free(o1);
     return rc;
 }
 
@@ -586,19 +643,6 @@ void ns_kv_log_all(ns_kv_t *kv)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Loading. */
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* fastjson's whitespace (JSONLexer.isWhitespace). */
 static bool is_ws(char c)
@@ -659,7 +703,7 @@ static char *value_text(const cJSON *item)
 static int table_from_json(const cJSON *root, ns_strmap_t *table, char *err, size_t errlen)
 {
     if (!cJSON_IsObject(root)) {
-        set_err(err, errlen, "not a KV config: the root is not a JSON object");
+        ns_set_err(err, errlen, "not a KV config: the root is not a JSON object");
         return NS_EJSON;
     }
     /* An exact "configTable" wins, the last one when repeated (fastjson overwrites); only
@@ -675,35 +719,43 @@ static int table_from_json(const cJSON *root, ns_strmap_t *table, char *err, siz
         }
     }
     if (ct == NULL || cJSON_IsNull(ct)) {
-        set_err(err, errlen, "not a KV config: no \"configTable\" object");
+        ns_set_err(err, errlen, "not a KV config: no \"configTable\" object");
         return NS_EJSON;
     }
     if (!cJSON_IsObject(ct)) {
-        set_err(err, errlen, "not a KV config: \"configTable\" is not an object");
+        ns_set_err(err, errlen, "not a KV config: \"configTable\" is not an object");
         return NS_EJSON;
     }
     for (const cJSON *nsj = ct->child; nsj != NULL; nsj = nsj->next) {
         if (cJSON_IsNull(nsj) || (cJSON_IsString(nsj) && (strcmp(nsj->valuestring, "") == 0 ||
                                                           strcmp(nsj->valuestring, "null") == 0))) {
-            ns_strmap_remove(table, nsj->string, NULL); /* a later null replaces an earlier */
+            char *name = make_valid(ns_xstrdup(nsj->string));
+            ns_strmap_remove(table, name, NULL); /* a later null replaces an earlier */
+            free(name);
             continue;
         }
         if (!cJSON_IsObject(nsj)) {
-            set_err(err, errlen, "not a KV config: namespace \"%.200s\" is not an object",
-                    nsj->string);
+            char shown[160];
+            ns_log_escape(nsj->string, strlen(nsj->string), 64, shown, sizeof(shown));
+            ns_set_err(err, errlen, "not a KV config: namespace \"%s\" is not an object", shown);
             return NS_EJSON;
         }
         ns_strmap_t *keys = ns_strmap_new(free);
-        for (const cJSON *kj = nsj->child; kj != NULL; kj = kj->next)
-            ns_strmap_put(keys, kj->string, value_text(kj), NULL);
-        ns_strmap_put(table, nsj->string, keys, NULL);
+        for (const cJSON *kj = nsj->child; kj != NULL; kj = kj->next) {
+            char *key = make_valid(ns_xstrdup(kj->string));
+            ns_strmap_put(keys, key, make_valid(value_text(kj)), NULL);
+            free(key);
+        }
+        char *name = make_valid(ns_xstrdup(nsj->string));
+        ns_strmap_put(table, name, keys, NULL);
+        free(name);
     }
     return 0;
 }
 
 int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
 {
-    set_err(err, errlen, "%s", "");
+    ns_set_err(err, errlen, "%s", "");
     if (kv->path == NULL)
         return 0;
     char *data = NULL;
@@ -712,7 +764,7 @@ int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
     if (rc == -ENOENT)
         return 0;
     if (rc != 0) {
-        set_err(err, errlen, "cannot read the file: %s", ns_strerror(rc));
+        ns_set_err(err, errlen, "cannot read the file: %s", ns_strerror(rc));
         return rc;
     }
     rc = ns__kv_load_text(kv, data, len, err, errlen);
@@ -722,7 +774,7 @@ int ns_kv_load(ns_kv_t *kv, char *err, size_t errlen)
 
 int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_t errlen)
 {
-    set_err(err, errlen, "%s", "");
+    ns_set_err(err, errlen, "%s", "");
     int rc = 0;
     cJSON *root = NULL;
     ns_strmap_t *table = ns_strmap_new(free_namespace);
@@ -738,16 +790,16 @@ int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_
     const char *parse_end = NULL;
     root = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &parse_end, false);
     if (root == NULL) {
-        set_err(err, errlen, "not JSON (error at byte %zu)",
-                parse_end != NULL ? (size_t)(parse_end - data) : (size_t)0);
+        ns_set_err(err, errlen, "not JSON (error at byte %zu)",
+                   parse_end != NULL ? (size_t)(parse_end - data) : (size_t)0);
         rc = NS_EJSON;
         goto out;
     }
     while (parse_end < end && is_ws(*parse_end))
         parse_end++;
     if (parse_end != end) {
-        set_err(err, errlen, "not JSON (text after the end at byte %zu)",
-                (size_t)(parse_end - data));
+        ns_set_err(err, errlen, "not JSON (text after the end at byte %zu)",
+                   (size_t)(parse_end - data));
         rc = NS_EJSON;
         goto out;
     }
@@ -757,7 +809,7 @@ int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_
     char why[256];
     rc = table_from_json(root, table, why, sizeof(why));
     if (rc != 0) {
-        set_err(err, errlen, "%s", why);
+        ns_set_err(err, errlen, "%s", why);
         goto out;
     }
     /* Move the namespaces over as Java's putAll does: a namespace of the file replaces one of

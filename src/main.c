@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ns_common.h"
 #include "ns_config.h"
@@ -16,27 +15,6 @@
 /* Java's exit statuses: System.exit(-1) and System.exit(-2) as seen by a shell. */
 #define EXIT_FATAL 255
 #define EXIT_NO_HOME 254
-
-/* `-p` prints through Java's console logger: "%d{yyy-MM-dd HH:mm:ss,GMT+8} %p %t - %m". */
-static void print_config(ns_config_t *cfg)
-{
-    ns_buf_t dump = NS_BUF_INIT;
-    ns_config_dump_java_order(cfg, &dump);
-    time_t now = time(NULL) + 8 * 3600;
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    char stamp[32];
-    strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
-    const char *text = ns_buf_cstr(&dump);
-    while (*text) {
-        const char *eol = strchr(text, '\n');
-        size_t n = eol ? (size_t)(eol - text) : strlen(text);
-        printf("%s INFO main - %.*s\n", stamp, (int)n, text);
-        text += n + (eol ? 1 : 0);
-    }
-    fflush(stdout);
-    ns_buf_free(&dump);
-}
 
 static void log_config(ns_config_t *cfg)
 {
@@ -67,12 +45,11 @@ int main(int argc, char **argv)
         goto out;
     }
     if (cfg.print_config) {
-        print_config(&cfg);
+        ns_config_print(&cfg, stdout);
         goto out;
     }
-    if (cfg.rocketmq_home == NULL || cfg.rocketmq_home[0] == '\0') {
-        printf("Please set the ROCKETMQ_HOME variable in your environment to match the location "
-               "of the RocketMQ installation\n");
+    if (ns_config_home_missing(&cfg)) {
+        printf("%s\n", NS_CONFIG_HOME_MISSING_MSG);
         status = EXIT_NO_HOME;
         goto out;
     }

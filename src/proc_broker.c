@@ -16,7 +16,7 @@
 #define NPE_REGISTER_BROKER                                                                        \
     "java.lang.NullPointerException, "                                                             \
     "org.apache.rocketmq.namesrv.processor.DefaultRequestProcessor.registerBroker("                \
-    "DefaultRequestProcessor.java:249)"
+    "DefaultRequestProcessor.java:253)"
 #define NPE_BROKER_ADDR_INFO                                                                       \
     "java.lang.NullPointerException, "                                                             \
     "org.apache.rocketmq.namesrv.routeinfo.BrokerAddrInfo.hashCode(RouteInfoManager.java:1161)"

@@ -423,20 +423,23 @@ static bool jr_number(jr_t *r, jv_t *v)
     r->p = p;
     if (integral && !overflow && acc <= (uint64_t)INT64_MAX + (neg ? 1u : 0u)) {
         v->kind = JV_INT;
-        v->i = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+        if (acc == (uint64_t)INT64_MAX + 1u)
+            v->i = INT64_MIN;
+        else
+            v->i = neg ? -(int64_t)acc : (int64_t)acc;
         return true;
     }
-    char tmp[64];
+    /* strtod needs a NUL-terminated copy. A literal this long is no value any of our integer
+     * fields can take (and strtod would crawl through it): it becomes a non-integer. */
+    char tmp[400];
     size_t n = (size_t)(p - start);
+    v->kind = JV_DOUBLE;
     if (n >= sizeof(tmp)) {
-        /* Only its magnitude matters to us: far out of every integer range. */
-        v->kind = JV_DOUBLE;
-        v->d = integral ? (neg ? -1e300 : 1e300) : 0.5;
+        v->d = 0.5;
         return true;
     }
     memcpy(tmp, start, n);
     tmp[n] = '\0';
-    v->kind = JV_DOUBLE;
     v->d = strtod(tmp, NULL);
     return true;
 }

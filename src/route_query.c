@@ -235,6 +235,8 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
             flags[i] |= QD_DROPPED;
     }
 
+    /* One allocation for the usual answer: ~100 bytes per QueueData, ~150 per BrokerData. */
+    ns_buf_reserve(out, 128 + t->nqd * 256);
     ns_jsonw_t w;
     ns_jsonw_init(&w, out, mode);
     ns_jsonw_object_begin(&w);

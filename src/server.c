@@ -270,7 +270,6 @@ static void on_scan(uv_timer_t *timer)
 {
     ns_server_t *server = timer->data;
     uint64_t *ids = ns_xmalloc(SCAN_MAX_CLOSE * sizeof(uint64_t));
-    NS_LOG_I("start scanNotActiveBroker");
     size_t n = ns_route_scan_not_active(server->route, ns_now_ms(), ids, SCAN_MAX_CLOSE);
     for (size_t i = 0; i < n; i++) {
         unsigned index = (unsigned)(ids[i] & (NS_MAX_IO_LOOPS - 1));

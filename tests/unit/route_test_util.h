@@ -23,8 +23,8 @@ static inline void tu_config_defaults(ns_config_t *cfg)
 }
 
 /* A body with DataVersion {counter, sv, 1700000000000}, "baseTopic" (perm 6, 8/8, as the
- * Java tests' helper adds) unless the first name is NULL-prefixed by `only`, then the topics
- * given (perm 6, 8/8). Free with ns_register_body_free(). */
+ * Java tests' helper adds) when base is set, then the topics of ap up to a NULL (read/write
+ * 8/8, the given perm). Free with ns_register_body_free(). */
 static inline void tu_body_v(ns_register_body_t *b, int64_t counter, int64_t sv, bool base,
                              int32_t perm, va_list ap)
 {

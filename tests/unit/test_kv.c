@@ -207,6 +207,45 @@ static void test_table_json_sorted_and_escaped(void **state)
     ns_kv_free(kv);
 }
 
+/* What Java's UTF-8 decoder makes of bytes that are not UTF-8 (checked with JDK 17's
+ * new String(bytes, UTF_8)): every namespace, key and value is held in that form. */
+static void test_invalid_utf8_as_java(void **state)
+{
+    (void)state;
+#define FFFD "\xef\xbf\xbd"
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"a\xff"
+         "b",
+         "a" FFFD "b"},
+        {"\xe4\xb8", FFFD},
+        {"\xed\xa0\x80x", FFFD "x"}, /* an encoded surrogate: one for all three bytes */
+        {"\xed\xa0x", FFFD "x"},
+        {"\xf0\x9f\x98y", FFFD "y"},
+        {"\xc0\xaf", FFFD FFFD},
+        {"\xf4\x90\x80\x80", FFFD FFFD FFFD FFFD},
+        {"\xe0\x80\xaf", FFFD FFFD FFFD},
+        {"\xc2", FFFD},
+        {"ok \xe4\xb8\xad \xf0\x9f\x98\x80", "ok \xe4\xb8\xad \xf0\x9f\x98\x80"},
+    };
+    ns_kv_t *kv = ns_kv_new(NULL);
+    for (size_t i = 0; i < NS_ARRAY_SIZE(cases); i++) {
+        assert_int_equal(ns_kv_put(kv, "NS", "k", cases[i].in), 0);
+        assert_get(kv, "NS", "k", cases[i].want);
+    }
+    /* Keys that differ only in invalid bytes are one key, found by either spelling. */
+    assert_int_equal(ns_kv_put(kv, "N\xffS", "\xfe", "v1"), 0);
+    assert_int_equal(ns_kv_put(kv, "N\xfeS", "\xff", "v2"), 0);
+    assert_get(kv, "N" FFFD "S", FFFD, "v2");
+    assert_get(kv, "N\x80S", "\xc1", "v2");
+    assert_table(kv, "N\xf5S", "{\"table\":{\"" FFFD "\":\"v2\"}}");
+    assert_int_equal(ns_kv_delete(kv, "N\xffS", "\xfe"), 0);
+    assert_table(kv, "N" FFFD "S", "{\"table\":{}}");
+#undef FFFD
+    ns_kv_free(kv);
+}
+
 static void test_generation(void **state)
 {
     fixture_t *f = *state;
@@ -674,6 +713,7 @@ int main(void)
         cmocka_unit_test(test_put_get_delete),
         cmocka_unit_test_setup_teardown(test_null_value_is_java_null, setup, teardown),
         cmocka_unit_test(test_table_json_sorted_and_escaped),
+        cmocka_unit_test(test_invalid_utf8_as_java),
         cmocka_unit_test_setup_teardown(test_generation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_persist_round_trip_and_bak, setup, teardown),
         cmocka_unit_test_setup_teardown(test_creates_parent_dirs, setup, teardown),

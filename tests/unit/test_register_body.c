@@ -332,6 +332,24 @@ static void test_json_reader_details(void **state)
     ns_register_body_free(&b);
     ns_buf_free(&t);
 
+    /* Number forms: exponent and integral fractions are fine, INT64_MIN exact, a huge literal
+     * is no int. */
+    ns_buf_append_str(&t, "{\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":"
+                          "-9223372036854775808,\"timestamp\":1e12},\"topicConfigTable\":{"
+                          "\"T\":{\"perm\":6.0,\"readQueueNums\":2E1,\"writeQueueNums\":-0}}}}");
+    assert_int_equal(decode(t.data, t.len, V5, false, &b, err, sizeof(err)), 0);
+    assert_true(b.data_version.counter == INT64_MIN);
+    assert_true(b.data_version.timestamp == 1000000000000LL);
+    assert_topic(&b, "T", 20, 0, 6, 0, false, NS_FILTER_SINGLE_TAG);
+    ns_register_body_free(&b);
+    ns_buf_free(&t);
+    ns_buf_append_str(&t, "{\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":1");
+    for (int i = 0; i < 1000; i++)
+        ns_buf_append_char(&t, '0');
+    ns_buf_append_str(&t, "}}}");
+    assert_int_equal(decode(t.data, t.len, V5, false, &b, err, sizeof(err)), NS_EJSON);
+    ns_buf_free(&t);
+
     /* A currIdMap larger than any real static topic. */
     ns_buf_append_str(&t, "{\"topicConfigSerializeWrapper\":{\"topicQueueMappingInfoMap\":{"
                           "\"M\":{\"currIdMap\":{");
@@ -700,8 +718,7 @@ static void test_compressed_hostile(void **state)
     }
     /* Bad mapping items: not JSON, no topic, null. */
     static const char *maps[] = {"nope", "{\"bname\":\"b\"}", "null",
-                                 "{\"topic\":\"T\","
-                                 "\"currIdMap\":{\"a\":1}}"};
+                                 "{\"topic\":\"T\",\"currIdMap\":{\"a\":1}}"};
     for (size_t i = 0; i < NS_ARRAY_SIZE(maps); i++) {
         ns_buf_t t = NS_BUF_INIT;
         put_item(&t, "{}");

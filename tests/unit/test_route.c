@@ -97,6 +97,42 @@ static void test_hmap(void **state)
     assert_null(ns_hmap_gets(&m, "k1"));
 }
 
+/* Random puts and removes against a plain array: backward-shift deletion keeps every
+ * remaining key reachable. */
+static void test_hmap_random(void **state)
+{
+    (void)state;
+    enum { POOL = 700, OPS = 40000 };
+    static char keys[POOL][12];
+    static bool present[POOL];
+    ns_hmap_t m = NS_HMAP_INIT;
+    uint32_t x = 12345;
+    for (int i = 0; i < POOL; i++)
+        snprintf(keys[i], sizeof(keys[i]), "t%d", i);
+    for (int op = 0; op < OPS; op++) {
+        x = x * 1103515245u + 12345u;
+        int k = (int)((x >> 8) % POOL);
+        if ((x >> 4) & 1) {
+            void *old = ns_hmap_put(&m, keys[k], strlen(keys[k]), keys[k]);
+            assert_true(present[k] ? old == keys[k] : old == NULL);
+            present[k] = true;
+        } else {
+            void *old = ns_hmap_remove(&m, keys[k], strlen(keys[k]));
+            assert_true(present[k] ? old == keys[k] : old == NULL);
+            present[k] = false;
+        }
+        if (op % 1000 == 0) {
+            size_t n = 0;
+            for (int i = 0; i < POOL; i++) {
+                assert_true((ns_hmap_gets(&m, keys[i]) != NULL) == present[i]);
+                n += present[i];
+            }
+            assert_int_equal(m.count, n);
+        }
+    }
+    ns_hmap_clear(&m);
+}
+
 /* ---- registration ------------------------------------------------------------------------- */
 
 static void test_register_master_then_slave(void **state)
@@ -611,6 +647,22 @@ static void test_state_version_conflict(void **state)
     assert_false(known);
 }
 
+/* RouteInfoManagerBrokerRegisterTest.testMasterChangeFromSlave: the slave's address registers
+ * as id 0 while the old master is still registered. */
+static void test_master_change_from_slave(void **state)
+{
+    tu_broker_t m = tu_master(), s = tu_slave();
+    assert_int_equal(tu_reg_topics(R, &m, 1, "T", NULL), 0);
+    assert_int_equal(tu_reg_topics(R, &s, 1, "T", NULL), 0);
+    s.id = 0;
+    assert_int_equal(tu_reg_topics(R, &s, 1, "T", NULL), 0);
+    assert_route_has(R, "T", "\"brokerAddrs\":{0:\"127.0.0.1:30911\"}");
+    assert_int_equal(ns_route_live_count(R), 1); /* the replaced master's entry is dropped */
+    /* the old master's connection closing changes nothing any more */
+    ns_route_on_conn_closed(R, m.conn);
+    assert_route_has(R, "T", "\"brokerAddrs\":{0:\"127.0.0.1:30911\"}");
+}
+
 static void test_query_data_version(void **state)
 {
     tu_broker_t m = tu_master();
@@ -827,14 +879,31 @@ static void measure(ns_route_t *r, size_t ntopics)
     assert_int_equal(tu_register(r, &m, &b, 1000, NULL), 0);
     double changed = ms_since(&t0);
     assert_int_equal(ns_route_topic_count(r), ntopics);
+    /* route reads (one thread): master + slave, standard mode, into a reused buffer */
+    tu_broker_t s = tu_slave();
+    assert_int_equal(tu_reg_topics(r, &s, 1, "Topic-1", NULL), 0);
+    enum { READS = 100000 };
+    ns_buf_t out = NS_BUF_INIT;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < READS; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "Topic-%zu", (size_t)i % ntopics);
+        out.len = 0;
+        assert_int_equal(ns_route_get_topic_route(r, name, NS_JSON_STANDARD, NULL, NULL, &out), 0);
+    }
+    double reads = ms_since(&t0);
+    ns_buf_free(&out);
+    ns_route_unregister_broker(r, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     ns_route_unregister_broker(r, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
     double unreg = ms_since(&t0);
     assert_int_equal(ns_route_topic_count(r), 0);
     ns_register_body_free(&b);
     printf("[ measure ] %zu topics (%zu-byte JSON body): decode %.1f ms; apply: first register "
-           "%.1f ms, same DataVersion %.1f ms, new DataVersion %.1f ms; unregister %.1f ms\n",
-           ntopics, body_len, decode, first, same, changed, unreg);
+           "%.1f ms, same DataVersion %.1f ms, new DataVersion %.1f ms; unregister %.1f ms; %d "
+           "route reads %.1f ms (%.2f us each)\n",
+           ntopics, body_len, decode, first, same, changed, unreg, (int)READS, reads,
+           reads * 1000.0 / READS);
 }
 
 static void test_measure_large_broker(void **state)
@@ -850,6 +919,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hmap),
+        cmocka_unit_test(test_hmap_random),
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
         T(test_register_master_then_slave),
         T(test_slave_before_master_gets_no_master_addr),
@@ -874,6 +944,7 @@ int main(void)
         T(test_zone_filter),
         T(test_filter_servers),
         T(test_state_version_conflict),
+        T(test_master_change_from_slave),
         T(test_query_data_version),
         T(test_topic_lists),
         T(test_empty_lists),
