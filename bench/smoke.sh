@@ -85,7 +85,7 @@ echo "  $ready"
 run route-standard -w route -T 100 -B 10 -c 4 -p 4 -d 0.6 --warmup 0.2 -V 479
 run route-legacy -w route -T 100 -B 10 -c 4 -p 4 -d 0.4 --warmup 0.1 -V 317
 run storm-zlib -w mix -T 200 -B 20 -W 2 -z -c 2 -p 2 -d 0.6 --warmup 0.1
-run churn -w churn -T 100 -B 10 -c 2 -p 2 -d 0.6 --warmup 0.1 --churn-rate 20
+run churn -w churn -T 100 -B 10 -c 2 -p 2 -d 1 --warmup 0.1 --churn-rate 40
 
 if [[ -n $srv_pid ]] && ! kill -0 "$srv_pid" 2>/dev/null; then
   echo "FAIL: server died"
