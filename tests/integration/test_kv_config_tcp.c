@@ -130,13 +130,7 @@ static void test_kill_9_loses_nothing_acknowledged(void **state)
         int fd = rmq_connect(srv.port);
         int acked = 0;
         pid_t victim = srv.pid;
-        /* A child kills the server at a moment the puts cannot predict. */
-        pid_t killer = fork();
-        if (killer == 0) {
-            usleep((useconds_t)(50000 + round * 70000));
-            kill(victim, SIGKILL);
-            _exit(0);
-        }
+        pid_t killer = -1;
         char ns[32], key[32], value[64];
         snprintf(ns, sizeof(ns), "CRASH%d", round);
         for (int i = 0; i < 100000; i++) {
@@ -153,10 +147,21 @@ static void test_kill_9_loses_nothing_acknowledged(void **state)
             }
             assert_int_equal(resp.code, 0);
             acked = i + 1;
+            /* Once some puts are on disk, a child kills the server a moment later, while
+             * further puts are in flight: a point the puts cannot predict. */
+            if (acked == 5 + round * 20) {
+                killer = fork();
+                if (killer == 0) {
+                    usleep((useconds_t)(round * 7000));
+                    kill(victim, SIGKILL);
+                    _exit(0);
+                }
+            }
             ns_cmd_free(&resp);
             ns_buf_free(&holder);
         }
         close(fd);
+        assert_true(killer > 0);
         waitpid(killer, NULL, 0);
         waitpid(srv.pid, NULL, 0);
         srv.pid = 0;
