@@ -1,0 +1,292 @@
+# shellcheck shell=bash
+# Shared helpers of the interop tests (sourced, not run). They start mqnamesrv, the Java
+# NameServer and real Java brokers on loopback, resolve RocketMQ artifacts from Maven Central,
+# and count checks. Every process started here is recorded and killed on exit, so a failing
+# script leaves nothing behind.
+#
+#   source tests/interop/lib.sh
+#   it_init <suite-name>          work dir build/interop/<suite>, EXIT trap, tool checks
+#   it_start_mqnamesrv ns1 [--set k=v ...]   sets ns1_port, ns1_pid, ns1_dir
+#   it_start_broker b1 5.x 127.0.0.1:$ns1_port [conf lines ...]   sets b1_port, b1_pid, b1_dir
+#   it_mqadmin 5.x clusterList -n 127.0.0.1:$ns1_port
+#   it_check "what" <command ...>  /  it_check_contains "what" "$text" "needle"
+#   it_finish                      prints the tally, exits 1 on any failure
+#
+# Artifact sets (pinned versions; tests/interop/java/<set>/pom.xml):
+#   5.x         rocketmq 5.5.0 broker, namesrv, tools, client
+#   4.9-broker  rocketmq-broker and namesrv 4.9.7 (4.9.8 has no broker on Maven Central)
+#   4.9-client  rocketmq-client and tools 4.9.8
+
+IT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+IT_JAVA_OPTS=${IT_JAVA_OPTS:--Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}
+IT_PIDS=()
+IT_PASS=0
+IT_FAIL=0
+IT_FAILED=()
+
+it_log() {
+    printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2
+}
+
+# A missing toolchain fails the suite loudly: CI has them all, and a silent skip would hide it.
+it_require() {
+    local tool missing=()
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+    done
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        echo "!!!!!!!! INTEROP: missing toolchain: ${missing[*]} -- these interop tests CANNOT run" >&2
+        echo "!!!!!!!! install it (bin/install-deps --test) and run again" >&2
+        exit 1
+    fi
+}
+
+it_init() {
+    IT_SUITE=$1
+    IT_WORK=$IT_ROOT/build/interop/$IT_SUITE
+    rm -rf "$IT_WORK"
+    mkdir -p "$IT_WORK"
+    IT_CACHE=$IT_ROOT/build/interop/cache
+    mkdir -p "$IT_CACHE"
+    MQNAMESRV_BIN=${MQNAMESRV_BIN:-$IT_ROOT/build/debug/mqnamesrv}
+    [[ -x $MQNAMESRV_BIN ]] || { echo "interop: no mqnamesrv binary at $MQNAMESRV_BIN (build first)" >&2; exit 1; }
+    trap it_cleanup EXIT
+    it_log "== interop suite $IT_SUITE (work dir $IT_WORK)"
+}
+
+# it_java_home <dir>: makes <dir> a ROCKETMQ_HOME that 4.9.x startup classes accept.
+it_java_home() {
+    local role
+    mkdir -p "$1/conf" "$1/home"
+    for role in broker namesrv tools; do
+        cp "$IT_ROOT/tests/interop/conf/logback.xml" "$1/conf/logback_$role.xml"
+    done
+}
+
+it_cleanup() {
+    local pid
+    for pid in "${IT_PIDS[@]}"; do
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+    wait 2>/dev/null || true
+}
+
+# Prints a port P such that P-2 .. P+span are all free on 127.0.0.1 (a broker uses P, P-2 for
+# its fast channel and P+1 for HA). Ports come from 20000-32000, below the ephemeral range, so
+# an outgoing connection cannot take one between the check and the bind.
+it_free_port() {
+    local span=${1:-1}
+    python3 - "$span" <<'EOF'
+import random, socket, sys
+span = int(sys.argv[1])
+for _ in range(200):
+    base = random.randrange(20002, 32000 - span)
+    socks = []
+    try:
+        for p in range(base - 2, base + span + 1):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", p))
+            socks.append(s)
+    except OSError:
+        continue
+    finally:
+        for s in socks:
+            s.close()
+    print(base)
+    sys.exit(0)
+sys.exit("no free port range found")
+EOF
+}
+
+# it_wait <seconds> <command ...>: runs the command every 0.2 s until it succeeds.
+it_wait() {
+    local secs=$1
+    shift
+    local deadline=$((SECONDS + secs))
+    while ((SECONDS < deadline)); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# Resolves the runtime classpath of tests/interop/java/<set>/pom.xml once (cached by the pom's
+# hash; Maven's own ~/.m2 cache keeps the jars between runs) and prints it.
+it_classpath() {
+    local set=$1 pom=$IT_ROOT/tests/interop/java/$1/pom.xml
+    [[ -f $pom ]] || { echo "interop: no artifact set $set ($pom)" >&2; return 1; }
+    local key
+    key=$(sha1sum "$pom" | cut -c1-12)
+    local cp=$IT_CACHE/$set-$key.classpath
+    if [[ ! -s $cp ]]; then
+        it_log "resolving Maven artifacts of set $set (first run downloads them)"
+        if ! mvn -q -B -f "$pom" dependency:build-classpath -Dmdep.outputFile="$cp.tmp" \
+            >"$IT_CACHE/$set-mvn.log" 2>&1; then
+            cat "$IT_CACHE/$set-mvn.log" >&2
+            echo "interop: Maven could not resolve $set" >&2
+            return 1
+        fi
+        mv "$cp.tmp" "$cp"
+    fi
+    cat "$cp"
+}
+
+# it_start_mqnamesrv <name> [extra mqnamesrv args]: starts mqnamesrv on a free port with its
+# own KV file, config store and log file. Sets <name>_port, <name>_pid, <name>_dir.
+it_start_mqnamesrv() {
+    local name=$1
+    shift
+    local dir=$IT_WORK/$name
+    mkdir -p "$dir"
+    rm -f "$dir/port"
+    ROCKETMQ_HOME=$IT_ROOT \
+        ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+        "$MQNAMESRV_BIN" --set listenPort=0 --set bindAddress=127.0.0.1 \
+        --set portFile="$dir/port" --set kvConfigPath="$dir/kvConfig.json" \
+        --set configStorePath="$dir/namesrv.properties" --set logPath="$dir/namesrv.log" \
+        "$@" >"$dir/stdout" 2>&1 &
+    local pid=$!
+    IT_PIDS+=("$pid")
+    if ! it_wait 20 test -s "$dir/port"; then
+        cat "$dir/stdout" >&2
+        echo "interop: mqnamesrv $name did not start" >&2
+        return 1
+    fi
+    printf -v "${name}_port" '%s' "$(cat "$dir/port")"
+    printf -v "${name}_pid" '%s' "$pid"
+    printf -v "${name}_dir" '%s' "$dir"
+    it_log "mqnamesrv $name on 127.0.0.1:$(cat "$dir/port") (pid $pid)"
+}
+
+# it_stop_mqnamesrv <name>: SIGTERM; the server must exit 0 without a sanitizer report.
+it_stop_mqnamesrv() {
+    local name=$1
+    local pidvar=${name}_pid dirvar=${name}_dir
+    local pid=${!pidvar} dir=${!dirvar} rc=0
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" || rc=$?
+    if [[ $rc -ne 0 ]] || grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' "$dir/stdout"; then
+        it_record fail "mqnamesrv $name exits 0 and clean on SIGTERM (exit $rc)"
+        tail -40 "$dir/stdout" >&2
+    else
+        it_record pass "mqnamesrv $name exits 0 and clean on SIGTERM"
+    fi
+}
+
+# it_start_java_namesrv <name> <set>: the Java NameServer of that artifact set, on a free port.
+it_start_java_namesrv() {
+    local name=$1 set=$2
+    local dir=$IT_WORK/$name port cp
+    it_java_home "$dir"
+    cp=$(it_classpath "$set") || return 1
+    port=$(it_free_port 1)
+    printf 'listenPort=%s\nkvConfigPath=%s\nconfigStorePath=%s\n' "$port" \
+        "$dir/kvConfig.json" "$dir/namesrv.properties" >"$dir/namesrv.conf"
+    # shellcheck disable=SC2086
+    ROCKETMQ_HOME=$dir java $IT_JAVA_OPTS -Duser.home="$dir/home" -cp "$cp" \
+        org.apache.rocketmq.namesrv.NamesrvStartup -c "$dir/namesrv.conf" >"$dir/stdout" 2>&1 &
+    local pid=$!
+    IT_PIDS+=("$pid")
+    if ! it_wait 60 grep -q 'boot success' "$dir/stdout"; then
+        tail -40 "$dir/stdout" >&2
+        echo "interop: Java NameServer $name did not start" >&2
+        return 1
+    fi
+    printf -v "${name}_port" '%s' "$port"
+    printf -v "${name}_pid" '%s' "$pid"
+    printf -v "${name}_dir" '%s' "$dir"
+    it_log "Java NameServer $name ($set) on 127.0.0.1:$port (pid $pid)"
+}
+
+# it_start_broker <name> <set> <namesrvAddr> [broker.conf lines ...]: a real Java broker with
+# small store files in its own directory; waits for its boot line, which it prints after its
+# first registration with every NameServer. Sets <name>_port, <name>_pid, <name>_dir.
+it_start_broker() {
+    local name=$1 set=$2 nsaddr=$3
+    shift 3
+    local dir=$IT_WORK/$name port cp
+    it_java_home "$dir"
+    cp=$(it_classpath "$set") || return 1
+    port=$(it_free_port 1)
+    {
+        echo "brokerClusterName=ItCluster"
+        echo "brokerName=$name"
+        echo "brokerId=0"
+        echo "brokerIP1=127.0.0.1"
+        echo "listenPort=$port"
+        echo "haListenPort=$((port + 1))"
+        echo "namesrvAddr=$nsaddr"
+        echo "storePathRootDir=$dir/store"
+        echo "storePathCommitLog=$dir/store/commitlog"
+        echo "mappedFileSizeCommitLog=67108864"
+        echo "mappedFileSizeConsumeQueue=600000"
+        echo "autoCreateTopicEnable=true"
+        printf '%s\n' "$@"
+    } >"$dir/broker.conf"
+    # shellcheck disable=SC2086
+    ROCKETMQ_HOME=$dir java $IT_JAVA_OPTS -Duser.home="$dir/home" -cp "$cp" \
+        org.apache.rocketmq.broker.BrokerStartup -c "$dir/broker.conf" >"$dir/stdout" 2>&1 &
+    local pid=$!
+    IT_PIDS+=("$pid")
+    if ! it_wait 90 grep -q 'boot success' "$dir/stdout"; then
+        tail -40 "$dir/stdout" >&2
+        echo "interop: broker $name ($set) did not start" >&2
+        return 1
+    fi
+    printf -v "${name}_port" '%s' "$port"
+    printf -v "${name}_pid" '%s' "$pid"
+    printf -v "${name}_dir" '%s' "$dir"
+    it_log "broker $name ($set) on 127.0.0.1:$port (pid $pid)"
+}
+
+# it_mqadmin <set> <subcommand and args>: runs mqadmin of that artifact set, prints its output.
+it_mqadmin() {
+    local set=$1
+    shift
+    local cp
+    cp=$(it_classpath "$set") || return 1
+    it_java_home "$IT_WORK/mqadmin"
+    # shellcheck disable=SC2086
+    ROCKETMQ_HOME=$IT_WORK/mqadmin java $IT_JAVA_OPTS -Duser.home="$IT_WORK/mqadmin/home" -cp "$cp" \
+        org.apache.rocketmq.tools.command.MQAdminStartup "$@" 2>&1 | grep -v '|-INFO in\|^$' || true
+}
+
+it_record() {
+    local verdict=$1
+    shift
+    if [[ $verdict == pass ]]; then
+        IT_PASS=$((IT_PASS + 1))
+        it_log "PASS: $*"
+    else
+        IT_FAIL=$((IT_FAIL + 1))
+        IT_FAILED+=("$*")
+        it_log "FAIL: $*"
+    fi
+}
+
+# it_check "what" <command ...>: passes when the command exits 0.
+it_check() {
+    local what=$1
+    shift
+    if "$@"; then it_record pass "$what"; else it_record fail "$what"; fi
+}
+
+# it_check_contains "what" "<text>" "<fixed string>": passes when text contains the string.
+it_check_contains() {
+    if grep -qF -- "$3" <<<"$2"; then
+        it_record pass "$1"
+    else
+        it_record fail "$1 (no '$3' in:)"
+        printf '%s\n' "$2" | head -30 >&2
+    fi
+}
+
+it_finish() {
+    it_log "== $IT_SUITE: $IT_PASS passed, $IT_FAIL failed"
+    local f
+    for f in "${IT_FAILED[@]}"; do
+        it_log "   failed: $f"
+    done
+    [[ $IT_FAIL -eq 0 ]]
+}
