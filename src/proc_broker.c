@@ -191,6 +191,28 @@ int proc_broker_heartbeat(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
     return 0;
 }
 
+/* Reads one QueueData element into q. Returns false where Java's decoder (fastjson2 into
+ * TopicRouteData) throws: an element that is neither an object nor null, an int member that does
+ * not convert (a non-numeric string, an array, an object, out of int range). null elements and
+ * members stay zero, as Java leaves them. */
+static bool read_queue_data(const cJSON *it, ns_route_queue_data_t *q)
+{
+    memset(q, 0, sizeof(*q));
+    if (cJSON_IsNull(it))
+        return true;
+    if (!cJSON_IsObject(it))
+        return false;
+    q->broker_name = ns_json_get_string(it, "brokerName");
+    static const char *const keys[] = {"readQueueNums", "writeQueueNums", "perm", "topicSysFlag"};
+    int32_t *fields[] = {&q->read_queue_nums, &q->write_queue_nums, &q->perm, &q->topic_sys_flag};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(keys); i++) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, keys[i]);
+        if (ns_json_item_int32(m, fields[i]) < 0)
+            return false;
+    }
+    return true;
+}
+
 int proc_register_topic_in_namesrv(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     const char *topic = ns_cmd_ext_get(req, "topic");
@@ -200,28 +222,37 @@ int proc_register_topic_in_namesrv(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t 
     cJSON *root = ns_json_parse_lenient(req->body, req->body_len);
     if (root == NULL)
         return exception_reply(resp, JSON_EXCEPTION "syntax error");
-    const cJSON *arr =
-        cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "queueDatas") : NULL;
-    size_t n = cJSON_IsArray(arr) ? (size_t)cJSON_GetArraySize(arr) : 0;
-    if (n > 0 && topic != NULL) {
-        ns_route_queue_data_t *qds = ns_xcalloc(n, sizeof(*qds));
-        size_t k = 0;
-        const cJSON *it;
-        cJSON_ArrayForEach(it, arr)
-        {
-            if (!cJSON_IsObject(it))
-                continue; /* fastjson would fail on a non-object element; skip it */
-            ns_route_queue_data_t *q = &qds[k++];
-            q->broker_name = ns_json_get_string(it, "brokerName");
-            ns_json_get_int32(it, "readQueueNums", &q->read_queue_nums);
-            ns_json_get_int32(it, "writeQueueNums", &q->write_queue_nums);
-            ns_json_get_int32(it, "perm", &q->perm);
-            ns_json_get_int32(it, "topicSysFlag", &q->topic_sys_flag);
-        }
-        ns_route_register_topic(ctx->route, topic, qds, k);
-        free(qds);
+    if (cJSON_IsNull(root)) { /* parseObject("null") is null: nothing to register */
+        cJSON_Delete(root);
+        return 0;
     }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return exception_reply(resp, JSON_EXCEPTION "syntax error, expect {");
+    }
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "queueDatas");
+    size_t n = cJSON_IsArray(arr) ? (size_t)cJSON_GetArraySize(arr) : 0;
+    ns_route_queue_data_t *qds = n > 0 ? ns_xcalloc(n, sizeof(*qds)) : NULL;
+    size_t k = 0;
+    const cJSON *it;
+    bool ok = true;
+    const cJSON *list = cJSON_IsArray(arr) ? arr : NULL;
+    cJSON_ArrayForEach(it, list)
+    {
+        /* The whole body is decoded before anything is stored, as in Java. */
+        if (!read_queue_data(it, &qds[k])) {
+            ok = false;
+            break;
+        }
+        if (!cJSON_IsNull(it))
+            k++;
+    }
+    if (ok && k > 0 && topic != NULL)
+        ns_route_register_topic(ctx->route, topic, qds, k);
+    free(qds);
     cJSON_Delete(root);
+    if (!ok)
+        return exception_reply(resp, JSON_EXCEPTION "syntax error, bad QueueData");
     return 0;
 }
 
