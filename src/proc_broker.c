@@ -20,6 +20,10 @@
 #define NPE_BROKER_ADDR_INFO                                                                       \
     "java.lang.NullPointerException, "                                                             \
     "org.apache.rocketmq.namesrv.routeinfo.BrokerAddrInfo.hashCode(RouteInfoManager.java:1161)"
+#define NPE_REGISTER_BROKER_NULL_BODY                                                              \
+    "java.lang.NullPointerException, "                                                             \
+    "org.apache.rocketmq.namesrv.processor.DefaultRequestProcessor.registerBroker("                \
+    "DefaultRequestProcessor.java:242)"
 #define DECODE_REGISTER_BODY_FAILED                                                                \
     "org.apache.rocketmq.remoting.exception.RemotingCommandException: Failed to decode "           \
     "RegisterBrokerBody, "                                                                         \
@@ -68,10 +72,21 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         }
     }
 
-    /* 2. body, decoded outside the route lock */
+    /* 2. body, decoded outside the route lock. A JSON body "null" decodes to a null object:
+     * Java then dereferences a null RegisterBrokerBody (version >= 37) or registers without a
+     * topic table (older versions). */
+    const uint8_t *body_bytes = req->body;
+    size_t body_len = req->body_len;
+    bool json_body = !compressed || req->version < NS_VERSION_V3_0_11;
+    if (body_bytes != NULL && json_body && ns_json_is_null_literal(body_bytes, body_len)) {
+        if (req->version >= NS_VERSION_V3_0_11)
+            return exception_reply(resp, NPE_REGISTER_BROKER_NULL_BODY);
+        body_bytes = NULL;
+        body_len = 0;
+    }
     ns_register_body_t body;
     char err[256] = "";
-    int rc = ns_register_body_decode(req->body, req->body_len, req->version, compressed, &body, err,
+    int rc = ns_register_body_decode(body_bytes, body_len, req->version, compressed, &body, err,
                                      sizeof(err));
     if (rc < 0) {
         NS_LOG_W("peer=%s register broker %s: bad body: %s", peer_of(ctx), name ? name : "null",
@@ -156,7 +171,8 @@ int proc_query_data_version(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     ns_data_version_t dv = {0};
     const ns_data_version_t *dvp = NULL;
-    if (req->body != NULL) {
+    /* A body "null" is a null DataVersion, as no body. */
+    if (req->body != NULL && !ns_json_is_null_literal(req->body, req->body_len)) {
         if (ns_data_version_parse(req->body, req->body_len, &dv) < 0)
             return exception_reply(resp, JSON_EXCEPTION "syntax error, expect {");
         dvp = &dv;

@@ -337,6 +337,40 @@ static void test_register_topic_bad_bodies(void **state)
     assert_int_equal(ns_route_topic_count(t->ctx.route), before + 1);
 }
 
+/* A body that is the JSON literal null decodes to a null object in Java 5.5.0: a DataVersion
+ * that is absent (322), a version < 37 registration without topic table, and for later
+ * versions the NullPointerException of DefaultRequestProcessor line 242. Before, all three
+ * answered 1 "not a JSON object". Found by the differential test. */
+static void test_null_bodies(void **state)
+{
+    pt_t *t = *state;
+    static const char null_body[] = " null ";
+    ns_cmd_t req;
+    register_req(&req, "0", MASTER, "h", NULL, null_body, sizeof(null_body) - 1);
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 1);
+    assert_string_equal(t->resp.remark,
+                        "java.lang.NullPointerException, org.apache.rocketmq.namesrv.processor."
+                        "DefaultRequestProcessor.registerBroker(DefaultRequestProcessor.java:242)");
+    assert_int_equal(ns_route_live_count(t->ctx.route), 0);
+
+    register_req(&req, "0", MASTER, "h", NULL, null_body, sizeof(null_body) - 1);
+    req.version = 36;
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 0);
+    assert_true(t->resp.has_ext);
+    assert_int_equal(ns_route_live_count(t->ctx.route), 1);
+    assert_int_equal(ns_route_topic_count(t->ctx.route), 0);
+
+    pt_req(&req, NS_REQ_QUERY_DATA_VERSION, 479, null_body, sizeof(null_body) - 1, "brokerAddr",
+           MASTER, "brokerName", "broker-a", "clusterName", "DefaultCluster", "brokerId", "0",
+           NULL);
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 0);
+    assert_string_equal(ns_cmd_ext_get(&t->resp, "changed"), "true");
+    assert_string_equal(pt_body(t), "{\"counter\":0,\"stateVersion\":0,\"timestamp\":0}");
+}
+
 static void test_broker_member_group(void **state)
 {
     pt_t *t = *state;
@@ -372,6 +406,7 @@ int main(void)
         T(test_broker_heartbeat),
         T(test_register_topic),
         T(test_register_topic_bad_bodies),
+        T(test_null_bodies),
         T(test_broker_member_group),
     };
 #undef T
