@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154 # <name>_port, _pid, _dir are set by the lib.sh launchers (printf -v)
 # Records real RocketMQ traffic into replayable traces (tests/interop/traces/1*_recorded_*.jsonl).
 # Not part of the test run: its output is committed data. A recording proxy (replay.py record)
 # sits between the peers and a Java NameServer and writes every request frame it forwards as a

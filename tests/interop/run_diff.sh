@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154 # <name>_port, _pid, _dir are set by the lib.sh launchers (printf -v)
 # Differential test: the Java NameServer (rocketmq-namesrv 5.5.0, artifact set 5.x) and
 # mqnamesrv (the ASan build) run side by side; tests/interop/replay.py replays every trace of
 # tests/interop/traces/ against both and compares each reply (code, remark, extFields, body;
