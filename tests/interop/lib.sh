@@ -7,6 +7,7 @@
 #   source tests/interop/lib.sh
 #   it_init <suite-name>          work dir build/interop/<suite>, EXIT trap, tool checks
 #   it_start_mqnamesrv ns1 [--set k=v ...]   sets ns1_port, ns1_pid, ns1_dir
+#   it_start_java_namesrv jns 5.x [conf lines ...]   sets jns_port, jns_pid, jns_dir
 #   it_start_broker b1 5.x 127.0.0.1:$ns1_port [conf lines ...]   sets b1_port, b1_pid, b1_dir
 #   it_mqadmin 5.x clusterList -n 127.0.0.1:$ns1_port
 #   it_check "what" <command ...>  /  it_check_contains "what" "$text" "needle"
@@ -174,15 +175,20 @@ it_stop_mqnamesrv() {
     fi
 }
 
-# it_start_java_namesrv <name> <set>: the Java NameServer of that artifact set, on a free port.
+# it_start_java_namesrv <name> <set> [namesrv.conf lines ...]: the Java NameServer of that
+# artifact set, on a free port; extra lines are appended to its -c file.
 it_start_java_namesrv() {
     local name=$1 set=$2
+    shift 2
     local dir=$IT_WORK/$name port cp
     it_java_home "$dir"
     cp=$(it_classpath "$set") || return 1
     port=$(it_free_port 1)
-    printf 'listenPort=%s\nkvConfigPath=%s\nconfigStorePath=%s\n' "$port" \
-        "$dir/kvConfig.json" "$dir/namesrv.properties" >"$dir/namesrv.conf"
+    {
+        printf 'listenPort=%s\nkvConfigPath=%s\nconfigStorePath=%s\n' "$port" \
+            "$dir/kvConfig.json" "$dir/namesrv.properties"
+        [[ $# -eq 0 ]] || printf '%s\n' "$@"
+    } >"$dir/namesrv.conf"
     # shellcheck disable=SC2086
     ROCKETMQ_HOME=$dir java $IT_JAVA_OPTS -Duser.home="$dir/home" -cp "$cp" \
         org.apache.rocketmq.namesrv.NamesrvStartup -c "$dir/namesrv.conf" >"$dir/stdout" 2>&1 &
