@@ -468,7 +468,7 @@ done
 left=$((HB_MS / 1000 + 2 - (SECONDS - t_b5)))
 ((left <= 0)) || sleep "$left"
 route d5 "$A" b5
-route_has "b5 (heartbeat timeout ${HB_MS} ms) is still routed on A $((SECONDS - t_b5)) s after boot" \
+route_has "b5 (heartbeat timeout ${HB_MS} ms) is still routed on A $((SECONDS - t_b5)) s after it registered" \
     "bd b5 0=$B5,1=$B5S"
 it_check "A expired no broker so far" log_lacks "$nsA_dir/namesrv.log" "The broker channel expired"
 
