@@ -296,3 +296,74 @@ it_finish() {
     done
     [[ $IT_FAIL -eq 0 ]]
 }
+
+# it_launch_broker <name> <set> <namesrvAddr> [broker.conf lines ...]: as it_start_broker, but
+# returns at once, so that several brokers boot in parallel; it_await_broker <name> then waits
+# for the boot line. Sets <name>_port, <name>_pid, <name>_dir at launch.
+it_launch_broker() {
+    local name=$1 set=$2 nsaddr=$3
+    shift 3
+    local dir=$IT_WORK/$name port cp
+    it_java_home "$dir"
+    cp=$(it_classpath "$set") || return 1
+    port=$(it_free_port 1)
+    {
+        echo "brokerClusterName=ItCluster"
+        echo "brokerName=$name"
+        echo "brokerId=0"
+        echo "brokerIP1=127.0.0.1"
+        echo "listenPort=$port"
+        echo "haListenPort=$((port + 1))"
+        echo "namesrvAddr=$nsaddr"
+        echo "storePathRootDir=$dir/store"
+        echo "storePathCommitLog=$dir/store/commitlog"
+        echo "mappedFileSizeCommitLog=67108864"
+        echo "mappedFileSizeConsumeQueue=600000"
+        echo "autoCreateTopicEnable=true"
+        printf '%s\n' "$@"
+    } >"$dir/broker.conf"
+    # shellcheck disable=SC2086
+    ROCKETMQ_HOME=$dir java $IT_JAVA_OPTS -Duser.home="$dir/home" -cp "$cp" \
+        org.apache.rocketmq.broker.BrokerStartup -c "$dir/broker.conf" >"$dir/stdout" 2>&1 &
+    local pid=$!
+    IT_PIDS+=("$pid")
+    printf -v "${name}_port" '%s' "$port"
+    printf -v "${name}_pid" '%s' "$pid"
+    printf -v "${name}_dir" '%s' "$dir"
+    it_log "broker $name ($set) launched on 127.0.0.1:$port (pid $pid)"
+}
+
+it_await_broker() {
+    local name=$1
+    local dirvar=${name}_dir
+    local dir=${!dirvar}
+    if ! it_wait 120 grep -q 'boot success' "$dir/stdout"; then
+        tail -40 "$dir/stdout" >&2
+        echo "interop: broker $name did not start" >&2
+        return 1
+    fi
+    it_log "broker $name booted"
+}
+
+# it_javac <set> <source.java ...>: compiles the sources against the set's classpath once (cached
+# by the hash of the sources and of the classpath) and prints the directory of the classes.
+it_javac() {
+    local set=$1
+    shift
+    local cp key out
+    cp=$(it_classpath "$set") || return 1
+    key=$( (cat "$@"; printf '%s' "$cp") | sha1sum | cut -c1-12)
+    out=$IT_CACHE/classes-$set-$key
+    if [[ ! -d $out ]]; then
+        it_log "compiling $(basename -a "$@" | tr '\n' ' ')against set $set"
+        rm -rf "$out.tmp"
+        mkdir -p "$out.tmp"
+        if ! javac -nowarn -encoding UTF-8 -cp "$cp" -d "$out.tmp" "$@" >"$out.log" 2>&1; then
+            cat "$out.log" >&2
+            echo "interop: javac failed for set $set" >&2
+            return 1
+        fi
+        mv "$out.tmp" "$out"
+    fi
+    printf '%s\n' "$out"
+}
