@@ -61,9 +61,7 @@ case $which in
 # master (graceful shutdown: UNREGISTER_BROKER, then close)"
     ;;
 4.9)
-    # 4.9.x predates the module system: without these its shutdown hook dies on JDK 17 before
-    # it sends UNREGISTER_BROKER.
-    IT_JAVA_OPTS="$IT_JAVA_OPTS --add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED --add-exports java.base/jdk.internal.ref=ALL-UNNAMED --add-opens java.base/jdk.internal.ref=ALL-UNNAMED"
+    # (lib.sh opens the JDK packages a 4.9.x shutdown hook needs to send UNREGISTER_BROKER)
     it_start_broker rec49 4.9-broker "127.0.0.1:$mport" brokerClusterName=RecCluster49 \
         brokerName=rec-49 compressedRegister=true registerNameServerPeriod=10000
     sleep 12

@@ -225,11 +225,7 @@ common=("registerNameServerPeriod=$PERIOD_MS" "brokerIP2=127.0.0.1")
 it_launch_broker b5 5.x "$A;$B" "${common[@]}" enableSingleTopicRegister=true \
     enableSlaveActingMaster=true "brokerNotActiveTimeoutMillis=$HB_MS"
 it_launch_broker b5s 5.x "$A;$B" "${common[@]}" brokerName=b5 brokerId=1 brokerRole=SLAVE
-# On JDK 17 a 4.9.7 broker's shutdown hook dies in MappedFile.clean (reflection into java.nio
-# and jdk.internal.ref) before it sends UNREGISTER_BROKER, unless these packages are opened.
-IT_JAVA_OPTS="$IT_JAVA_OPTS --add-opens=java.base/java.nio=ALL-UNNAMED \
---add-opens=java.base/jdk.internal.ref=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED" \
-    it_launch_broker b49 4.9-broker "$A;$B" "${common[@]}" compressedRegister=true
+it_launch_broker b49 4.9-broker "$A;$B" "${common[@]}" compressedRegister=true
 drv_start d5 5.x
 drv_start d49 4.9-client
 B5=127.0.0.1:$b5_port
