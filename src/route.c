@@ -190,6 +190,7 @@ static ns__route_bname_t *bname_get_or_create(ns_route_t *r, const char *name)
     if (b == NULL) {
         b = ns_xcalloc(1, sizeof(*b));
         b->name = ns_xstrdup(name);
+        ns__route_bname_encode_head(b);
         ns_hmap_put(&r->bnames, b->name, strlen(b->name), b);
     }
     return b;
@@ -214,6 +215,7 @@ static void bname_destroy(ns__route_bname_t *b)
 {
     bd_clear(b);
     ns_hmap_clear(&b->topics);
+    ns__route_bname_json_free(b);
     free(b->name);
     free(b);
 }
@@ -772,6 +774,8 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
         }
     }
 out:
+    /* Steps 2 to 8 may have changed the BrokerData, even on the early exits. */
+    ns__route_bname_encode_locked(b);
     unlock(r);
     logq_flush(&lq);
     return rc;
@@ -809,6 +813,7 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
                      name);
             removed_name = true;
         }
+        ns__route_bname_encode_locked(b);
     }
     if (removed_name) {
         ns__route_cluster_t *c = cluster_get(r, cluster);

@@ -18,6 +18,15 @@ typedef struct ns__route_addr {
     char *addr; /* owned "ip:port" */
 } ns__route_addr_t;
 
+/* The parts of route answers that depend on one broker name only, in one JSON mode. Route
+ * reads copy these bytes instead of escaping and formatting the same strings again. */
+typedef struct ns__route_bname_json {
+    char *broker_data;      /* owned: the BrokerData object as answers list it; NULL = !has_bd */
+    size_t broker_data_len; /* bytes at broker_data */
+    char *qd_head;          /* owned: {"brokerName":<name>,"perm":  (every QueueData starts so) */
+    size_t qd_head_len;     /* bytes at qd_head */
+} ns__route_bname_json_t;
+
 /* Everything known under one broker name: its BrokerData (when has_bd) and the index of the
  * topics holding a QueueData of this name, so that per-broker operations cost O(its topics).
  * Lives while has_bd or topics is non-empty. */
@@ -31,6 +40,10 @@ typedef struct ns__route_bname {
     size_t naddrs;
     size_t addrs_cap;
     ns_hmap_t topics; /* topic name -> ns__route_topic_t*, keys are the topics' names */
+    /* Encoded pieces, indexed by ns_json_mode_t. qd_head is set at creation (the name never
+     * changes); broker_data is re-encoded by ns__route_bname_encode_locked() after every change
+     * of the BrokerData fields above. */
+    ns__route_bname_json_t json[2];
 } ns__route_bname_t;
 
 /* One QueueData. */
@@ -107,6 +120,17 @@ struct ns_route {
     ns_hmap_t conns;       /* 8-byte conn id -> ns__route_conn_t */
     uint32_t stamp;        /* last registration pass marker */
 };
+
+/* route_query.c: the encoded pieces of a broker name. encode_head fills json[*].qd_head of a
+ * new record; encode_locked re-encodes json[*].broker_data from the BrokerData fields (frees it
+ * when !has_bd) and returns whether the bytes changed; json_free releases both. */
+void ns__route_bname_encode_head(ns__route_bname_t *b);
+bool ns__route_bname_encode_locked(ns__route_bname_t *b);
+void ns__route_bname_json_free(ns__route_bname_t *b);
+
+/* Throws every encoded piece away and encodes it again from the tables, under the write lock.
+ * Tests call it to check that no encoded piece is ever stale: an answer must not change. */
+void ns__route_reencode_all(ns_route_t *r);
 
 /* Lookups, caller holds the lock. */
 ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname,
