@@ -60,6 +60,8 @@ typedef struct ns_ctx {
     const char *peer;    /* "ip:port" of the requester, for logs */
     uint64_t now_ms;     /* monotonic clock at dispatch */
     uint64_t start_ms;   /* monotonic clock when the server started (needWaitForService) */
+    ns_buf_t *scratch;   /* a buffer handlers may reuse across requests (owned by the loop that
+                            dispatches, one thread at a time), NULL = none */
 } ns_ctx_t;
 
 /* A handler: reads req, fills resp->code, remark, ext fields and body. Returns 0, or a

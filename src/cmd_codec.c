@@ -110,10 +110,8 @@ static char *json_text(const cJSON *item, bool *bad)
 
 static void clear_ext(ns_cmd_t *cmd)
 {
-    for (size_t i = 0; i < cmd->ext_count; i++) {
-        free(cmd->ext[i].key);
-        free(cmd->ext[i].value);
-    }
+    for (size_t i = 0; i < cmd->ext_count; i++)
+        ns__cmd_ext_free_entry(&cmd->ext[i]);
     cmd->ext_count = 0;
     cmd->has_ext = false;
 }
@@ -277,12 +275,42 @@ static bool js_lit(jscan_t *s, const char *lit, size_t n)
     return false;
 }
 
-/* A string with no escape and no control byte; *str and *len get the bytes between the quotes. */
+/* Word-at-a-time tests on 8 bytes (exact as "any byte" answers): some byte is zero, some byte
+ * is below 0x20. */
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+static uint64_t any_zero(uint64_t x)
+{
+    return (x - ONES) & ~x & HIGHS;
+}
+
+static uint64_t any_control(uint64_t x)
+{
+    return (x - ONES * 0x20) & ~x & HIGHS;
+}
+
+/* A string with no escape and no control byte; *str and *len get the bytes between the quotes.
+ * Header strings are scanned 8 bytes at a time: most hold nothing but plain ASCII. */
 static bool js_plain_str(jscan_t *s, const uint8_t **str, size_t *len)
 {
     if (s->p >= s->end || *s->p != '"')
         return false;
     const uint8_t *q = s->p + 1;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (s->end - q >= 8) {
+        uint64_t x;
+        memcpy(&x, q, 8);
+        uint64_t m = any_zero(x ^ (ONES * '"')) | any_zero(x ^ (ONES * '\\')) | any_control(x);
+        if (m != 0) {
+            /* The lowest flagged byte is exact (borrows only run upwards): the first quote,
+             * backslash or control byte. */
+            q += (unsigned)__builtin_ctzll(m) / 8;
+            break;
+        }
+        q += 8;
+    }
+#endif
     while (q < s->end && *q != '"') {
         if (*q == '\\' || *q < 0x20)
             return false;
@@ -355,10 +383,12 @@ static int fast_ext(jscan_t *s, ns_cmd_t *out)
         if (!js_char(s, ':'))
             return FAST_FALLBACK;
         js_ws(s);
-        char *key = ns_xstrndup((const char *)k, kl);
         if (js_plain_str(s, &v, &vl)) {
-            ns__cmd_ext_put_owned(out, key, ns_xstrndup((const char *)v, vl));
-        } else if (js_lit(s, "null", 4)) {
+            ns__cmd_ext_put_copy(out, (const char *)k, kl, (const char *)v, vl);
+            goto next;
+        }
+        char *key = ns_xstrndup((const char *)k, kl);
+        if (js_lit(s, "null", 4)) {
             ns_cmd_ext_del(out, key);
             free(key);
         } else if (js_lit(s, "true", 4)) {
@@ -369,6 +399,7 @@ static int fast_ext(jscan_t *s, ns_cmd_t *out)
             free(key);
             return FAST_FALLBACK;
         }
+    next:
         js_ws(s);
         if (js_char(s, '}'))
             return 0;
@@ -509,16 +540,17 @@ static int bin_ext(const uint8_t *p, size_t n, ns_cmd_t *out)
         const uint8_t *val = p + 4;
         p = val + vlen;
 
-        char *k = bin_str(key, (size_t)klen);
-        if (k == NULL)
+        size_t kused = strnlen((const char *)key, (size_t)klen);
+        if (kused == 0)
             continue; /* Java keeps a null key no header field can ever look up */
-        char *v = bin_str(val, (size_t)vlen);
-        if (v == NULL) { /* Java maps the key to null: absent, hiding an earlier value */
+        size_t vused = strnlen((const char *)val, (size_t)vlen);
+        if (vused == 0) { /* Java maps the key to null: absent, hiding an earlier value */
+            char *k = ns_xstrndup((const char *)key, kused);
             ns_cmd_ext_del(out, k);
             free(k);
             continue;
         }
-        ns__cmd_ext_put_owned(out, k, v);
+        ns__cmd_ext_put_copy(out, (const char *)key, kused, (const char *)val, vused);
     }
     return 0;
 }

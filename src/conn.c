@@ -42,16 +42,19 @@ struct ns_conn {
     size_t seg_cap;
 };
 
-/* A write request and everything it keeps alive, freed in on_write. */
+/* A write request and everything it keeps alive, in one allocation freed in on_write: the
+ * struct, seg_count buffers, blob_count blob references, then the header bytes. */
 typedef struct write_req {
     uv_write_t req;
     ns_conn_t *conn;
-    uint8_t *headers; /* owned header bytes the bufs point into */
     size_t seg_count;
-    ns_blob_t **blobs; /* owned references, blob_count of them */
+    ns_blob_t **blobs; /* owned references, blob_count of them (inside this allocation) */
     size_t blob_count;
     uv_buf_t bufs[]; /* seg_count entries */
 } write_req_t;
+
+/* A header buffer grown past this by an unusually large batch is released after it. */
+#define OUT_HEADERS_KEEP_BYTES (64u * 1024u)
 
 static void on_close(uv_handle_t *handle);
 
@@ -153,8 +156,6 @@ static void on_write(uv_write_t *req, int status)
     ns_conn_t *conn = wr->conn;
     for (size_t i = 0; i < wr->blob_count; i++)
         ns_blob_unref(wr->blobs[i]);
-    free(wr->blobs);
-    free(wr->headers);
     free(wr);
     if (status < 0) {
         if (status != UV_ECANCELED)
@@ -178,18 +179,22 @@ static void flush_replies(ns_conn_t *conn)
         return;
     }
     size_t n = conn->seg_count;
-    write_req_t *wr = ns_xmalloc(sizeof(*wr) + n * sizeof(uv_buf_t));
-    wr->conn = conn;
-    wr->seg_count = n;
-    wr->blob_count = 0;
-    wr->blobs = NULL;
-    size_t hdr_len;
-    wr->headers = ns_buf_steal(&conn->out_headers, &hdr_len);
     size_t blobs = 0;
     for (size_t i = 0; i < n; i++)
         blobs += conn->segs[i].blob != NULL;
-    if (blobs)
-        wr->blobs = ns_xmalloc(blobs * sizeof(*wr->blobs));
+    size_t hdr_len = conn->out_headers.len;
+    write_req_t *wr =
+        ns_xmalloc(sizeof(*wr) + n * sizeof(uv_buf_t) + blobs * sizeof(ns_blob_t *) + hdr_len);
+    wr->conn = conn;
+    wr->seg_count = n;
+    wr->blob_count = 0;
+    wr->blobs = (ns_blob_t **)(void *)&wr->bufs[n];
+    uint8_t *headers = (uint8_t *)&wr->blobs[blobs];
+    if (hdr_len > 0)
+        memcpy(headers, conn->out_headers.data, hdr_len);
+    conn->out_headers.len = 0;
+    if (conn->out_headers.cap > OUT_HEADERS_KEEP_BYTES)
+        ns_buf_free(&conn->out_headers);
     for (size_t i = 0; i < n; i++) {
         reply_seg_t *s = &conn->segs[i];
         if (s->blob) {
@@ -197,7 +202,7 @@ static void flush_replies(ns_conn_t *conn)
             wr->bufs[i] =
                 uv_buf_init((char *)(uintptr_t)ns_blob_data(s->blob) + s->off, (unsigned)s->len);
         } else {
-            wr->bufs[i] = uv_buf_init((char *)wr->headers + s->off, (unsigned)s->len);
+            wr->bufs[i] = uv_buf_init((char *)headers + s->off, (unsigned)s->len);
         }
     }
     conn->seg_count = 0;
@@ -206,8 +211,6 @@ static void flush_replies(ns_conn_t *conn)
         /* uv_write failed synchronously: the callback never runs, so release here. */
         for (size_t i = 0; i < wr->blob_count; i++)
             ns_blob_unref(wr->blobs[i]);
-        free(wr->blobs);
-        free(wr->headers);
         free(wr);
         ns__conn_close(conn, "write failed");
         return;
@@ -256,6 +259,7 @@ static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
         .peer = conn->peer,
         .now_ms = ns_now_ms(),
         .start_ms = server->start_ms,
+        .scratch = &conn->loop->scratch,
     };
     ns_cmd_t resp;
     if (ns_proc_dispatch(&ctx, &req, &resp)) {

@@ -166,6 +166,10 @@ void ns__route_reencode_all(ns_route_t *r)
 /* Appends the decimal form of v at p (room for 11 bytes); returns the end. */
 static char *put_i32(char *p, int32_t v)
 {
+    if (v >= 0 && v < 10) { /* perm, topicSysFlag and most queue counts */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
     char tmp[12];
     size_t n = sizeof(tmp);
     uint32_t u = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;

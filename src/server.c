@@ -419,6 +419,7 @@ int ns_server_run(ns_server_t *server)
             if (loop->close_ids[k] >> 63)
                 close((int)(loop->close_ids[k] & ~(UINT64_C(1) << 63)));
         free(loop->close_ids);
+        ns_buf_free(&loop->scratch);
         if (uv_loop_close(&loop->loop) != 0)
             NS_LOG_W("event loop %u closed with open handles", i);
         pthread_mutex_destroy(&loop->lock);

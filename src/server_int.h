@@ -41,6 +41,7 @@ struct ns_io_loop {
     size_t conn_count;      /* entries in conns */
     uint64_t next_seq;      /* per-loop connection counter */
     uv_timer_t drain_timer; /* bounds the graceful drain at shutdown */
+    ns_buf_t scratch;       /* handlers' reusable buffer (ns_ctx_t.scratch), loop thread only */
 };
 
 struct ns_server {
