@@ -255,17 +255,18 @@ static int cmp_filter_ref(const void *a, const void *b)
 static void write_filter_table_locked(ns_route_t *r, ns_jsonw_t *w, const ns__route_topic_t *t,
                                       const uint8_t *flags)
 {
+    const ns__route_qd_t *tqd = ns__route_topic_qds(t);
     ns_jsonw_object_begin(w);
     if (r->filters.count > 0) {
         size_t cap = 0, n = 0;
         for (size_t i = 0; i < t->nqd; i++)
             if ((flags[i] & QD_INCLUDED) && !(flags[i] & QD_DROPPED))
-                cap += t->qd[i].b->naddrs;
+                cap += tqd[i].b->naddrs;
         filter_ref_t *refs = ns_xmalloc((cap + 1) * sizeof(*refs));
         for (size_t i = 0; i < t->nqd; i++) {
             if (!(flags[i] & QD_INCLUDED) || (flags[i] & QD_DROPPED))
                 continue;
-            const ns__route_bname_t *b = t->qd[i].b;
+            const ns__route_bname_t *b = tqd[i].b;
             for (size_t k = 0; k < b->naddrs; k++) {
                 const ns__route_filter_t *f =
                     ns__route_filter_get_locked(r, b->cluster, b->addrs[k].addr);
@@ -308,11 +309,12 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
         rc = NS_ENOTFOUND;
         goto out;
     }
+    const ns__route_qd_t *tqd = ns__route_topic_qds(t);
     if (t->nqd > sizeof(stack_flags))
         flags = ns_xmalloc(t->nqd);
     bool any = false, need_acting = false;
     for (size_t i = 0; i < t->nqd; i++) {
-        const ns__route_bname_t *b = t->qd[i].b;
+        const ns__route_bname_t *b = tqd[i].b;
         flags[i] = 0;
         if (!b->has_bd)
             continue;
@@ -328,10 +330,10 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
     for (size_t i = 0; i < t->nqd; i++) {
         if (!(flags[i] & QD_INCLUDED))
             continue;
-        const ns__route_bname_t *b = t->qd[i].b;
+        const ns__route_bname_t *b = tqd[i].b;
         bool has_master = b->naddrs > 0 && b->addrs[0].id == 0;
         if (acting_enabled && need_acting && b->naddrs > 0 && !has_master && b->acting_master &&
-            !(t->qd[i].perm & NS_PERM_WRITE)) {
+            !(tqd[i].perm & NS_PERM_WRITE)) {
             flags[i] |= QD_ACTING;
             has_master = true;
         }
@@ -342,7 +344,7 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
     /* One allocation for the usual answer: the pieces' sizes are known. */
     size_t need = 128 + (order_conf ? 6 * strlen(order_conf) + 32 : 0);
     for (size_t i = 0; i < t->nqd; i++) {
-        const ns__route_bname_json_t *j = &t->qd[i].b->json[mode];
+        const ns__route_bname_json_t *j = &tqd[i].b->json[mode];
         need += j->qd_head_len + QD_TAIL_MAX + 1;
         if (flags[i] & QD_INCLUDED)
             need += j->broker_data_len + 1;
@@ -357,7 +359,7 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
         if (!first)
             ns_buf_append_char(out, ',');
         first = false;
-        const ns__route_bname_t *b = t->qd[i].b;
+        const ns__route_bname_t *b = tqd[i].b;
         if (flags[i] & QD_ACTING) {
             ns_jsonw_init(&w, out, mode);
             write_broker_data(&w, b, true);
@@ -385,7 +387,7 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
         if (!first)
             ns_buf_append_char(out, ',');
         first = false;
-        write_queue_data(out, &t->qd[i].b->json[mode], &t->qd[i]);
+        write_queue_data(out, &tqd[i].b->json[mode], &tqd[i]);
     }
     ns_buf_append_char(out, ']');
     const ns__route_mapping_t *m = r->mappings.count ? ns_hmap_gets(&r->mappings, topic) : NULL;
@@ -481,9 +483,8 @@ void ns_route_get_topics_by_cluster(ns_route_t *r, const char *cluster, ns_buf_t
             const ns__route_bname_t *b = ns_hmap_gets(&r->bnames, c->names.slots[i].key);
             if (b == NULL)
                 continue;
-            for (size_t k = ns_hmap_next(&b->topics, 0); k < b->topics.cap;
-                 k = ns_hmap_next(&b->topics, k + 1))
-                strvec_push(&s, b->topics.slots[k].key);
+            for (uint32_t k = 0; k < b->ntopics; k++)
+                strvec_push(&s, b->topics[k]->name);
         }
     }
     write_topic_list(out, &s, NULL);
@@ -523,7 +524,7 @@ void ns_route_get_unit_topic_list(ns_route_t *r, ns_route_unit_kind_t kind, ns_b
         const ns__route_topic_t *t = r->topics.slots[i].val;
         if (t->nqd == 0)
             continue;
-        int32_t f = t->qd[0].topic_sys_flag;
+        int32_t f = ns__route_topic_qds(t)[0].topic_sys_flag;
         bool unit = (f & 1) != 0, unit_sub = (f & 2) != 0;
         bool match = kind == NS_ROUTE_UNIT_TOPICS    ? unit
                      : kind == NS_ROUTE_HAS_UNIT_SUB ? unit_sub

@@ -61,6 +61,9 @@ static void collect(ns_route_t *r, char **out)
 /* The check run after every step: answers before and after re-encoding everything agree. */
 static void check_fresh(ns_route_t *r, const char *step)
 {
+    const char *broken = ns__route_check_consistency(r);
+    if (broken != NULL)
+        fail_msg("after %s: %s", step, broken);
     char *before[N_ANSWERS], *after[N_ANSWERS];
     collect(r, before);
     ns__route_reencode_all(r);
@@ -196,10 +199,48 @@ static void test_every_change_keeps_answers_fresh(void **state)
     assert_int_equal(ns_route_topic_count(R), 0);
 }
 
+/* Topics shared by many broker names grow (and move) their QueueData arrays, and removals
+ * reorder the broker names' topic vectors: the links must survive both. */
+static void test_many_brokers_per_topic(void **state)
+{
+    enum { BROKERS = 24 };
+    char names[BROKERS][16], addrs[BROKERS][24];
+    tu_broker_t br[BROKERS];
+    for (int i = 0; i < BROKERS; i++) {
+        snprintf(names[i], sizeof(names[i]), "broker-%02d", (i * 7) % BROKERS);
+        snprintf(addrs[i], sizeof(addrs[i]), "10.0.0.%d:10911", i);
+        br[i] = broker(names[i], addrs[i], 0, NULL, (uint64_t)i + 1);
+        /* every broker serves T1..T3; odd ones T4 too */
+        if (i & 1)
+            assert_int_equal(reg(R, &br[i], 1, 0, 6, "T1", "T2", "T3", "T4", NULL), 0);
+        else
+            assert_int_equal(reg(R, &br[i], 1, 0, 6, "T1", "T2", "T3", NULL), 0);
+    }
+    check_fresh(R, "24 broker names on the same topics");
+    char *js = tu_route(R, "T1", NS_JSON_DEFAULT, NULL);
+    size_t n = 0;
+    for (const char *p = js; (p = strstr(p, "\"perm\":")) != NULL; p++)
+        n++;
+    assert_int_equal(n, BROKERS);
+    free(js);
+    for (int i = 0; i < BROKERS; i += 3) {
+        ns_route_unregister_broker(R, TU_CLUSTER, br[i].addr, br[i].name, true, 0);
+        check_fresh(R, "one of many unregistered");
+    }
+    ns_route_wipe_write_perm(R, names[1]);
+    ns_route_delete_topic(R, "T2", NULL);
+    check_fresh(R, "perm wiped and a shared topic deleted");
+    for (int i = 0; i < BROKERS; i++)
+        ns_route_on_conn_closed(R, br[i].conn);
+    check_fresh(R, "all connections closed");
+    assert_int_equal(ns_route_topic_count(R), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_every_change_keeps_answers_fresh, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_brokers_per_topic, setup, teardown),
     };
     ns_log_set_level(NS_LOG_ERROR);
     return cmocka_run_group_tests(tests, NULL, NULL);
