@@ -13,11 +13,10 @@
 #include "ns_proc.h"
 
 /* Reads land in chunks of this size at least; a request is a few hundred bytes, a broker
- * registration up to a few MiB. */
+ * registration up to a few MiB. A connection with no partial frame pending reads into its
+ * loop's shared buffer of this size and keeps nothing of its own: a thousand idle broker
+ * connections cost no input memory. */
 #define READ_CHUNK (64u * 1024u)
-/* An input buffer grown past this by a large frame is shrunk back once it is empty again, so an
- * idle broker connection does not pin megabytes. */
-#define INPUT_KEEP_BYTES (256u * 1024u)
 
 /* One piece of a batched reply: a range of the batch's header buffer, or a body blob. */
 typedef struct reply_seg {
@@ -109,8 +108,19 @@ static void on_close(uv_handle_t *handle)
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
 {
     ns_conn_t *conn = handle->data;
+    ns_io_loop_t *loop = conn->loop;
     NS_UNUSED(suggested);
-    ns_buf_reserve(&conn->in, READ_CHUNK);
+    if (conn->in.len == 0) {
+        /* Nothing pending: the loop's buffer (on_read consumes it before the next alloc). */
+        if (loop->read_buf == NULL)
+            loop->read_buf = ns_xmalloc(READ_CHUNK);
+        buf->base = (char *)loop->read_buf;
+        buf->len = READ_CHUNK;
+        return;
+    }
+    /* The rest of a partial frame: the connection's own buffer, 64 KiB or doubling. */
+    ns_buf_reserve(&conn->in,
+                   conn->in.len < READ_CHUNK ? READ_CHUNK - 1 - conn->in.len : conn->in.len);
     /* reserve() keeps one byte spare after len for a NUL; do not hand it out. */
     buf->base = (char *)conn->in.data + conn->in.len;
     buf->len = conn->in.cap - conn->in.len - 1;
@@ -269,21 +279,50 @@ static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
     ns_cmd_free(&req);
 }
 
+/* Decodes and dispatches every whole frame in data[0..len); returns the bytes consumed. */
+static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len)
+{
+    size_t max_frame = (size_t)conn->loop->server->cfg->frame_max_length;
+    size_t pos = 0;
+    while (!conn->closing) {
+        ns_frame_t frame;
+        ns_frame_status_t st = ns_frame_decode(data + pos, len - pos, max_frame, &frame);
+        if (st == NS_FRAME_NEED_MORE)
+            break;
+        if (st != NS_FRAME_OK) {
+            bad_frame(conn, ns_frame_strerror(st), data + pos, len - pos);
+            break;
+        }
+        handle_frame(conn, &frame);
+        pos += frame.frame_len;
+    }
+    return pos;
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     ns_conn_t *conn = stream->data;
-    NS_UNUSED(buf);
     if (nread == 0)
         return; /* EAGAIN: nothing read, not EOF */
     if (nread < 0) {
         ns__conn_close(conn, nread == UV_EOF ? "peer closed" : uv_strerror((int)nread));
         return;
     }
-    conn->in.len += (size_t)nread;
     conn->last_active_ms = uv_now(&conn->loop->loop);
+    bool shared = buf->base == (char *)conn->loop->read_buf;
+    const uint8_t *data;
+    size_t len;
+    if (shared) {
+        data = conn->loop->read_buf;
+        len = (size_t)nread;
+    } else {
+        conn->in.len += (size_t)nread;
+        data = conn->in.data;
+        len = conn->in.len;
+    }
     if (!conn->saw_first_byte) {
         conn->saw_first_byte = true;
-        if (conn->in.data[0] == 0x16) {
+        if (data[0] == 0x16) {
             /* A TLS ClientHello: we do not speak TLS, so refuse cleanly instead of parsing a
              * 369-MiB "frame length" out of it. */
             NS_LOG_W("closing connection %s: TLS handshake received, TLS is not supported",
@@ -293,27 +332,19 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         }
     }
 
-    ns_server_t *server = conn->loop->server;
-    size_t max_frame = (size_t)server->cfg->frame_max_length;
-    size_t pos = 0;
-    while (!conn->closing) {
-        ns_frame_t frame;
-        ns_frame_status_t st =
-            ns_frame_decode(conn->in.data + pos, conn->in.len - pos, max_frame, &frame);
-        if (st == NS_FRAME_NEED_MORE)
-            break;
-        if (st != NS_FRAME_OK) {
-            bad_frame(conn, ns_frame_strerror(st), conn->in.data + pos, conn->in.len - pos);
-            break;
-        }
-        handle_frame(conn, &frame);
-        pos += frame.frame_len;
-    }
+    size_t pos = handle_frames(conn, data, len);
     flush_replies(conn);
     if (conn->closing)
         return;
+    if (shared) {
+        /* Keep the partial frame at the end, if any, for the next read. */
+        ns_buf_append(&conn->in, data + pos, len - pos);
+        return;
+    }
     ns_buf_consume(&conn->in, pos);
-    if (conn->in.len == 0 && conn->in.cap > INPUT_KEEP_BYTES)
+    /* Back to the shared buffer once empty; a buffer grown past one chunk by a large frame
+     * (a broker registration) is released at once. */
+    if (conn->in.len == 0 && conn->in.cap > READ_CHUNK)
         ns_buf_free(&conn->in);
 }
 

@@ -420,6 +420,7 @@ int ns_server_run(ns_server_t *server)
                 close((int)(loop->close_ids[k] & ~(UINT64_C(1) << 63)));
         free(loop->close_ids);
         ns_buf_free(&loop->scratch);
+        free(loop->read_buf);
         if (uv_loop_close(&loop->loop) != 0)
             NS_LOG_W("event loop %u closed with open handles", i);
         pthread_mutex_destroy(&loop->lock);

@@ -42,6 +42,8 @@ struct ns_io_loop {
     uint64_t next_seq;      /* per-loop connection counter */
     uv_timer_t drain_timer; /* bounds the graceful drain at shutdown */
     ns_buf_t scratch;       /* handlers' reusable buffer (ns_ctx_t.scratch), loop thread only */
+    uint8_t *read_buf;      /* READ_CHUNK bytes every connection without a partial frame reads
+                               into (conn.c); NULL until the first read */
 };
 
 struct ns_server {
