@@ -880,16 +880,16 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
                 cluster_destroy(c);
             }
         }
-        /* cleanTopicByUnRegisterRequests, removed broker: its QueueDatas go. */
-        size_t n;
-        ns__route_topic_t **ts = bname_topics(b, &n);
-        for (size_t i = 0; i < n; i++) {
-            if (ns_log_get_level() >= NS_LOG_DEBUG)
+        /* cleanTopicByUnRegisterRequests, removed broker: its QueueDatas go. From the end of
+         * the vector, so that no entry has to move into a hole. */
+        bool debug = ns_log_get_level() >= NS_LOG_DEBUG;
+        while (b->ntopics > 0) {
+            ns__route_topic_t *t = b->topics[b->ntopics - 1];
+            if (debug)
                 logq_add(lq, NS_LOG_DEBUG, "removeTopicByBrokerName, remove one broker's topic %s",
-                         ts[i]->name);
-            topic_remove_qd(r, ts[i], b);
+                         t->name);
+            topic_remove_qd(r, t, b);
         }
-        free(ts);
         bname_release(r, b);
     } else if (b != NULL && b->has_bd && b->acting_master &&
                (b->naddrs == 0 || b->addrs[0].id > 0)) {
