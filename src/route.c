@@ -55,9 +55,36 @@ static void logq_flush(logq_t *q)
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
-static void wrlock(ns_route_t *r)
+/* Writers serialise on write_mutex for their whole operation and hold the rwlock's write side
+ * only in slices: a long operation (a registration of 100k topics, the unregistration of such
+ * a broker) lets waiting readers in every WRITE_SLICE steps. Readers may then see a half-applied
+ * change, but every topic they see is consistent (a QueueData is added, changed or removed
+ * within one slice), and no other writer can interleave. glibc hands a released write lock to
+ * the readers queued behind it, so the next slice waits for them. */
+#define WRITE_SLICE 2048
+
+static void write_lock(ns_route_t *r)
 {
+    NS_ASSERT(pthread_mutex_lock(&r->write_mutex) == 0);
     NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
+    r->slice_left = WRITE_SLICE;
+}
+
+static void write_unlock(ns_route_t *r)
+{
+    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+    NS_ASSERT(pthread_mutex_unlock(&r->write_mutex) == 0);
+}
+
+/* Counts one step of a long write; every WRITE_SLICE steps, lets waiting readers in. Call only
+ * where the table is consistent. */
+static void write_step(ns_route_t *r)
+{
+    if (--r->slice_left > 0)
+        return;
+    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+    NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
+    r->slice_left = WRITE_SLICE;
 }
 
 static void rdlock(ns_route_t *r)
@@ -558,6 +585,7 @@ ns_route_t *ns_route_new(const ns_config_t *cfg)
     pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     NS_ASSERT(pthread_rwlock_init(&r->lock, &attr) == 0);
     pthread_rwlockattr_destroy(&attr);
+    NS_ASSERT(pthread_mutex_init(&r->write_mutex, NULL) == 0);
     return r;
 }
 
@@ -595,6 +623,7 @@ void ns_route_free(ns_route_t *r)
         free(m->slots[i].val);
     ns_hmap_clear(m);
     pthread_rwlock_destroy(&r->lock);
+    pthread_mutex_destroy(&r->write_mutex);
     free(r);
 }
 
@@ -653,6 +682,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
             if (topic_remove_qd(r, ts[i], b))
                 logq_add(lq, NS_LOG_INFO, "deleteTopic, remove the topic all queue %s", tname);
             free(tname);
+            write_step(r);
         }
         free(ts);
     }
@@ -662,6 +692,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
         const ns_topic_config_t *tc = &body->topics[i];
         if (tc->topic_name == NULL)
             continue;
+        write_step(r);
         ns__route_topic_t *t = topic_get(r, tc->topic_name);
         size_t pos = 0;
         ns__route_qd_t *qd = t ? ns__route_find_qd_locked(t, b->name, &pos) : NULL;
@@ -717,8 +748,9 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     logq_t lq = {NS_BUF_INIT};
     int rc = 0;
     const ns_register_body_t *body = q->body;
+    bool encoded = false;
 
-    wrlock(r);
+    write_lock(r);
     /* 1 */
     cluster_add_name(r, q->cluster, q->name);
     /* 2 */
@@ -781,6 +813,9 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     /* 9 */
     bool is_master = q->id == 0;
     bool prime_slave = !old_version && !is_master && q->id == b->addrs[0].id;
+    /* The BrokerData is final: encode it before step 10 may let readers in. */
+    ns__route_bname_encode_locked(b);
+    encoded = true;
     /* 10 */
     if (is_master || prime_slave)
         register_topics_locked(r, q, b, register_first, prime_slave, &lq);
@@ -825,9 +860,10 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
         }
     }
 out:
-    /* Steps 2 to 8 may have changed the BrokerData, even on the early exits. */
-    ns__route_bname_encode_locked(b);
-    unlock(r);
+    /* Steps 2 to 8 may have changed the BrokerData on the early exits too. */
+    if (!encoded)
+        ns__route_bname_encode_locked(b);
+    write_unlock(r);
     logq_flush(&lq);
     return rc;
 }
@@ -889,6 +925,7 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
                 logq_add(lq, NS_LOG_DEBUG, "removeTopicByBrokerName, remove one broker's topic %s",
                          t->name);
             topic_remove_qd(r, t, b);
+            write_step(r);
         }
         bname_release(r, b);
     } else if (b != NULL && b->has_bd && b->acting_master &&
@@ -898,6 +935,7 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
             ns__route_qd_t *qd = ns__route_find_qd_locked(b->topics[i], b->name, NULL);
             if (qd != NULL)
                 qd->perm &= ~NS_PERM_WRITE;
+            write_step(r);
         }
     }
 }
@@ -908,9 +946,9 @@ void ns_route_unregister_broker(ns_route_t *r, const char *cluster, const char *
     if (cluster == NULL || addr == NULL)
         return; /* Java: NullPointerException hashing BrokerAddrInfo; nothing changes */
     logq_t lq = {NS_BUF_INIT};
-    wrlock(r);
+    write_lock(r);
     unregister_locked(r, cluster, addr, name, has_id, id, &lq);
-    unlock(r);
+    write_unlock(r);
     logq_flush(&lq);
 }
 
@@ -969,7 +1007,7 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
     if (!known)
         return;
     logq_t lq = {NS_BUF_INIT};
-    wrlock(r);
+    write_lock(r);
     /* Collect first: unregistering changes the live map. */
     size_t n = 0;
     char **keys = ns_xmalloc((r->live.count + 1) * sizeof(*keys));
@@ -991,7 +1029,7 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
     }
     free(keys);
     free(klens);
-    unlock(r);
+    write_unlock(r);
     logq_flush(&lq);
 }
 
@@ -1029,7 +1067,7 @@ size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_i
 
     logq_t lq = {NS_BUF_INIT};
     size_t nconn = 0;
-    wrlock(r);
+    write_lock(r);
     for (size_t i = 0; i < n; i++) {
         ns__route_live_t *l = ns_hmap_get(&r->live, keys[i], klens[i]);
         /* Re-check: it may have re-registered between the two locks. */
@@ -1045,7 +1083,7 @@ size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_i
         }
         free(keys[i]);
     }
-    unlock(r);
+    write_unlock(r);
     free(keys);
     free(klens);
     logq_flush(&lq);
@@ -1092,7 +1130,7 @@ static int operate_write_perm(ns_route_t *r, const char *name, bool wipe)
     if (name == NULL)
         return 0;
     int count = 0;
-    wrlock(r);
+    write_lock(r);
     ns__route_bname_t *b = bname_get(r, name);
     if (b != NULL) {
         for (uint32_t i = 0; i < b->ntopics; i++) {
@@ -1101,9 +1139,10 @@ static int operate_write_perm(ns_route_t *r, const char *name, bool wipe)
                 continue;
             qd->perm = wipe ? (qd->perm & ~NS_PERM_WRITE) : (NS_PERM_READ | NS_PERM_WRITE);
             count++;
+            write_step(r);
         }
     }
-    unlock(r);
+    write_unlock(r);
     return count;
 }
 
@@ -1122,7 +1161,7 @@ void ns_route_delete_topic(ns_route_t *r, const char *topic, const char *cluster
     if (topic == NULL)
         return; /* Java: NullPointerException inside, caught; nothing changes */
     logq_t lq = {NS_BUF_INIT};
-    wrlock(r);
+    write_lock(r);
     ns__route_topic_t *t = topic_get(r, topic);
     if (cluster == NULL || cluster[0] == '\0') {
         if (t != NULL)
@@ -1146,7 +1185,7 @@ void ns_route_delete_topic(ns_route_t *r, const char *topic, const char *cluster
             }
         }
     }
-    unlock(r);
+    write_unlock(r);
     logq_flush(&lq);
 }
 
@@ -1156,7 +1195,7 @@ void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_qu
     if (topic == NULL || n == 0)
         return;
     logq_t lq = {NS_BUF_INIT};
-    wrlock(r);
+    write_lock(r);
     ns__route_topic_t *t = topic_get(r, topic);
     if (t == NULL) {
         /* A new topic is stored only when every broker name is known. */
@@ -1188,7 +1227,7 @@ void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_qu
         qd->topic_sys_flag = qds[i].topic_sys_flag;
     }
 out:
-    unlock(r);
+    write_unlock(r);
     logq_flush(&lq);
 }
 

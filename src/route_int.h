@@ -128,15 +128,17 @@ typedef struct ns__route_conn {
 
 struct ns_route {
     const ns_config_t *cfg;
-    pthread_rwlock_t lock; /* writer-preferring: registrations must not starve */
-    ns_hmap_t topics;      /* topic -> ns__route_topic_t */
-    ns_hmap_t bnames;      /* broker name -> ns__route_bname_t */
-    ns_hmap_t clusters;    /* cluster -> ns__route_cluster_t */
-    ns_hmap_t live;        /* "cluster\0addr" -> ns__route_live_t */
-    ns_hmap_t filters;     /* "cluster\0addr" -> ns__route_filter_t */
-    ns_hmap_t mappings;    /* topic -> ns__route_mapping_t */
-    ns_hmap_t conns;       /* 8-byte conn id -> ns__route_conn_t */
-    uint32_t stamp;        /* last registration pass marker */
+    pthread_rwlock_t lock;       /* writer-preferring: registrations must not starve */
+    pthread_mutex_t write_mutex; /* held by a writer for its whole operation (route.c) */
+    uint32_t slice_left;         /* steps until the current writer lets readers in */
+    ns_hmap_t topics;            /* topic -> ns__route_topic_t */
+    ns_hmap_t bnames;            /* broker name -> ns__route_bname_t */
+    ns_hmap_t clusters;          /* cluster -> ns__route_cluster_t */
+    ns_hmap_t live;              /* "cluster\0addr" -> ns__route_live_t */
+    ns_hmap_t filters;           /* "cluster\0addr" -> ns__route_filter_t */
+    ns_hmap_t mappings;          /* topic -> ns__route_mapping_t */
+    ns_hmap_t conns;             /* 8-byte conn id -> ns__route_conn_t */
+    uint32_t stamp;              /* last registration pass marker */
 };
 
 /* route_query.c: the encoded pieces of a broker name. encode_head fills json[*].qd_head of a

@@ -150,6 +150,7 @@ void ns__route_bname_json_free(ns__route_bname_t *b)
 
 void ns__route_reencode_all(ns_route_t *r)
 {
+    NS_ASSERT(pthread_mutex_lock(&r->write_mutex) == 0);
     NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
     for (size_t i = ns_hmap_next(&r->bnames, 0); i < r->bnames.cap;
          i = ns_hmap_next(&r->bnames, i + 1)) {
@@ -159,6 +160,7 @@ void ns__route_reencode_all(ns_route_t *r)
         ns__route_bname_encode_locked(b);
     }
     unlock(r);
+    NS_ASSERT(pthread_mutex_unlock(&r->write_mutex) == 0);
 }
 
 /* ---- TopicRouteData ------------------------------------------------------------------------ */
