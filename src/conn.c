@@ -1,5 +1,6 @@
 /* One TCP connection: reads into a growable buffer, decodes every whole frame in it, dispatches
- * each request and writes all the replies of one read in a single vectored write. */
+ * each request and writes all the replies of one read in a single vectored write. Requests
+ * that are not cheap go to the worker (worker.c) and are answered when they come back. */
 #include "server_int.h"
 
 #include <stdlib.h>
@@ -17,6 +18,9 @@
  * loop's shared buffer of this size and keeps nothing of its own: a thousand idle broker
  * connections cost no input memory. */
 #define READ_CHUNK (64u * 1024u)
+/* A connection with this many requests at the worker stops being read until half of them are
+ * back: a peer pipelining registrations cannot queue unbounded copies of them. */
+#define MAX_JOBS_PER_CONN 16
 
 /* One piece of a batched reply: a range of the batch's header buffer, or a body blob. */
 typedef struct reply_seg {
@@ -39,6 +43,9 @@ struct ns_conn {
     reply_seg_t *segs;       /* pieces of the current batch, in wire order */
     size_t seg_count;
     size_t seg_cap;
+    uint32_t jobs;      /* requests at the worker; while > 0 every request goes there too */
+    bool reads_paused;  /* reading stopped: MAX_JOBS_PER_CONN requests at the worker */
+    bool handle_closed; /* on_close ran while jobs were out: freed when the last returns */
 };
 
 /* A write request and everything it keeps alive, in one allocation freed in on_write: the
@@ -56,6 +63,8 @@ typedef struct write_req {
 #define OUT_HEADERS_KEEP_BYTES (64u * 1024u)
 
 static void on_close(uv_handle_t *handle);
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+static void drain_conn(ns_conn_t *c);
 
 /* Close callback for a connection that never got linked into its loop. */
 static void free_conn_handle(uv_handle_t *handle)
@@ -87,21 +96,37 @@ void ns__conn_close(ns_conn_t *conn, const char *why)
     uv_close((uv_handle_t *)&conn->handle, on_close);
 }
 
+/* The connection is gone and no job refers to it any more. */
+static void conn_free(ns_conn_t *conn)
+{
+    ns_server_t *server = conn->loop->server;
+    /* Java's onChannelDestroy: a broker whose registration channel closes is unregistered at
+     * once. Only now: a registration of this connection still at the worker would otherwise
+     * come after it. The worker does it (it takes the write side); a client or tool connection
+     * is not in the live table and costs one lookup there. */
+    if (server->worker != NULL)
+        ns__worker_submit_simple(server->worker, NS_JOB_CONN_CLOSED, conn->id);
+    else
+        ns_route_on_conn_closed(server->route, conn->id);
+    free(conn);
+}
+
 static void on_close(uv_handle_t *handle)
 {
     ns_conn_t *conn = handle->data;
-    ns_server_t *server = conn->loop->server;
+    ns_io_loop_t *loop = conn->loop;
     list_remove(conn);
-    /* Java's onChannelDestroy: a broker whose registration channel closes is unregistered at
-     * once. A client or tool connection is not in the live table and costs one lookup. */
-    ns_route_on_conn_closed(server->route, conn->id);
     ns_buf_free(&conn->in);
     ns_buf_free(&conn->out_headers);
     for (size_t i = 0; i < conn->seg_count; i++)
         ns_blob_unref(conn->segs[i].blob);
     free(conn->segs);
-    ns_io_loop_t *loop = conn->loop;
-    free(conn);
+    conn->segs = NULL;
+    conn->seg_count = conn->seg_cap = 0;
+    if (conn->jobs > 0)
+        conn->handle_closed = true; /* ns__conn_job_done frees it */
+    else
+        conn_free(conn);
     ns__loop_conn_gone(loop);
 }
 
@@ -246,6 +271,58 @@ static void bad_frame(ns_conn_t *conn, const char *why, const uint8_t *data, siz
     ns__conn_close(conn, why);
 }
 
+/* Sends a request to the worker: the job takes the decoded request, with a copy of its body
+ * (the frame lives in a read buffer that is reused at once). */
+static void submit_job(ns_conn_t *conn, ns_cmd_t *req)
+{
+    ns_job_t *job = ns_xmalloc(sizeof(*job) + req->body_len);
+    job->next = NULL;
+    job->kind = NS_JOB_REQUEST;
+    job->loop = conn->loop;
+    job->conn = conn;
+    job->conn_id = conn->id;
+    memcpy(job->peer, conn->peer, sizeof(job->peer));
+    job->req = *req; /* moves ownership of the strings */
+    if (req->body_len > 0) {
+        memcpy(job->body, req->body, req->body_len);
+        job->req.body = job->body;
+    }
+    ns_cmd_init(&job->resp);
+    job->send = false;
+    conn->jobs++;
+    ns__loop_job_out(conn->loop);
+    ns__worker_submit(conn->loop->server->worker, job);
+    if (conn->jobs >= MAX_JOBS_PER_CONN && !conn->reads_paused) {
+        uv_read_stop((uv_stream_t *)&conn->handle);
+        conn->reads_paused = true;
+    }
+}
+
+void ns__conn_job_done(ns_job_t *job)
+{
+    ns_conn_t *conn = job->conn;
+    conn->jobs--;
+    if (!conn->handle_closed) {
+        if (job->send) {
+            queue_reply(conn, &job->resp);
+            flush_replies(conn);
+        }
+        if (conn->loop->stopping) {
+            if (conn->jobs == 0 && !conn->closing)
+                drain_conn(conn); /* shutdown waited for this reply */
+        } else if (conn->reads_paused && conn->jobs <= MAX_JOBS_PER_CONN / 2 && !conn->closing) {
+            conn->reads_paused = false;
+            int rc = uv_read_start((uv_stream_t *)&conn->handle, on_alloc, on_read);
+            if (rc != 0)
+                ns__conn_close(conn, uv_strerror(rc));
+        }
+    } else if (conn->jobs == 0) {
+        conn_free(conn);
+    }
+    ns_cmd_free(&job->resp);
+    free(job);
+}
+
 static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
 {
     ns_server_t *server = conn->loop->server;
@@ -261,6 +338,10 @@ static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
         return;
     }
     __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
+    if (server->worker != NULL && (conn->jobs > 0 || !ns_proc_runs_on_loop(req.code))) {
+        submit_job(conn, &req);
+        return;
+    }
     ns_ctx_t ctx = {
         .route = server->route,
         .kv = server->kv,
@@ -454,6 +535,21 @@ static void on_shutdown(uv_shutdown_t *req, int status)
     ns__conn_close(conn, "server shutdown");
 }
 
+/* Shutdown of one connection once its answers are written: at once when nothing is queued,
+ * else after the queued writes (the write side is shut down, then it closes). */
+static void drain_conn(ns_conn_t *c)
+{
+    if (uv_stream_get_write_queue_size((uv_stream_t *)&c->handle) == 0) {
+        ns__conn_close(c, "server shutdown");
+        return;
+    }
+    uv_shutdown_t *req = ns_xmalloc(sizeof(*req));
+    if (uv_shutdown(req, (uv_stream_t *)&c->handle, on_shutdown) != 0) {
+        free(req);
+        ns__conn_close(c, "server shutdown");
+    }
+}
+
 void ns__conn_drain_all(ns_io_loop_t *loop)
 {
     ns_conn_t *next;
@@ -462,16 +558,10 @@ void ns__conn_drain_all(ns_io_loop_t *loop)
         if (c->closing)
             continue;
         uv_read_stop((uv_stream_t *)&c->handle);
-        if (uv_stream_get_write_queue_size((uv_stream_t *)&c->handle) == 0) {
-            ns__conn_close(c, "server shutdown");
-            continue;
-        }
-        /* Replies still queued: shut the write side down once they are out. */
-        uv_shutdown_t *req = ns_xmalloc(sizeof(*req));
-        if (uv_shutdown(req, (uv_stream_t *)&c->handle, on_shutdown) != 0) {
-            free(req);
-            ns__conn_close(c, "server shutdown");
-        }
+        /* A connection with requests at the worker is drained when the last one is back
+         * (ns__conn_job_done); the drain timer bounds the wait. */
+        if (c->jobs == 0)
+            drain_conn(c);
     }
 }
 
