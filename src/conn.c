@@ -143,9 +143,10 @@ static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
         buf->len = READ_CHUNK;
         return;
     }
-    /* The rest of a partial frame: the connection's own buffer, 64 KiB or doubling. */
+    /* The rest of a partial frame: the connection's own buffer, 64 KiB while less than half of
+     * that is pending, else doubling; either way at least 32 KiB stay free for this read. */
     ns_buf_reserve(&conn->in,
-                   conn->in.len < READ_CHUNK ? READ_CHUNK - 1 - conn->in.len : conn->in.len);
+                   conn->in.len < READ_CHUNK / 2 ? READ_CHUNK - 1 - conn->in.len : conn->in.len);
     /* reserve() keeps one byte spare after len for a NUL; do not hand it out. */
     buf->base = (char *)conn->in.data + conn->in.len;
     buf->len = conn->in.cap - conn->in.len - 1;
