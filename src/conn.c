@@ -21,6 +21,11 @@
 /* A connection with this many requests at the worker stops being read until half of them are
  * back: a peer pipelining registrations cannot queue unbounded copies of them. */
 #define MAX_JOBS_PER_CONN 16
+/* Bytes of requests one loop may have queued at the worker (bodies included). Past it, the
+ * loop stops reading every connection that has sent work to the worker (brokers, admin tools)
+ * until its share drops to half; connections that only read routes go on being served. 1000
+ * brokers re-registering 67 KB bodies at once would otherwise be read and queued: 67 MB. */
+#define JOB_BYTES_PER_LOOP (4u * 1024u * 1024u)
 
 /* One piece of a batched reply: a range of the batch's header buffer, or a body blob. */
 typedef struct reply_seg {
@@ -44,8 +49,9 @@ struct ns_conn {
     size_t seg_count;
     size_t seg_cap;
     uint32_t jobs;      /* requests at the worker; while > 0 every request goes there too */
-    bool reads_paused;  /* reading stopped: MAX_JOBS_PER_CONN requests at the worker */
+    bool reads_paused;  /* reading stopped (too many jobs, or the loop over budget) */
     bool handle_closed; /* on_close ran while jobs were out: freed when the last returns */
+    bool sends_jobs;    /* has sent work to the worker: paused while the loop is over budget */
 };
 
 /* A write request and everything it keeps alive, in one allocation freed in on_write: the
@@ -272,11 +278,31 @@ static void bad_frame(ns_conn_t *conn, const char *why, const uint8_t *data, siz
     ns__conn_close(conn, why);
 }
 
+/* Reads from the connection exactly when nothing holds it back: it is open and not shutting
+ * down, has fewer than MAX_JOBS_PER_CONN requests at the worker, and is not a connection that
+ * sends work while its loop is over budget. */
+static void update_reading(ns_conn_t *conn)
+{
+    bool want = !conn->closing && !conn->handle_closed && !conn->loop->stopping &&
+                conn->jobs < MAX_JOBS_PER_CONN && !(conn->sends_jobs && conn->loop->over_budget);
+    if (want == !conn->reads_paused)
+        return;
+    conn->reads_paused = !want;
+    if (!want) {
+        uv_read_stop((uv_stream_t *)&conn->handle);
+        return;
+    }
+    int rc = uv_read_start((uv_stream_t *)&conn->handle, on_alloc, on_read);
+    if (rc != 0)
+        ns__conn_close(conn, uv_strerror(rc));
+}
+
 /* Sends a request to the worker: the job takes the decoded request, with a copy of its body
  * (the frame lives in a read buffer that is reused at once). */
 static void submit_job(ns_conn_t *conn, ns_cmd_t *req)
 {
     ns_job_t *job = ns_xmalloc(sizeof(*job) + req->body_len);
+    job->bytes = sizeof(*job) + req->body_len;
     job->next = NULL;
     job->kind = NS_JOB_REQUEST;
     job->loop = conn->loop;
@@ -291,18 +317,36 @@ static void submit_job(ns_conn_t *conn, ns_cmd_t *req)
     ns_cmd_init(&job->resp);
     job->send = false;
     conn->jobs++;
-    ns__loop_job_out(conn->loop);
-    ns__worker_submit(conn->loop->server->worker, job);
-    if (conn->jobs >= MAX_JOBS_PER_CONN && !conn->reads_paused) {
-        uv_read_stop((uv_stream_t *)&conn->handle);
-        conn->reads_paused = true;
+    ns_io_loop_t *loop = conn->loop;
+    loop->job_bytes += job->bytes;
+    ns__loop_job_out(loop);
+    ns__worker_submit(loop->server->worker, job);
+    conn->sends_jobs = true;
+    if (loop->job_bytes > JOB_BYTES_PER_LOOP && !loop->over_budget) {
+        loop->over_budget = true;
+        for (ns_conn_t *c = loop->conns; c != NULL; c = c->next)
+            if (c->sends_jobs)
+                update_reading(c);
+    } else {
+        update_reading(conn);
     }
+}
+
+void ns__conn_budget_check(ns_io_loop_t *loop)
+{
+    if (!loop->over_budget || loop->job_bytes > JOB_BYTES_PER_LOOP / 2)
+        return;
+    loop->over_budget = false;
+    for (ns_conn_t *c = loop->conns; c != NULL; c = c->next)
+        if (c->sends_jobs)
+            update_reading(c);
 }
 
 void ns__conn_job_done(ns_job_t *job)
 {
     ns_conn_t *conn = job->conn;
     conn->jobs--;
+    conn->loop->job_bytes -= job->bytes;
     if (!conn->handle_closed) {
         if (job->send) {
             queue_reply(conn, &job->resp);
@@ -311,11 +355,8 @@ void ns__conn_job_done(ns_job_t *job)
         if (conn->loop->stopping) {
             if (conn->jobs == 0 && !conn->closing)
                 drain_conn(conn); /* shutdown waited for this reply */
-        } else if (conn->reads_paused && conn->jobs <= MAX_JOBS_PER_CONN / 2 && !conn->closing) {
-            conn->reads_paused = false;
-            int rc = uv_read_start((uv_stream_t *)&conn->handle, on_alloc, on_read);
-            if (rc != 0)
-                ns__conn_close(conn, uv_strerror(rc));
+        } else if (conn->jobs <= MAX_JOBS_PER_CONN / 2) {
+            update_reading(conn);
         }
     } else if (conn->jobs == 0) {
         conn_free(conn);

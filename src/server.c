@@ -139,6 +139,7 @@ static void on_jobs_returned(uv_async_t *handle)
         ns__conn_job_done(fifo);
         fifo = next;
     }
+    ns__conn_budget_check(loop);
     close_jobs_async_if_done(loop);
 }
 

@@ -39,6 +39,7 @@ typedef struct ns_job {
     ns_cmd_t req;       /* REQUEST: the decoded request; its body points into body[] */
     ns_cmd_t resp;      /* REQUEST: the response, filled by the worker */
     bool send;          /* REQUEST: resp is to be sent (not oneway) */
+    size_t bytes;       /* REQUEST: size of this allocation (the loop's job_bytes) */
     uint8_t body[];     /* REQUEST: copy of the request body */
 } ns_job_t;
 
@@ -67,6 +68,8 @@ struct ns_io_loop {
     uv_async_t jobs_async;  /* the worker returned jobs (returned list below) */
     bool jobs_async_open;   /* jobs_async not closed yet (loop thread) */
     size_t jobs_in_flight;  /* REQUEST jobs of this loop at the worker (loop thread) */
+    size_t job_bytes;       /* bytes those jobs hold (conn.c, loop thread) */
+    bool over_budget;       /* job_bytes passed its limit, not yet back to half (conn.c) */
     ns_job_t *returned;     /* finished jobs, newest first (under lock) */
     bool wakeup_closed;     /* wakeup and jobs_async may no longer be signalled (under lock) */
     uint8_t *read_buf;      /* READ_CHUNK bytes every connection without a partial frame reads
@@ -122,6 +125,10 @@ void ns__conn_close_all(ns_io_loop_t *loop);
 /* Runs a REQUEST job's reply on its loop: sends resp unless the connection closed, then frees
  * the job; the connection is freed here if it closed while the job was out. */
 void ns__conn_job_done(ns_job_t *job);
+
+/* After a batch of returned jobs: when the loop was over budget and its job bytes dropped to
+ * half, reads again from the connections it had stopped. */
+void ns__conn_budget_check(ns_io_loop_t *loop);
 
 /* server.c: called by conn.c whenever a connection of `loop` is freed. */
 void ns__loop_conn_gone(ns_io_loop_t *loop);
