@@ -452,6 +452,47 @@ static int fast_field(jscan_t *s, const uint8_t *k, size_t kl, ns_cmd_t *out)
     return FAST_FALLBACK;
 }
 
+/* The member names of a RemotingCommand header (what every client writes), recognised by
+ * their first letter and one compare instead of a scan. */
+static bool js_known_key(jscan_t *s, const uint8_t **k, size_t *kl)
+{
+    if (s->end - s->p < 2 || s->p[0] != '"')
+        return false;
+    const char *key;
+    size_t n;
+    switch (s->p[1]) {
+#define KEY(lit)                                                                                   \
+    key = lit;                                                                                     \
+    n = sizeof(lit) - 1;                                                                           \
+    break
+    case 'c':
+        KEY("code");
+    case 'e':
+        KEY("extFields");
+    case 'f':
+        KEY("flag");
+    case 'l':
+        KEY("language");
+    case 'o':
+        KEY("opaque");
+    case 'r':
+        KEY("remark");
+    case 's':
+        KEY("serializeTypeCurrentRPC");
+    case 'v':
+        KEY("version");
+#undef KEY
+    default:
+        return false;
+    }
+    if ((size_t)(s->end - s->p) < n + 2 || memcmp(s->p + 1, key, n) != 0 || s->p[n + 1] != '"')
+        return false;
+    *k = s->p + 1;
+    *kl = n;
+    s->p += n + 2;
+    return true;
+}
+
 int ns__cmd_decode_json_fast(const uint8_t *hdr, size_t len, ns_cmd_t *out)
 {
     jscan_t s = {hdr, hdr + len};
@@ -463,7 +504,7 @@ int ns__cmd_decode_json_fast(const uint8_t *hdr, size_t len, ns_cmd_t *out)
         for (;;) {
             const uint8_t *k;
             size_t kl;
-            if (!js_plain_str(&s, &k, &kl))
+            if (!js_known_key(&s, &k, &kl) && !js_plain_str(&s, &k, &kl))
                 return FAST_FALLBACK;
             js_ws(&s);
             if (!js_char(&s, ':'))
@@ -707,6 +748,10 @@ static uint8_t *w_json_str(uint8_t *w, const char *str)
 /* Writes a decimal int32 (at most 11 bytes). Returns the end. */
 static uint8_t *w_int(uint8_t *w, int32_t v)
 {
+    if (v >= 0 && v < 10) { /* code, flag: the usual values */
+        *w = (uint8_t)('0' + v);
+        return w + 1;
+    }
     char tmp[12];
     size_t n = sizeof(tmp);
     uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
