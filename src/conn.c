@@ -208,47 +208,101 @@ static void on_write(uv_write_t *req, int status)
     conn->last_active_ms = uv_now(&conn->loop->loop);
 }
 
-/* Sends the batch built during one read as one vectored write. */
+/* Batches of at most this many pieces are first written straight from the stack. */
+#define TRY_WRITE_SEGS 64
+
+/* The bytes of one piece: a range of `headers`, or of its blob. */
+static uv_buf_t seg_buf(const reply_seg_t *s, const uint8_t *headers)
+{
+    const uint8_t *base = s->blob ? ns_blob_data(s->blob) : headers;
+    return uv_buf_init((char *)(uintptr_t)(base + s->off), (unsigned)s->len);
+}
+
+static void release_segs(ns_conn_t *conn, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        ns_blob_unref(conn->segs[i].blob);
+}
+
+/* Sends the batch built during one read as one vectored write: at once when the socket takes it
+ * all (the usual case: no write request, no callback, and libuv does not touch the socket's
+ * epoll registration afterwards, which cost a system call per reply), else the rest through a
+ * write request. */
 static void flush_replies(ns_conn_t *conn)
 {
     if (conn->seg_count == 0)
         return;
+    size_t n = conn->seg_count;
     if (conn->closing) {
-        for (size_t i = 0; i < conn->seg_count; i++)
-            ns_blob_unref(conn->segs[i].blob);
+        release_segs(conn, 0, n);
         conn->seg_count = 0;
         conn->out_headers.len = 0;
         return;
     }
-    size_t n = conn->seg_count;
+    /* 1. Try to write everything now (libuv answers EAGAIN while earlier writes are queued). */
+    size_t first = 0, first_off = 0; /* what is left: segments from `first`, minus first_off */
+    if (n <= TRY_WRITE_SEGS) {
+        uv_buf_t bufs[TRY_WRITE_SEGS];
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++) {
+            bufs[i] = seg_buf(&conn->segs[i], conn->out_headers.data);
+            total += conn->segs[i].len;
+        }
+        int w = uv_try_write((uv_stream_t *)&conn->handle, bufs, (unsigned)n);
+        if (w < 0 && w != UV_EAGAIN) {
+            release_segs(conn, 0, n);
+            conn->seg_count = 0;
+            conn->out_headers.len = 0;
+            NS_LOG_D("write to %s failed: %s", conn->peer, uv_strerror(w));
+            ns__conn_close(conn, "write failed");
+            return;
+        }
+        size_t written = w > 0 ? (size_t)w : 0;
+        if (written == total) {
+            release_segs(conn, 0, n);
+            conn->seg_count = 0;
+            conn->out_headers.len = 0;
+            if (conn->out_headers.cap > OUT_HEADERS_KEEP_BYTES)
+                ns_buf_free(&conn->out_headers);
+            conn->last_active_ms = uv_now(&conn->loop->loop);
+            return;
+        }
+        while (written >= conn->segs[first].len) {
+            written -= conn->segs[first].len;
+            first++;
+        }
+        first_off = written;
+        release_segs(conn, 0, first);
+    }
+    /* 2. Queue the rest: one allocation for the request, its buffers, its blob references and a
+     * copy of the header bytes. */
+    size_t left = n - first;
     size_t blobs = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = first; i < n; i++)
         blobs += conn->segs[i].blob != NULL;
     size_t hdr_len = conn->out_headers.len;
     write_req_t *wr =
-        ns_xmalloc(sizeof(*wr) + n * sizeof(uv_buf_t) + blobs * sizeof(ns_blob_t *) + hdr_len);
+        ns_xmalloc(sizeof(*wr) + left * sizeof(uv_buf_t) + blobs * sizeof(ns_blob_t *) + hdr_len);
     wr->conn = conn;
-    wr->seg_count = n;
+    wr->seg_count = left;
     wr->blob_count = 0;
-    wr->blobs = (ns_blob_t **)(void *)&wr->bufs[n];
+    wr->blobs = (ns_blob_t **)(void *)&wr->bufs[left];
     uint8_t *headers = (uint8_t *)&wr->blobs[blobs];
     if (hdr_len > 0)
         memcpy(headers, conn->out_headers.data, hdr_len);
     conn->out_headers.len = 0;
     if (conn->out_headers.cap > OUT_HEADERS_KEEP_BYTES)
         ns_buf_free(&conn->out_headers);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = first; i < n; i++) {
         reply_seg_t *s = &conn->segs[i];
-        if (s->blob) {
+        if (s->blob)
             wr->blobs[wr->blob_count++] = s->blob;
-            wr->bufs[i] =
-                uv_buf_init((char *)(uintptr_t)ns_blob_data(s->blob) + s->off, (unsigned)s->len);
-        } else {
-            wr->bufs[i] = uv_buf_init((char *)headers + s->off, (unsigned)s->len);
-        }
+        wr->bufs[i - first] = seg_buf(s, headers);
     }
+    wr->bufs[0].base += first_off;
+    wr->bufs[0].len -= first_off;
     conn->seg_count = 0;
-    int rc = uv_write(&wr->req, (uv_stream_t *)&conn->handle, wr->bufs, (unsigned)n, on_write);
+    int rc = uv_write(&wr->req, (uv_stream_t *)&conn->handle, wr->bufs, (unsigned)left, on_write);
     if (rc < 0) {
         /* uv_write failed synchronously: the callback never runs, so release here. */
         for (size_t i = 0; i < wr->blob_count; i++)
