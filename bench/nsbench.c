@@ -106,6 +106,7 @@ typedef struct conn {
     const uint8_t *xframe; /* broker: prebuilt frame being sent */
     size_t xlen, xoff;
     int epout;    /* EPOLLOUT is armed */
+    int paced;    /* paced mode: requests queued by pace() since its last flush */
     int variant;  /* broker: which DataVersion variant goes next */
     int next_cls; /* broker: class of its next registration */
     uint64_t down_until;
@@ -135,9 +136,10 @@ struct worker {
     /* Paced mode (--rate): reader slots waiting for their turn, a ring of slot numbers. */
     uint32_t *idle;
     uint32_t idle_head, idle_tail, idle_mask;
-    uint64_t issued;  /* paced requests sent so far */
-    uint64_t pace_t0; /* start of pacing, ns */
-    double pace_rate; /* this worker's share of --rate */
+    conn_t **to_flush; /* pace(): connections with queued requests, flushed once each */
+    uint64_t issued;   /* paced requests sent so far */
+    uint64_t pace_t0;  /* start of pacing, ns */
+    double pace_rate;  /* this worker's share of --rate */
     pthread_t thr;
 };
 
@@ -302,10 +304,12 @@ static void idle_push(worker_t *w, uint32_t s)
     w->idle[w->idle_tail++ & w->idle_mask] = s;
 }
 
-/* Paced mode: sends as many waiting requests as the schedule allows by now. */
+/* Paced mode: sends as many waiting requests as the schedule allows by now, with one send per
+ * connection (a send per request cost the generator more CPU than the server spent). */
 static void pace(worker_t *w, uint64_t now)
 {
     double due = (double)(now - w->pace_t0) * w->pace_rate / 1e9;
+    size_t nflush = 0;
     while (w->idle_head != w->idle_tail && (double)w->issued < due) {
         uint32_t s = w->idle[w->idle_head++ & w->idle_mask];
         conn_t *c = w->slots[s].c;
@@ -313,7 +317,15 @@ static void pace(worker_t *w, uint64_t now)
             continue;
         queue_route(c, s, now);
         w->issued++;
-        if (conn_flush(c) < 0) {
+        if (!c->paced) {
+            c->paced = 1;
+            w->to_flush[nflush++] = c;
+        }
+    }
+    for (size_t i = 0; i < nflush; i++) {
+        conn_t *c = w->to_flush[i];
+        c->paced = 0;
+        if (c->fd >= 0 && conn_flush(c) < 0) {
             w->conn_errors++;
             conn_close(c, ST_IDLE);
         }
@@ -1264,6 +1276,7 @@ int main(int argc, char **argv)
         w->slots = xcalloc((size_t)1 << w->slot_bits, sizeof(slot_t));
         w->conns = xcalloc((size_t)nconn, sizeof(conn_t *));
         w->idle = xcalloc((size_t)1 << w->slot_bits, sizeof(uint32_t));
+        w->to_flush = xcalloc((size_t)nconn + 1, sizeof(conn_t *));
         w->idle_mask = (1u << w->slot_bits) - 1;
         w->pace_rate = opt.rate * (double)readers / (opt.conns > 0 ? (double)opt.conns : 1.0);
         if (i == 0)
@@ -1391,6 +1404,7 @@ int main(int argc, char **argv)
         free(ws[i].conns);
         free(ws[i].slots);
         free(ws[i].idle);
+        free(ws[i].to_flush);
         close(ws[i].epfd);
     }
     free(ws);

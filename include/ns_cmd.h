@@ -39,8 +39,10 @@ enum {
 
 /* One extFields entry. */
 typedef struct ns_ext_field {
-    char *key;   /* owned, NUL-terminated */
-    char *value; /* owned, NUL-terminated; never NULL (null values are dropped on decode) */
+    char *key;         /* owned, NUL-terminated */
+    char *value;       /* NUL-terminated; never NULL (null values are dropped on decode) */
+    bool value_in_key; /* value lives in key's allocation (decoded requests: one malloc per
+                          field); otherwise value is owned on its own */
 } ns_ext_field_t;
 
 typedef struct ns_cmd {

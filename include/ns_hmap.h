@@ -15,11 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* 24 bytes: the topic map alone holds a few hundred thousand of these. */
 typedef struct ns_hmap_slot {
     const char *key; /* NULL = free slot */
-    size_t klen;     /* key bytes */
-    uint64_t hash;   /* cached hash of the key */
     void *val;       /* the value */
+    uint32_t hash;   /* low 32 bits of the key's hash (the slot index uses the low bits) */
+    uint32_t klen;   /* key bytes (keys are short names: < 4 GiB) */
 } ns_hmap_slot_t;
 
 typedef struct ns_hmap {
@@ -42,8 +43,8 @@ uint64_t ns_hmap_hash(const char *key, size_t klen);
 /* Returns the value stored under key, or NULL when absent. */
 void *ns_hmap_get(const ns_hmap_t *m, const char *key, size_t klen);
 
-/* Stores val under key (the key pointer is kept, see above). Returns the previous value, or
- * NULL when the key was new; on replacement the stored key pointer becomes `key`. */
+/* Stores val under key (the key pointer is kept, see above; klen < 2^32). Returns the previous
+ * value, or NULL when the key was new; on replacement the stored key pointer becomes `key`. */
 void *ns_hmap_put(ns_hmap_t *m, const char *key, size_t klen, void *val);
 
 /* Removes key. Returns its value, or NULL when absent. */

@@ -60,6 +60,8 @@ typedef struct ns_ctx {
     const char *peer;    /* "ip:port" of the requester, for logs */
     uint64_t now_ms;     /* monotonic clock at dispatch */
     uint64_t start_ms;   /* monotonic clock when the server started (needWaitForService) */
+    ns_buf_t *scratch;   /* a buffer handlers may reuse across requests (owned by the loop that
+                            dispatches, one thread at a time), NULL = none */
 } ns_ctx_t;
 
 /* A handler: reads req, fills resp->code, remark, ext fields and body. Returns 0, or a
@@ -70,10 +72,16 @@ typedef struct ns_proc_entry {
     int32_t code;     /* NS_REQ_* */
     const char *name; /* RequestCode name, for logs and stats */
     ns_proc_fn *fn;   /* handler */
+    bool on_loop;     /* cheap and bounded (no body to decode, no write lock, no disk): the
+                         server runs it on the I/O loop that read it; else on its worker */
 } ns_proc_entry_t;
 
 /* Returns the table entry for a code, or NULL when the code is not served. */
 const ns_proc_entry_t *ns_proc_lookup(int32_t code);
+
+/* Whether the server may run `code` on an I/O loop: the entry's on_loop, or true for a code
+ * that is not served (the answer is a fixed error). */
+bool ns_proc_runs_on_loop(int32_t code);
 
 /* Runs `req` through the table and fills `resp` (initialised by the callee): opaque copied,
  * flag = response, language JAVA, version NS_SERVER_VERSION, serialize type mirrored from the

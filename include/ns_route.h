@@ -1,7 +1,10 @@
 /* The route table (RocketMQ RouteInfoManager): topicQueueTable, brokerAddrTable,
  * clusterAddrTable, brokerLiveTable, filterServerTable and topicQueueMappingInfoTable under one
  * pthread rwlock owned by this module. Nothing leaves it by pointer: queries build their
- * answer under the read lock and return owned bytes.
+ * answer under the read lock and return owned bytes. Writers ("Write lock" below) serialise on
+ * a mutex for their whole operation and hold the rwlock's write side in slices of 2048 steps,
+ * so that a registration of 100k topics never keeps readers out for more than one slice; a
+ * reader may see a half-applied change, never a half-changed topic.
  *
  * Connections are named by a 64-bit id chosen by the server (never reused while the server
  * runs); time is passed in as monotonic milliseconds so tests control the clock.

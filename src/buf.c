@@ -110,7 +110,8 @@ void ns_buf_free(ns_buf_t *buf)
 struct ns_blob {
     int refs;      /* atomic */
     size_t len;    /* bytes at data */
-    uint8_t *data; /* owned */
+    uint8_t *data; /* the bytes: inline_data (copies) or a separate allocation, owned */
+    uint8_t inline_data[];
 };
 
 ns_blob_t *ns_blob_new(uint8_t *data, size_t len)
@@ -124,10 +125,14 @@ ns_blob_t *ns_blob_new(uint8_t *data, size_t len)
 
 ns_blob_t *ns_blob_copy(const void *data, size_t len)
 {
-    uint8_t *copy = ns_xmalloc(len);
+    /* One allocation for the header and the bytes: copies are the per-request case. */
+    ns_blob_t *blob = ns_xmalloc(sizeof(*blob) + len);
+    blob->refs = 1;
+    blob->len = len;
+    blob->data = blob->inline_data;
     if (len)
-        memcpy(copy, data, len);
-    return ns_blob_new(copy, len);
+        memcpy(blob->inline_data, data, len);
+    return blob;
 }
 
 ns_blob_t *ns_blob_from_buf(ns_buf_t *buf)
@@ -158,7 +163,8 @@ void ns_blob_unref(ns_blob_t *blob)
     if (blob == NULL)
         return;
     if (__atomic_sub_fetch(&blob->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        free(blob->data);
+        if (blob->data != blob->inline_data)
+            free(blob->data);
         free(blob);
     }
 }

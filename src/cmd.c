@@ -18,10 +18,8 @@ void ns_cmd_free(ns_cmd_t *cmd)
 {
     if (cmd == NULL)
         return;
-    for (size_t i = 0; i < cmd->ext_count; i++) {
-        free(cmd->ext[i].key);
-        free(cmd->ext[i].value);
-    }
+    for (size_t i = 0; i < cmd->ext_count; i++)
+        ns__cmd_ext_free_entry(&cmd->ext[i]);
     free(cmd->ext);
     free(cmd->remark);
     ns_blob_unref(cmd->body_blob);
@@ -37,25 +35,65 @@ const char *ns_cmd_ext_get(const ns_cmd_t *cmd, const char *key)
     return NULL;
 }
 
-void ns__cmd_ext_put_owned(ns_cmd_t *cmd, char *key, char *value)
+void ns__cmd_ext_free_entry(ns_ext_field_t *e)
 {
-    cmd->has_ext = true;
-    for (size_t i = 0; i < cmd->ext_count; i++) {
-        if (strcmp(cmd->ext[i].key, key) == 0) {
-            free(key);
-            free(cmd->ext[i].value);
-            cmd->ext[i].value = value;
-            return;
-        }
-    }
+    if (!e->value_in_key)
+        free(e->value);
+    free(e->key);
+    e->key = e->value = NULL;
+}
+
+static ns_ext_field_t *ext_find(const ns_cmd_t *cmd, const char *key)
+{
+    for (size_t i = 0; i < cmd->ext_count; i++)
+        if (strcmp(cmd->ext[i].key, key) == 0)
+            return &cmd->ext[i];
+    return NULL;
+}
+
+static void ext_append(ns_cmd_t *cmd, char *key, char *value, bool value_in_key)
+{
     if (cmd->ext_count == cmd->ext_cap) {
         size_t cap = cmd->ext_cap ? cmd->ext_cap * 2 : 8;
         cmd->ext = ns_xrealloc(cmd->ext, cap * sizeof(*cmd->ext));
         cmd->ext_cap = cap;
     }
-    cmd->ext[cmd->ext_count].key = key;
-    cmd->ext[cmd->ext_count].value = value;
-    cmd->ext_count++;
+    cmd->ext[cmd->ext_count++] =
+        (ns_ext_field_t){.key = key, .value = value, .value_in_key = value_in_key};
+}
+
+void ns__cmd_ext_put_owned(ns_cmd_t *cmd, char *key, char *value)
+{
+    cmd->has_ext = true;
+    ns_ext_field_t *e = ext_find(cmd, key);
+    if (e != NULL) {
+        free(key);
+        if (!e->value_in_key)
+            free(e->value);
+        e->value = value;
+        e->value_in_key = false;
+        return;
+    }
+    ext_append(cmd, key, value, false);
+}
+
+void ns__cmd_ext_put_copy(ns_cmd_t *cmd, const char *key, size_t klen, const char *value,
+                          size_t vlen)
+{
+    char *k = ns_xmalloc(klen + 1 + vlen + 1);
+    memcpy(k, key, klen);
+    k[klen] = '\0';
+    char *v = k + klen + 1;
+    memcpy(v, value, vlen);
+    v[vlen] = '\0';
+    cmd->has_ext = true;
+    ns_ext_field_t *e = ext_find(cmd, k);
+    if (e != NULL) { /* a repeated key: the later value wins */
+        ns__cmd_ext_put_owned(cmd, ns_xstrdup(k), ns_xstrdup(v));
+        free(k);
+        return;
+    }
+    ext_append(cmd, k, v, true);
 }
 
 void ns_cmd_ext_set(ns_cmd_t *cmd, const char *key, const char *value)
@@ -67,8 +105,7 @@ bool ns_cmd_ext_del(ns_cmd_t *cmd, const char *key)
 {
     for (size_t i = 0; i < cmd->ext_count; i++) {
         if (strcmp(cmd->ext[i].key, key) == 0) {
-            free(cmd->ext[i].key);
-            free(cmd->ext[i].value);
+            ns__cmd_ext_free_entry(&cmd->ext[i]);
             memmove(&cmd->ext[i], &cmd->ext[i + 1], (cmd->ext_count - i - 1) * sizeof(*cmd->ext));
             cmd->ext_count--;
             return true;

@@ -110,10 +110,8 @@ static char *json_text(const cJSON *item, bool *bad)
 
 static void clear_ext(ns_cmd_t *cmd)
 {
-    for (size_t i = 0; i < cmd->ext_count; i++) {
-        free(cmd->ext[i].key);
-        free(cmd->ext[i].value);
-    }
+    for (size_t i = 0; i < cmd->ext_count; i++)
+        ns__cmd_ext_free_entry(&cmd->ext[i]);
     cmd->ext_count = 0;
     cmd->has_ext = false;
 }
@@ -277,12 +275,42 @@ static bool js_lit(jscan_t *s, const char *lit, size_t n)
     return false;
 }
 
-/* A string with no escape and no control byte; *str and *len get the bytes between the quotes. */
+/* Word-at-a-time tests on 8 bytes (exact as "any byte" answers): some byte is zero, some byte
+ * is below 0x20. */
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+static uint64_t any_zero(uint64_t x)
+{
+    return (x - ONES) & ~x & HIGHS;
+}
+
+static uint64_t any_control(uint64_t x)
+{
+    return (x - ONES * 0x20) & ~x & HIGHS;
+}
+
+/* A string with no escape and no control byte; *str and *len get the bytes between the quotes.
+ * Header strings are scanned 8 bytes at a time: most hold nothing but plain ASCII. */
 static bool js_plain_str(jscan_t *s, const uint8_t **str, size_t *len)
 {
     if (s->p >= s->end || *s->p != '"')
         return false;
     const uint8_t *q = s->p + 1;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (s->end - q >= 8) {
+        uint64_t x;
+        memcpy(&x, q, 8);
+        uint64_t m = any_zero(x ^ (ONES * '"')) | any_zero(x ^ (ONES * '\\')) | any_control(x);
+        if (m != 0) {
+            /* The lowest flagged byte is exact (borrows only run upwards): the first quote,
+             * backslash or control byte. */
+            q += (unsigned)__builtin_ctzll(m) / 8;
+            break;
+        }
+        q += 8;
+    }
+#endif
     while (q < s->end && *q != '"') {
         if (*q == '\\' || *q < 0x20)
             return false;
@@ -355,10 +383,12 @@ static int fast_ext(jscan_t *s, ns_cmd_t *out)
         if (!js_char(s, ':'))
             return FAST_FALLBACK;
         js_ws(s);
-        char *key = ns_xstrndup((const char *)k, kl);
         if (js_plain_str(s, &v, &vl)) {
-            ns__cmd_ext_put_owned(out, key, ns_xstrndup((const char *)v, vl));
-        } else if (js_lit(s, "null", 4)) {
+            ns__cmd_ext_put_copy(out, (const char *)k, kl, (const char *)v, vl);
+            goto next;
+        }
+        char *key = ns_xstrndup((const char *)k, kl);
+        if (js_lit(s, "null", 4)) {
             ns_cmd_ext_del(out, key);
             free(key);
         } else if (js_lit(s, "true", 4)) {
@@ -369,6 +399,7 @@ static int fast_ext(jscan_t *s, ns_cmd_t *out)
             free(key);
             return FAST_FALLBACK;
         }
+    next:
         js_ws(s);
         if (js_char(s, '}'))
             return 0;
@@ -421,6 +452,47 @@ static int fast_field(jscan_t *s, const uint8_t *k, size_t kl, ns_cmd_t *out)
     return FAST_FALLBACK;
 }
 
+/* The member names of a RemotingCommand header (what every client writes), recognised by
+ * their first letter and one compare instead of a scan. */
+static bool js_known_key(jscan_t *s, const uint8_t **k, size_t *kl)
+{
+    if (s->end - s->p < 2 || s->p[0] != '"')
+        return false;
+    const char *key;
+    size_t n;
+    switch (s->p[1]) {
+#define KEY(lit)                                                                                   \
+    key = lit;                                                                                     \
+    n = sizeof(lit) - 1;                                                                           \
+    break
+    case 'c':
+        KEY("code");
+    case 'e':
+        KEY("extFields");
+    case 'f':
+        KEY("flag");
+    case 'l':
+        KEY("language");
+    case 'o':
+        KEY("opaque");
+    case 'r':
+        KEY("remark");
+    case 's':
+        KEY("serializeTypeCurrentRPC");
+    case 'v':
+        KEY("version");
+#undef KEY
+    default:
+        return false;
+    }
+    if ((size_t)(s->end - s->p) < n + 2 || memcmp(s->p + 1, key, n) != 0 || s->p[n + 1] != '"')
+        return false;
+    *k = s->p + 1;
+    *kl = n;
+    s->p += n + 2;
+    return true;
+}
+
 int ns__cmd_decode_json_fast(const uint8_t *hdr, size_t len, ns_cmd_t *out)
 {
     jscan_t s = {hdr, hdr + len};
@@ -432,7 +504,7 @@ int ns__cmd_decode_json_fast(const uint8_t *hdr, size_t len, ns_cmd_t *out)
         for (;;) {
             const uint8_t *k;
             size_t kl;
-            if (!js_plain_str(&s, &k, &kl))
+            if (!js_known_key(&s, &k, &kl) && !js_plain_str(&s, &k, &kl))
                 return FAST_FALLBACK;
             js_ws(&s);
             if (!js_char(&s, ':'))
@@ -509,16 +581,17 @@ static int bin_ext(const uint8_t *p, size_t n, ns_cmd_t *out)
         const uint8_t *val = p + 4;
         p = val + vlen;
 
-        char *k = bin_str(key, (size_t)klen);
-        if (k == NULL)
+        size_t kused = strnlen((const char *)key, (size_t)klen);
+        if (kused == 0)
             continue; /* Java keeps a null key no header field can ever look up */
-        char *v = bin_str(val, (size_t)vlen);
-        if (v == NULL) { /* Java maps the key to null: absent, hiding an earlier value */
+        size_t vused = strnlen((const char *)val, (size_t)vlen);
+        if (vused == 0) { /* Java maps the key to null: absent, hiding an earlier value */
+            char *k = ns_xstrndup((const char *)key, kused);
             ns_cmd_ext_del(out, k);
             free(k);
             continue;
         }
-        ns__cmd_ext_put_owned(out, k, v);
+        ns__cmd_ext_put_copy(out, (const char *)key, kused, (const char *)val, vused);
     }
     return 0;
 }
@@ -675,6 +748,10 @@ static uint8_t *w_json_str(uint8_t *w, const char *str)
 /* Writes a decimal int32 (at most 11 bytes). Returns the end. */
 static uint8_t *w_int(uint8_t *w, int32_t v)
 {
+    if (v >= 0 && v < 10) { /* code, flag: the usual values */
+        *w = (uint8_t)('0' + v);
+        return w + 1;
+    }
     char tmp[12];
     size_t n = sizeof(tmp);
     uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;

@@ -11,6 +11,14 @@
  * entry with that key already exists, whose value is then replaced in place). Sets has_ext. */
 void ns__cmd_ext_put_owned(ns_cmd_t *cmd, char *key, char *value);
 
+/* Sets extFields[key] = value from byte ranges, copying both into one allocation (the decoders'
+ * case: one malloc per field). Sets has_ext. */
+void ns__cmd_ext_put_copy(ns_cmd_t *cmd, const char *key, size_t klen, const char *value,
+                          size_t vlen);
+
+/* Frees one entry's strings. */
+void ns__cmd_ext_free_entry(ns_ext_field_t *e);
+
 /* The two JSON header decoders behind ns_cmd_decode(), exposed for the differential fuzzer.
  * _fast: the common subset without allocating a tree; 0 (decoded into *out, which the caller
  * initialised) or 1 (not in the subset: *out holds partial results, free it and use _cjson).

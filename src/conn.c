@@ -1,5 +1,6 @@
 /* One TCP connection: reads into a growable buffer, decodes every whole frame in it, dispatches
- * each request and writes all the replies of one read in a single vectored write. */
+ * each request and writes all the replies of one read in a single vectored write. Requests
+ * that are not cheap go to the worker (worker.c) and are answered when they come back. */
 #include "server_int.h"
 
 #include <stdlib.h>
@@ -13,11 +14,18 @@
 #include "ns_proc.h"
 
 /* Reads land in chunks of this size at least; a request is a few hundred bytes, a broker
- * registration up to a few MiB. */
+ * registration up to a few MiB. A connection with no partial frame pending reads into its
+ * loop's shared buffer of this size and keeps nothing of its own: a thousand idle broker
+ * connections cost no input memory. */
 #define READ_CHUNK (64u * 1024u)
-/* An input buffer grown past this by a large frame is shrunk back once it is empty again, so an
- * idle broker connection does not pin megabytes. */
-#define INPUT_KEEP_BYTES (256u * 1024u)
+/* A connection with this many requests at the worker stops being read until half of them are
+ * back: a peer pipelining registrations cannot queue unbounded copies of them. */
+#define MAX_JOBS_PER_CONN 16
+/* Bytes of requests one loop may have queued at the worker (bodies included). Past it, the
+ * loop stops reading every connection that has sent work to the worker (brokers, admin tools)
+ * until its share drops to half; connections that only read routes go on being served. 1000
+ * brokers re-registering 67 KB bodies at once would otherwise be read and queued: 67 MB. */
+#define JOB_BYTES_PER_LOOP (4u * 1024u * 1024u)
 
 /* One piece of a batched reply: a range of the batch's header buffer, or a body blob. */
 typedef struct reply_seg {
@@ -40,20 +48,29 @@ struct ns_conn {
     reply_seg_t *segs;       /* pieces of the current batch, in wire order */
     size_t seg_count;
     size_t seg_cap;
+    uint32_t jobs;      /* requests at the worker; while > 0 every request goes there too */
+    bool reads_paused;  /* reading stopped (too many jobs, or the loop over budget) */
+    bool handle_closed; /* on_close ran while jobs were out: freed when the last returns */
+    bool sends_jobs;    /* has sent work to the worker: paused while the loop is over budget */
 };
 
-/* A write request and everything it keeps alive, freed in on_write. */
+/* A write request and everything it keeps alive, in one allocation freed in on_write: the
+ * struct, seg_count buffers, blob_count blob references, then the header bytes. */
 typedef struct write_req {
     uv_write_t req;
     ns_conn_t *conn;
-    uint8_t *headers; /* owned header bytes the bufs point into */
     size_t seg_count;
-    ns_blob_t **blobs; /* owned references, blob_count of them */
+    ns_blob_t **blobs; /* owned references, blob_count of them (inside this allocation) */
     size_t blob_count;
     uv_buf_t bufs[]; /* seg_count entries */
 } write_req_t;
 
+/* A header buffer grown past this by an unusually large batch is released after it. */
+#define OUT_HEADERS_KEEP_BYTES (64u * 1024u)
+
 static void on_close(uv_handle_t *handle);
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+static void drain_conn(ns_conn_t *c);
 
 /* Close callback for a connection that never got linked into its loop. */
 static void free_conn_handle(uv_handle_t *handle)
@@ -85,29 +102,57 @@ void ns__conn_close(ns_conn_t *conn, const char *why)
     uv_close((uv_handle_t *)&conn->handle, on_close);
 }
 
+/* The connection is gone and no job refers to it any more. */
+static void conn_free(ns_conn_t *conn)
+{
+    ns_server_t *server = conn->loop->server;
+    /* Java's onChannelDestroy: a broker whose registration channel closes is unregistered at
+     * once. Only now: a registration of this connection still at the worker would otherwise
+     * come after it. The worker does it (it takes the write side); a client or tool connection
+     * is not in the live table and costs one lookup there. */
+    if (server->worker != NULL)
+        ns__worker_submit_simple(server->worker, NS_JOB_CONN_CLOSED, conn->id);
+    else
+        ns_route_on_conn_closed(server->route, conn->id);
+    free(conn);
+}
+
 static void on_close(uv_handle_t *handle)
 {
     ns_conn_t *conn = handle->data;
-    ns_server_t *server = conn->loop->server;
+    ns_io_loop_t *loop = conn->loop;
     list_remove(conn);
-    /* Java's onChannelDestroy: a broker whose registration channel closes is unregistered at
-     * once. A client or tool connection is not in the live table and costs one lookup. */
-    ns_route_on_conn_closed(server->route, conn->id);
     ns_buf_free(&conn->in);
     ns_buf_free(&conn->out_headers);
     for (size_t i = 0; i < conn->seg_count; i++)
         ns_blob_unref(conn->segs[i].blob);
     free(conn->segs);
-    ns_io_loop_t *loop = conn->loop;
-    free(conn);
+    conn->segs = NULL;
+    conn->seg_count = conn->seg_cap = 0;
+    if (conn->jobs > 0)
+        conn->handle_closed = true; /* ns__conn_job_done frees it */
+    else
+        conn_free(conn);
     ns__loop_conn_gone(loop);
 }
 
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
 {
     ns_conn_t *conn = handle->data;
+    ns_io_loop_t *loop = conn->loop;
     NS_UNUSED(suggested);
-    ns_buf_reserve(&conn->in, READ_CHUNK);
+    if (conn->in.len == 0) {
+        /* Nothing pending: the loop's buffer (on_read consumes it before the next alloc). */
+        if (loop->read_buf == NULL)
+            loop->read_buf = ns_xmalloc(READ_CHUNK);
+        buf->base = (char *)loop->read_buf;
+        buf->len = READ_CHUNK;
+        return;
+    }
+    /* The rest of a partial frame: the connection's own buffer, 64 KiB while less than half of
+     * that is pending, else doubling; either way at least 32 KiB stay free for this read. */
+    ns_buf_reserve(&conn->in,
+                   conn->in.len < READ_CHUNK / 2 ? READ_CHUNK - 1 - conn->in.len : conn->in.len);
     /* reserve() keeps one byte spare after len for a NUL; do not hand it out. */
     buf->base = (char *)conn->in.data + conn->in.len;
     buf->len = conn->in.cap - conn->in.len - 1;
@@ -153,8 +198,6 @@ static void on_write(uv_write_t *req, int status)
     ns_conn_t *conn = wr->conn;
     for (size_t i = 0; i < wr->blob_count; i++)
         ns_blob_unref(wr->blobs[i]);
-    free(wr->blobs);
-    free(wr->headers);
     free(wr);
     if (status < 0) {
         if (status != UV_ECANCELED)
@@ -165,49 +208,105 @@ static void on_write(uv_write_t *req, int status)
     conn->last_active_ms = uv_now(&conn->loop->loop);
 }
 
-/* Sends the batch built during one read as one vectored write. */
+/* Batches of at most this many pieces are first written straight from the stack. */
+#define TRY_WRITE_SEGS 64
+
+/* The bytes of one piece: a range of `headers`, or of its blob. */
+static uv_buf_t seg_buf(const reply_seg_t *s, const uint8_t *headers)
+{
+    const uint8_t *base = s->blob ? ns_blob_data(s->blob) : headers;
+    return uv_buf_init((char *)(uintptr_t)(base + s->off), (unsigned)s->len);
+}
+
+static void release_segs(ns_conn_t *conn, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        ns_blob_unref(conn->segs[i].blob);
+}
+
+/* Sends the batch built during one read as one vectored write: at once when the socket takes it
+ * all (the usual case: no write request, no callback, and libuv does not touch the socket's
+ * epoll registration afterwards, which cost a system call per reply), else the rest through a
+ * write request. */
 static void flush_replies(ns_conn_t *conn)
 {
     if (conn->seg_count == 0)
         return;
+    size_t n = conn->seg_count;
     if (conn->closing) {
-        for (size_t i = 0; i < conn->seg_count; i++)
-            ns_blob_unref(conn->segs[i].blob);
+        release_segs(conn, 0, n);
         conn->seg_count = 0;
         conn->out_headers.len = 0;
         return;
     }
-    size_t n = conn->seg_count;
-    write_req_t *wr = ns_xmalloc(sizeof(*wr) + n * sizeof(uv_buf_t));
-    wr->conn = conn;
-    wr->seg_count = n;
-    wr->blob_count = 0;
-    wr->blobs = NULL;
-    size_t hdr_len;
-    wr->headers = ns_buf_steal(&conn->out_headers, &hdr_len);
-    size_t blobs = 0;
-    for (size_t i = 0; i < n; i++)
-        blobs += conn->segs[i].blob != NULL;
-    if (blobs)
-        wr->blobs = ns_xmalloc(blobs * sizeof(*wr->blobs));
-    for (size_t i = 0; i < n; i++) {
-        reply_seg_t *s = &conn->segs[i];
-        if (s->blob) {
-            wr->blobs[wr->blob_count++] = s->blob;
-            wr->bufs[i] =
-                uv_buf_init((char *)(uintptr_t)ns_blob_data(s->blob) + s->off, (unsigned)s->len);
-        } else {
-            wr->bufs[i] = uv_buf_init((char *)wr->headers + s->off, (unsigned)s->len);
+    /* 1. Try to write everything now (libuv answers EAGAIN while earlier writes are queued). */
+    size_t first = 0, first_off = 0; /* what is left: segments from `first`, minus first_off */
+    if (n <= TRY_WRITE_SEGS) {
+        uv_buf_t bufs[TRY_WRITE_SEGS];
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++) {
+            bufs[i] = seg_buf(&conn->segs[i], conn->out_headers.data);
+            total += conn->segs[i].len;
         }
+        int w = uv_try_write((uv_stream_t *)&conn->handle, bufs, (unsigned)n);
+        if (w < 0 && w != UV_EAGAIN) {
+            release_segs(conn, 0, n);
+            conn->seg_count = 0;
+            conn->out_headers.len = 0;
+            NS_LOG_D("write to %s failed: %s", conn->peer, uv_strerror(w));
+            ns__conn_close(conn, "write failed");
+            return;
+        }
+        size_t written = w > 0 ? (size_t)w : 0;
+        if (written == total) {
+            release_segs(conn, 0, n);
+            conn->seg_count = 0;
+            conn->out_headers.len = 0;
+            if (conn->out_headers.cap > OUT_HEADERS_KEEP_BYTES)
+                ns_buf_free(&conn->out_headers);
+            conn->last_active_ms = uv_now(&conn->loop->loop);
+            return;
+        }
+        while (written >= conn->segs[first].len) {
+            written -= conn->segs[first].len;
+            first++;
+        }
+        first_off = written;
+        release_segs(conn, 0, first);
     }
+    /* 2. Queue the rest: one allocation for the request, its buffers, its blob references and a
+     * copy of the header bytes. */
+    size_t left = n - first;
+    size_t blobs = 0;
+    for (size_t i = first; i < n; i++)
+        blobs += conn->segs[i].blob != NULL;
+    size_t hdr_len = conn->out_headers.len;
+    write_req_t *wr =
+        ns_xmalloc(sizeof(*wr) + left * sizeof(uv_buf_t) + blobs * sizeof(ns_blob_t *) + hdr_len);
+    wr->conn = conn;
+    wr->seg_count = left;
+    wr->blob_count = 0;
+    wr->blobs = (ns_blob_t **)(void *)&wr->bufs[left];
+    uint8_t *headers = (uint8_t *)&wr->blobs[blobs];
+    if (hdr_len > 0)
+        memcpy(headers, conn->out_headers.data, hdr_len);
+    conn->out_headers.len = 0;
+    if (conn->out_headers.cap > OUT_HEADERS_KEEP_BYTES)
+        ns_buf_free(&conn->out_headers);
+    for (size_t i = first; i < n; i++) {
+        reply_seg_t *s = &conn->segs[i];
+        if (s->blob)
+            wr->blobs[wr->blob_count++] = s->blob;
+        wr->bufs[i - first] = seg_buf(s, headers);
+    }
+    wr->bufs[0].base += first_off;
+    wr->bufs[0].len -= first_off;
     conn->seg_count = 0;
-    int rc = uv_write(&wr->req, (uv_stream_t *)&conn->handle, wr->bufs, (unsigned)n, on_write);
+    int rc = uv_write(&wr->req, (uv_stream_t *)&conn->handle, wr->bufs, (unsigned)left, on_write);
     if (rc < 0) {
         /* uv_write failed synchronously: the callback never runs, so release here. */
         for (size_t i = 0; i < wr->blob_count; i++)
             ns_blob_unref(wr->blobs[i]);
-        free(wr->blobs);
-        free(wr->headers);
         free(wr);
         ns__conn_close(conn, "write failed");
         return;
@@ -233,6 +332,93 @@ static void bad_frame(ns_conn_t *conn, const char *why, const uint8_t *data, siz
     ns__conn_close(conn, why);
 }
 
+/* Reads from the connection exactly when nothing holds it back: it is open and not shutting
+ * down, has fewer than MAX_JOBS_PER_CONN requests at the worker, and is not a connection that
+ * sends work while its loop is over budget. */
+static void update_reading(ns_conn_t *conn)
+{
+    bool want = !conn->closing && !conn->handle_closed && !conn->loop->stopping &&
+                conn->jobs < MAX_JOBS_PER_CONN && !(conn->sends_jobs && conn->loop->over_budget);
+    if (want == !conn->reads_paused)
+        return;
+    conn->reads_paused = !want;
+    if (!want) {
+        uv_read_stop((uv_stream_t *)&conn->handle);
+        return;
+    }
+    int rc = uv_read_start((uv_stream_t *)&conn->handle, on_alloc, on_read);
+    if (rc != 0)
+        ns__conn_close(conn, uv_strerror(rc));
+}
+
+/* Sends a request to the worker: the job takes the decoded request, with a copy of its body
+ * (the frame lives in a read buffer that is reused at once). */
+static void submit_job(ns_conn_t *conn, ns_cmd_t *req)
+{
+    ns_job_t *job = ns_xmalloc(sizeof(*job) + req->body_len);
+    job->bytes = sizeof(*job) + req->body_len;
+    job->next = NULL;
+    job->kind = NS_JOB_REQUEST;
+    job->loop = conn->loop;
+    job->conn = conn;
+    job->conn_id = conn->id;
+    memcpy(job->peer, conn->peer, sizeof(job->peer));
+    job->req = *req; /* moves ownership of the strings */
+    if (req->body_len > 0) {
+        memcpy(job->body, req->body, req->body_len);
+        job->req.body = job->body;
+    }
+    ns_cmd_init(&job->resp);
+    job->send = false;
+    conn->jobs++;
+    ns_io_loop_t *loop = conn->loop;
+    loop->job_bytes += job->bytes;
+    ns__loop_job_out(loop);
+    ns__worker_submit(loop->server->worker, job);
+    conn->sends_jobs = true;
+    if (loop->job_bytes > JOB_BYTES_PER_LOOP && !loop->over_budget) {
+        loop->over_budget = true;
+        for (ns_conn_t *c = loop->conns; c != NULL; c = c->next)
+            if (c->sends_jobs)
+                update_reading(c);
+    } else {
+        update_reading(conn);
+    }
+}
+
+void ns__conn_budget_check(ns_io_loop_t *loop)
+{
+    if (!loop->over_budget || loop->job_bytes > JOB_BYTES_PER_LOOP / 2)
+        return;
+    loop->over_budget = false;
+    for (ns_conn_t *c = loop->conns; c != NULL; c = c->next)
+        if (c->sends_jobs)
+            update_reading(c);
+}
+
+void ns__conn_job_done(ns_job_t *job)
+{
+    ns_conn_t *conn = job->conn;
+    conn->jobs--;
+    conn->loop->job_bytes -= job->bytes;
+    if (!conn->handle_closed) {
+        if (job->send) {
+            queue_reply(conn, &job->resp);
+            flush_replies(conn);
+        }
+        if (conn->loop->stopping) {
+            if (conn->jobs == 0 && !conn->closing)
+                drain_conn(conn); /* shutdown waited for this reply */
+        } else if (conn->jobs <= MAX_JOBS_PER_CONN / 2) {
+            update_reading(conn);
+        }
+    } else if (conn->jobs == 0) {
+        conn_free(conn);
+    }
+    ns_cmd_free(&job->resp);
+    free(job);
+}
+
 static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
 {
     ns_server_t *server = conn->loop->server;
@@ -248,14 +434,21 @@ static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
         return;
     }
     __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
+    if (server->worker != NULL && (conn->jobs > 0 || !ns_proc_runs_on_loop(req.code))) {
+        submit_job(conn, &req);
+        return;
+    }
     ns_ctx_t ctx = {
         .route = server->route,
         .kv = server->kv,
         .config = server->cfg,
         .conn_id = conn->id,
         .peer = conn->peer,
-        .now_ms = ns_now_ms(),
+        /* The loop's cached time (same monotonic clock, updated every iteration): a clock
+         * read per request cost more than the heartbeat it stamps. */
+        .now_ms = uv_now(&conn->loop->loop),
         .start_ms = server->start_ms,
+        .scratch = &conn->loop->scratch,
     };
     ns_cmd_t resp;
     if (ns_proc_dispatch(&ctx, &req, &resp)) {
@@ -265,21 +458,50 @@ static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
     ns_cmd_free(&req);
 }
 
+/* Decodes and dispatches every whole frame in data[0..len); returns the bytes consumed. */
+static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len)
+{
+    size_t max_frame = (size_t)conn->loop->server->cfg->frame_max_length;
+    size_t pos = 0;
+    while (!conn->closing) {
+        ns_frame_t frame;
+        ns_frame_status_t st = ns_frame_decode(data + pos, len - pos, max_frame, &frame);
+        if (st == NS_FRAME_NEED_MORE)
+            break;
+        if (st != NS_FRAME_OK) {
+            bad_frame(conn, ns_frame_strerror(st), data + pos, len - pos);
+            break;
+        }
+        handle_frame(conn, &frame);
+        pos += frame.frame_len;
+    }
+    return pos;
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     ns_conn_t *conn = stream->data;
-    NS_UNUSED(buf);
     if (nread == 0)
         return; /* EAGAIN: nothing read, not EOF */
     if (nread < 0) {
         ns__conn_close(conn, nread == UV_EOF ? "peer closed" : uv_strerror((int)nread));
         return;
     }
-    conn->in.len += (size_t)nread;
     conn->last_active_ms = uv_now(&conn->loop->loop);
+    bool shared = buf->base == (char *)conn->loop->read_buf;
+    const uint8_t *data;
+    size_t len;
+    if (shared) {
+        data = conn->loop->read_buf;
+        len = (size_t)nread;
+    } else {
+        conn->in.len += (size_t)nread;
+        data = conn->in.data;
+        len = conn->in.len;
+    }
     if (!conn->saw_first_byte) {
         conn->saw_first_byte = true;
-        if (conn->in.data[0] == 0x16) {
+        if (data[0] == 0x16) {
             /* A TLS ClientHello: we do not speak TLS, so refuse cleanly instead of parsing a
              * 369-MiB "frame length" out of it. */
             NS_LOG_W("closing connection %s: TLS handshake received, TLS is not supported",
@@ -289,27 +511,19 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         }
     }
 
-    ns_server_t *server = conn->loop->server;
-    size_t max_frame = (size_t)server->cfg->frame_max_length;
-    size_t pos = 0;
-    while (!conn->closing) {
-        ns_frame_t frame;
-        ns_frame_status_t st =
-            ns_frame_decode(conn->in.data + pos, conn->in.len - pos, max_frame, &frame);
-        if (st == NS_FRAME_NEED_MORE)
-            break;
-        if (st != NS_FRAME_OK) {
-            bad_frame(conn, ns_frame_strerror(st), conn->in.data + pos, conn->in.len - pos);
-            break;
-        }
-        handle_frame(conn, &frame);
-        pos += frame.frame_len;
-    }
+    size_t pos = handle_frames(conn, data, len);
     flush_replies(conn);
     if (conn->closing)
         return;
+    if (shared) {
+        /* Keep the partial frame at the end, if any, for the next read. */
+        ns_buf_append(&conn->in, data + pos, len - pos);
+        return;
+    }
     ns_buf_consume(&conn->in, pos);
-    if (conn->in.len == 0 && conn->in.cap > INPUT_KEEP_BYTES)
+    /* Back to the shared buffer once empty; a buffer grown past one chunk by a large frame
+     * (a broker registration) is released at once. */
+    if (conn->in.len == 0 && conn->in.cap > READ_CHUNK)
         ns_buf_free(&conn->in);
 }
 
@@ -419,6 +633,21 @@ static void on_shutdown(uv_shutdown_t *req, int status)
     ns__conn_close(conn, "server shutdown");
 }
 
+/* Shutdown of one connection once its answers are written: at once when nothing is queued,
+ * else after the queued writes (the write side is shut down, then it closes). */
+static void drain_conn(ns_conn_t *c)
+{
+    if (uv_stream_get_write_queue_size((uv_stream_t *)&c->handle) == 0) {
+        ns__conn_close(c, "server shutdown");
+        return;
+    }
+    uv_shutdown_t *req = ns_xmalloc(sizeof(*req));
+    if (uv_shutdown(req, (uv_stream_t *)&c->handle, on_shutdown) != 0) {
+        free(req);
+        ns__conn_close(c, "server shutdown");
+    }
+}
+
 void ns__conn_drain_all(ns_io_loop_t *loop)
 {
     ns_conn_t *next;
@@ -427,16 +656,10 @@ void ns__conn_drain_all(ns_io_loop_t *loop)
         if (c->closing)
             continue;
         uv_read_stop((uv_stream_t *)&c->handle);
-        if (uv_stream_get_write_queue_size((uv_stream_t *)&c->handle) == 0) {
-            ns__conn_close(c, "server shutdown");
-            continue;
-        }
-        /* Replies still queued: shut the write side down once they are out. */
-        uv_shutdown_t *req = ns_xmalloc(sizeof(*req));
-        if (uv_shutdown(req, (uv_stream_t *)&c->handle, on_shutdown) != 0) {
-            free(req);
-            ns__conn_close(c, "server shutdown");
-        }
+        /* A connection with requests at the worker is drained when the last one is back
+         * (ns__conn_job_done); the drain timer bounds the wait. */
+        if (c->jobs == 0)
+            drain_conn(c);
     }
 }
 

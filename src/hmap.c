@@ -53,12 +53,12 @@ void ns_hmap_clear(ns_hmap_t *m)
     m->count = 0;
 }
 
-static bool key_eq(const ns_hmap_slot_t *s, const char *key, size_t klen, uint64_t h)
+static bool key_eq(const ns_hmap_slot_t *s, const char *key, size_t klen, uint32_t h)
 {
     return s->hash == h && s->klen == klen && memcmp(s->key, key, klen) == 0;
 }
 
-static size_t find(const ns_hmap_t *m, const char *key, size_t klen, uint64_t h)
+static size_t find(const ns_hmap_t *m, const char *key, size_t klen, uint32_t h)
 {
     size_t mask = m->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
@@ -72,7 +72,7 @@ void *ns_hmap_get(const ns_hmap_t *m, const char *key, size_t klen)
 {
     if (m->count == 0)
         return NULL;
-    uint64_t h = ns_hmap_hash(key, klen);
+    uint32_t h = (uint32_t)ns_hmap_hash(key, klen);
     size_t i = find(m, key, klen, h);
     return m->slots[i].key ? m->slots[i].val : NULL;
 }
@@ -100,7 +100,8 @@ void *ns_hmap_put(ns_hmap_t *m, const char *key, size_t klen, void *val)
 {
     if ((m->count + 1) * 4 > m->cap * 3)
         grow(m);
-    uint64_t h = ns_hmap_hash(key, klen);
+    NS_ASSERT(klen <= UINT32_MAX);
+    uint32_t h = (uint32_t)ns_hmap_hash(key, klen);
     size_t i = find(m, key, klen, h);
     ns_hmap_slot_t *s = &m->slots[i];
     if (s->key != NULL) {
@@ -109,7 +110,7 @@ void *ns_hmap_put(ns_hmap_t *m, const char *key, size_t klen, void *val)
         s->val = val;
         return old;
     }
-    *s = (ns_hmap_slot_t){.key = key, .klen = klen, .hash = h, .val = val};
+    *s = (ns_hmap_slot_t){.key = key, .val = val, .hash = h, .klen = (uint32_t)klen};
     m->count++;
     return NULL;
 }
@@ -118,7 +119,7 @@ void *ns_hmap_remove(ns_hmap_t *m, const char *key, size_t klen)
 {
     if (m->count == 0)
         return NULL;
-    uint64_t h = ns_hmap_hash(key, klen);
+    uint32_t h = (uint32_t)ns_hmap_hash(key, klen);
     size_t i = find(m, key, klen, h);
     if (m->slots[i].key == NULL)
         return NULL;

@@ -8,35 +8,45 @@
 #include "proc_int.h"
 
 /* A new request code is one row here, one handler, one test. Sorted by code: lookups are a
- * binary search. */
+ * binary search. LOOP marks the requests the I/O loops answer themselves (route reads, broker
+ * heartbeats, single KV reads); everything else runs on the server's worker thread, as Java
+ * runs everything but route reads on its default executor. */
+#define LOOP true
+#define WORKER false
 static const ns_proc_entry_t proc_table[] = {
-    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", proc_put_kv_config},
-    {NS_REQ_GET_KV_CONFIG, "GET_KV_CONFIG", proc_get_kv_config},
-    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", proc_delete_kv_config},
-    {NS_REQ_REGISTER_BROKER, "REGISTER_BROKER", proc_register_broker},
-    {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", proc_unregister_broker},
-    {NS_REQ_GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC", proc_get_routeinfo_by_topic},
-    {NS_REQ_GET_BROKER_CLUSTER_INFO, "GET_BROKER_CLUSTER_INFO", proc_get_broker_cluster_info},
-    {NS_REQ_WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER", proc_wipe_write_perm_of_broker},
+    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", proc_put_kv_config, WORKER},
+    {NS_REQ_GET_KV_CONFIG, "GET_KV_CONFIG", proc_get_kv_config, LOOP},
+    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", proc_delete_kv_config, WORKER},
+    {NS_REQ_REGISTER_BROKER, "REGISTER_BROKER", proc_register_broker, WORKER},
+    {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", proc_unregister_broker, WORKER},
+    {NS_REQ_GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC", proc_get_routeinfo_by_topic, LOOP},
+    {NS_REQ_GET_BROKER_CLUSTER_INFO, "GET_BROKER_CLUSTER_INFO", proc_get_broker_cluster_info,
+     WORKER},
+    {NS_REQ_WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER", proc_wipe_write_perm_of_broker,
+     WORKER},
     {NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
-     proc_get_all_topic_list_from_nameserver},
-    {NS_REQ_DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV", proc_delete_topic_in_namesrv},
-    {NS_REQ_REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV", proc_register_topic_in_namesrv},
-    {NS_REQ_GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE", proc_get_kvlist_by_namespace},
-    {NS_REQ_GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER", proc_get_topics_by_cluster},
+     proc_get_all_topic_list_from_nameserver, WORKER},
+    {NS_REQ_DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV", proc_delete_topic_in_namesrv,
+     WORKER},
+    {NS_REQ_REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV", proc_register_topic_in_namesrv,
+     WORKER},
+    {NS_REQ_GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE", proc_get_kvlist_by_namespace,
+     WORKER},
+    {NS_REQ_GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER", proc_get_topics_by_cluster, WORKER},
     {NS_REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS, "GET_SYSTEM_TOPIC_LIST_FROM_NS",
-     proc_get_system_topic_list_from_ns},
-    {NS_REQ_GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST", proc_get_unit_topic_list},
+     proc_get_system_topic_list_from_ns, WORKER},
+    {NS_REQ_GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST", proc_get_unit_topic_list, WORKER},
     {NS_REQ_GET_HAS_UNIT_SUB_TOPIC_LIST, "GET_HAS_UNIT_SUB_TOPIC_LIST",
-     proc_get_has_unit_sub_topic_list},
+     proc_get_has_unit_sub_topic_list, WORKER},
     {NS_REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST",
-     proc_get_has_unit_sub_ununit_topic_list},
-    {NS_REQ_UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG", proc_update_namesrv_config},
-    {NS_REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG", proc_get_namesrv_config},
-    {NS_REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION", proc_query_data_version},
-    {NS_REQ_ADD_WRITE_PERM_OF_BROKER, "ADD_WRITE_PERM_OF_BROKER", proc_add_write_perm_of_broker},
-    {NS_REQ_GET_BROKER_MEMBER_GROUP, "GET_BROKER_MEMBER_GROUP", proc_get_broker_member_group},
-    {NS_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", proc_broker_heartbeat},
+     proc_get_has_unit_sub_ununit_topic_list, WORKER},
+    {NS_REQ_UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG", proc_update_namesrv_config, WORKER},
+    {NS_REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG", proc_get_namesrv_config, WORKER},
+    {NS_REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION", proc_query_data_version, LOOP},
+    {NS_REQ_ADD_WRITE_PERM_OF_BROKER, "ADD_WRITE_PERM_OF_BROKER", proc_add_write_perm_of_broker,
+     WORKER},
+    {NS_REQ_GET_BROKER_MEMBER_GROUP, "GET_BROKER_MEMBER_GROUP", proc_get_broker_member_group, LOOP},
+    {NS_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", proc_broker_heartbeat, LOOP},
 };
 
 const ns_proc_entry_t *ns_proc_lookup(int32_t code)
@@ -52,6 +62,12 @@ const ns_proc_entry_t *ns_proc_lookup(int32_t code)
             hi = mid;
     }
     return NULL;
+}
+
+bool ns_proc_runs_on_loop(int32_t code)
+{
+    const ns_proc_entry_t *e = ns_proc_lookup(code);
+    return e == NULL || e->on_loop;
 }
 
 bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)

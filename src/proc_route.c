@@ -13,6 +13,9 @@
     "No topic route info in name server for the topic: %s\nSee "                                   \
     "https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
 
+/* A scratch buffer grown past this by one large answer is released after it. */
+#define SCRATCH_KEEP_BYTES (64u * 1024u)
+
 static const char *peer_of(const ns_ctx_t *ctx)
 {
     return ctx->peer ? ctx->peer : "-";
@@ -60,17 +63,23 @@ int proc_get_routeinfo_by_topic(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *re
     if (topic != NULL && NS_CFG_GET(cfg->order_message_enable))
         order_conf = ns_kv_get(ctx->kv, NS_KV_ORDER_TOPIC_CONFIG, topic);
 
-    ns_buf_t b = NS_BUF_INIT;
-    int rc = ns_route_get_topic_route(ctx->route, topic, mode, order_conf, zone, &b);
+    /* Built in the loop's scratch buffer, then copied into a blob of its exact size: one
+     * allocation per answer instead of a growing buffer and a blob header. */
+    ns_buf_t local = NS_BUF_INIT;
+    ns_buf_t *b = ctx->scratch ? ctx->scratch : &local;
+    b->len = 0;
+    int rc = ns_route_get_topic_route(ctx->route, topic, mode, order_conf, zone, b);
     free(order_conf);
     if (rc == NS_ENOTFOUND) {
-        ns_buf_free(&b);
         resp->code = NS_RES_TOPIC_NOT_EXIST;
         ns_cmd_set_remark(resp, NO_ROUTE_REMARK, topic ? topic : "null");
-        return 0;
+    } else {
+        ns_cmd_set_body_copy(resp, b->data, b->len);
+        resp->code = NS_RES_SUCCESS;
     }
-    set_body(resp, &b);
-    resp->code = NS_RES_SUCCESS;
+    if (b->cap > SCRATCH_KEEP_BYTES)
+        ns_buf_free(b); /* a huge answer does not pin its buffer */
+    ns_buf_free(&local);
     return 0;
 }
 

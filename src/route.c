@@ -55,9 +55,36 @@ static void logq_flush(logq_t *q)
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
-static void wrlock(ns_route_t *r)
+/* Writers serialise on write_mutex for their whole operation and hold the rwlock's write side
+ * only in slices: a long operation (a registration of 100k topics, the unregistration of such
+ * a broker) lets waiting readers in every WRITE_SLICE steps. Readers may then see a half-applied
+ * change, but every topic they see is consistent (a QueueData is added, changed or removed
+ * within one slice), and no other writer can interleave. glibc hands a released write lock to
+ * the readers queued behind it, so the next slice waits for them. */
+#define WRITE_SLICE 2048
+
+static void write_lock(ns_route_t *r)
 {
+    NS_ASSERT(pthread_mutex_lock(&r->write_mutex) == 0);
     NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
+    r->slice_left = WRITE_SLICE;
+}
+
+static void write_unlock(ns_route_t *r)
+{
+    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+    NS_ASSERT(pthread_mutex_unlock(&r->write_mutex) == 0);
+}
+
+/* Counts one step of a long write; every WRITE_SLICE steps, lets waiting readers in. Call only
+ * where the table is consistent. */
+static void write_step(ns_route_t *r)
+{
+    if (--r->slice_left > 0)
+        return;
+    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+    NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
+    r->slice_left = WRITE_SLICE;
 }
 
 static void rdlock(ns_route_t *r)
@@ -121,14 +148,15 @@ ns__route_filter_t *ns__route_filter_get_locked(const ns_route_t *r, const char 
 
 ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname, size_t *pos)
 {
+    ns__route_qd_t *qd = ns__route_topic_qds(t);
     size_t lo = 0, hi = t->nqd;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(t->qd[mid].b->name, bname);
+        int c = strcmp(qd[mid].b->name, bname);
         if (c == 0) {
             if (pos)
                 *pos = mid;
-            return &t->qd[mid];
+            return &qd[mid];
         }
         if (c < 0)
             lo = mid + 1;
@@ -190,6 +218,7 @@ static ns__route_bname_t *bname_get_or_create(ns_route_t *r, const char *name)
     if (b == NULL) {
         b = ns_xcalloc(1, sizeof(*b));
         b->name = ns_xstrdup(name);
+        ns__route_bname_encode_head(b);
         ns_hmap_put(&r->bnames, b->name, strlen(b->name), b);
     }
     return b;
@@ -213,7 +242,8 @@ static void bd_clear(ns__route_bname_t *b)
 static void bname_destroy(ns__route_bname_t *b)
 {
     bd_clear(b);
-    ns_hmap_clear(&b->topics);
+    free(b->topics);
+    ns__route_bname_json_free(b);
     free(b->name);
     free(b);
 }
@@ -221,7 +251,7 @@ static void bname_destroy(ns__route_bname_t *b)
 /* Frees the record when nothing refers to it any more. */
 static void bname_release(ns_route_t *r, ns__route_bname_t *b)
 {
-    if (b == NULL || b->has_bd || b->topics.count > 0)
+    if (b == NULL || b->has_bd || b->ntopics > 0)
         return;
     ns_hmap_remove(&r->bnames, b->name, strlen(b->name));
     bname_destroy(b);
@@ -307,34 +337,76 @@ static ns__route_topic_t *topic_get(const ns_route_t *r, const char *name)
     return ns_hmap_gets(&r->topics, name);
 }
 
+/* b serves t: appends t to b's topic vector; returns its position there (the QueueData's bidx). */
+static uint32_t bname_add_topic(ns__route_bname_t *b, ns__route_topic_t *t)
+{
+    if (b->ntopics == b->topics_cap) {
+        b->topics_cap = b->topics_cap ? b->topics_cap + b->topics_cap / 2 : 4;
+        b->topics = ns_xrealloc(b->topics, b->topics_cap * sizeof(*b->topics));
+    }
+    b->topics[b->ntopics] = t;
+    return b->ntopics++;
+}
+
+/* Removes position idx of b's topic vector: the last entry moves into the hole, and the
+ * QueueData of b in that topic learns its new position. */
+static void bname_del_topic(ns__route_bname_t *b, uint32_t idx)
+{
+    NS_ASSERT(idx < b->ntopics);
+    ns__route_topic_t *last = b->topics[--b->ntopics];
+    if (idx == b->ntopics)
+        return;
+    b->topics[idx] = last;
+    ns__route_qd_t *qd = ns__route_find_qd_locked(last, b->name, NULL);
+    NS_ASSERT(qd != NULL);
+    qd->bidx = idx;
+}
+
+static size_t topic_alloc_size(size_t name_len, size_t qd_cap)
+{
+    return ns__route_topic_qd_offset(name_len) + qd_cap * sizeof(ns__route_qd_t);
+}
+
+/* A new, empty topic in the map (the caller inserts its first QueueData at once). */
 static ns__route_topic_t *topic_create(ns_route_t *r, const char *name)
 {
-    ns__route_topic_t *t = ns_xcalloc(1, sizeof(*t));
-    t->name = ns_xstrdup(name);
-    ns_hmap_put(&r->topics, t->name, strlen(t->name), t);
+    size_t len = strlen(name);
+    NS_ASSERT(len < UINT32_MAX);
+    ns__route_topic_t *t = ns_xmalloc(topic_alloc_size(len, 1));
+    t->nqd = 0;
+    t->qd_cap = 1;
+    t->stamp = 0;
+    t->name_len = (uint32_t)len;
+    memcpy(t->name, name, len + 1);
+    ns_hmap_put(&r->topics, t->name, len, t);
     return t;
 }
 
-static void topic_destroy(ns__route_topic_t *t)
+/* Inserts a QueueData for b at sorted position pos of *tp and indexes the topic under b.
+ * Growing may move the topic: *tp is updated, and so are the map and every broker name's
+ * vector entry for it. Returns the new QueueData (fields other than b zero). */
+static ns__route_qd_t *topic_insert_qd(ns_route_t *r, ns__route_topic_t **tp, size_t pos,
+                                       ns__route_bname_t *b)
 {
-    free(t->qd);
-    free(t->name);
-    free(t);
-}
-
-/* Inserts a QueueData for b at sorted position pos and indexes the topic under b. */
-static ns__route_qd_t *topic_insert_qd(ns__route_topic_t *t, size_t pos, ns__route_bname_t *b)
-{
+    ns__route_topic_t *t = *tp;
     if (t->nqd == t->qd_cap) {
-        t->qd_cap = t->qd_cap ? t->qd_cap * 2 : 2;
-        t->qd = ns_xrealloc(t->qd, t->qd_cap * sizeof(*t->qd));
+        /* Exact sizes for the usual 1 to 4 brokers per topic, then by half. */
+        uint32_t cap = t->qd_cap < 4 ? t->qd_cap + 1 : t->qd_cap + t->qd_cap / 2;
+        ns_hmap_remove(&r->topics, t->name, t->name_len); /* its key moves with it */
+        t = ns_xrealloc(t, topic_alloc_size(t->name_len, cap));
+        t->qd_cap = cap;
+        ns_hmap_put(&r->topics, t->name, t->name_len, t);
+        ns__route_qd_t *q = ns__route_topic_qds(t);
+        for (uint32_t i = 0; i < t->nqd; i++)
+            q[i].b->topics[q[i].bidx] = t;
+        *tp = t;
     }
-    memmove(&t->qd[pos + 1], &t->qd[pos], (t->nqd - pos) * sizeof(*t->qd));
+    ns__route_qd_t *qd = ns__route_topic_qds(t);
+    memmove(&qd[pos + 1], &qd[pos], (t->nqd - pos) * sizeof(*qd));
     t->nqd++;
-    t->qd[pos] = (ns__route_qd_t){.b = b};
-    ns_hmap_put(&b->topics, t->name, strlen(t->name), t);
-    t->version++;
-    return &t->qd[pos];
+    qd[pos] = (ns__route_qd_t){.b = b};
+    qd[pos].bidx = bname_add_topic(b, t);
+    return &qd[pos];
 }
 
 /* Removes the QueueData of broker b from t (if any); drops the topic when it becomes empty
@@ -342,15 +414,16 @@ static ns__route_qd_t *topic_insert_qd(ns__route_topic_t *t, size_t pos, ns__rou
 static bool topic_remove_qd(ns_route_t *r, ns__route_topic_t *t, ns__route_bname_t *b)
 {
     size_t pos;
-    if (ns__route_find_qd_locked(t, b->name, &pos) == NULL)
+    ns__route_qd_t *found = ns__route_find_qd_locked(t, b->name, &pos);
+    if (found == NULL)
         return false;
-    ns_hmap_remove(&b->topics, t->name, strlen(t->name));
-    memmove(&t->qd[pos], &t->qd[pos + 1], (t->nqd - pos - 1) * sizeof(*t->qd));
+    bname_del_topic(b, found->bidx);
+    ns__route_qd_t *qd = ns__route_topic_qds(t);
+    memmove(&qd[pos], &qd[pos + 1], (t->nqd - pos - 1) * sizeof(*qd));
     t->nqd--;
-    t->version++;
     if (t->nqd == 0) {
-        ns_hmap_remove(&r->topics, t->name, strlen(t->name));
-        topic_destroy(t);
+        ns_hmap_remove(&r->topics, t->name, t->name_len);
+        free(t);
         return true;
     }
     return false;
@@ -359,24 +432,22 @@ static bool topic_remove_qd(ns_route_t *r, ns__route_topic_t *t, ns__route_bname
 /* Drops a topic with all its QueueDatas. */
 static void topic_drop(ns_route_t *r, ns__route_topic_t *t)
 {
-    ns_hmap_remove(&r->topics, t->name, strlen(t->name));
+    ns_hmap_remove(&r->topics, t->name, t->name_len);
+    ns__route_qd_t *qd = ns__route_topic_qds(t);
     for (size_t i = 0; i < t->nqd; i++) {
-        ns__route_bname_t *b = t->qd[i].b;
-        ns_hmap_remove(&b->topics, t->name, strlen(t->name));
-        bname_release(r, b);
+        bname_del_topic(qd[i].b, qd[i].bidx);
+        bname_release(r, qd[i].b);
     }
-    topic_destroy(t);
+    free(t);
 }
 
-/* Collects the topics of b (their pointers), for loops that change the index. Caller frees. */
+/* Copies the topic vector of b, for loops that change it. Caller frees. */
 static ns__route_topic_t **bname_topics(const ns__route_bname_t *b, size_t *n)
 {
-    ns__route_topic_t **v = ns_xmalloc((b->topics.count + 1) * sizeof(*v));
-    size_t k = 0;
-    for (size_t i = ns_hmap_next(&b->topics, 0); i < b->topics.cap;
-         i = ns_hmap_next(&b->topics, i + 1))
-        v[k++] = b->topics.slots[i].val;
-    *n = k;
+    ns__route_topic_t **v = ns_xmalloc(((size_t)b->ntopics + 1) * sizeof(*v));
+    if (b->ntopics > 0)
+        memcpy(v, b->topics, b->ntopics * sizeof(*v));
+    *n = b->ntopics;
     return v;
 }
 
@@ -514,6 +585,7 @@ ns_route_t *ns_route_new(const ns_config_t *cfg)
     pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     NS_ASSERT(pthread_rwlock_init(&r->lock, &attr) == 0);
     pthread_rwlockattr_destroy(&attr);
+    NS_ASSERT(pthread_mutex_init(&r->write_mutex, NULL) == 0);
     return r;
 }
 
@@ -524,7 +596,7 @@ void ns_route_free(ns_route_t *r)
     ns_hmap_t *m;
     m = &r->topics;
     for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
-        topic_destroy(m->slots[i].val);
+        free(m->slots[i].val);
     ns_hmap_clear(m);
     m = &r->bnames;
     for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
@@ -551,6 +623,7 @@ void ns_route_free(ns_route_t *r)
         free(m->slots[i].val);
     ns_hmap_clear(m);
     pthread_rwlock_destroy(&r->lock);
+    pthread_mutex_destroy(&r->write_mutex);
     free(r);
 }
 
@@ -566,6 +639,15 @@ void ns_route_register_result_free(ns_route_register_result_t *res)
     res->master_addr = NULL;
 }
 
+/* Copies the queue fields (not the broker name or the vector position). */
+static void qd_set(ns__route_qd_t *qd, const ns__route_qd_t *from)
+{
+    qd->read_queue_nums = from->read_queue_nums;
+    qd->write_queue_nums = from->write_queue_nums;
+    qd->perm = from->perm;
+    qd->topic_sys_flag = from->topic_sys_flag;
+}
+
 /* Step 10c-d: topic data of a master or prime slave. */
 static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
                                    ns__route_bname_t *b, bool register_first, bool prime_slave,
@@ -577,18 +659,20 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
 
     /* 10b: topics of this broker name missing from the new table go (static topics aside). */
     if (NS_CFG_GET(r->cfg->delete_topic_with_broker_registration) && body->mapping_count == 0) {
+        /* Mark the topics of the body, then drop b's QueueData from every unmarked topic b
+         * serves. A topic's stamp is only compared within one pass under the write lock. */
         uint32_t stamp = ++r->stamp;
         for (size_t i = 0; i < body->topic_count; i++) {
-            ns__route_topic_t *t = topic_get(r, body->topics[i].topic_name);
-            ns__route_qd_t *qd = t ? ns__route_find_qd_locked(t, b->name, NULL) : NULL;
-            if (qd)
-                qd->stamp = stamp;
+            ns__route_topic_t *t =
+                body->topics[i].topic_name ? topic_get(r, body->topics[i].topic_name) : NULL;
+            if (t != NULL)
+                t->stamp = stamp;
         }
         size_t n;
         ns__route_topic_t **ts = bname_topics(b, &n);
         for (size_t i = 0; i < n; i++) {
             ns__route_qd_t *qd = ns__route_find_qd_locked(ts[i], b->name, NULL);
-            if (qd == NULL || qd->stamp == stamp)
+            if (qd == NULL || ts[i]->stamp == stamp)
                 continue;
             char qs[256];
             qd_format(qs, sizeof(qs), qd);
@@ -598,6 +682,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
             if (topic_remove_qd(r, ts[i], b))
                 logq_add(lq, NS_LOG_INFO, "deleteTopic, remove the topic all queue %s", tname);
             free(tname);
+            write_step(r);
         }
         free(ts);
     }
@@ -607,6 +692,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
         const ns_topic_config_t *tc = &body->topics[i];
         if (tc->topic_name == NULL)
             continue;
+        write_step(r);
         ns__route_topic_t *t = topic_get(r, tc->topic_name);
         size_t pos = 0;
         ns__route_qd_t *qd = t ? ns__route_find_qd_locked(t, b->name, &pos) : NULL;
@@ -623,15 +709,15 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
         char qs[256];
         if (t == NULL) {
             t = topic_create(r, tc->topic_name);
-            qd = topic_insert_qd(t, 0, b);
-            *qd = nq;
+            qd = topic_insert_qd(r, &t, 0, b);
+            qd_set(qd, &nq);
             if (ns_log_get_level() >= NS_LOG_INFO) {
                 qd_format(qs, sizeof(qs), qd);
                 logq_add(lq, NS_LOG_INFO, "new topic registered, %s %s", t->name, qs);
             }
         } else if (qd == NULL) {
-            qd = topic_insert_qd(t, pos, b);
-            *qd = nq;
+            qd = topic_insert_qd(r, &t, pos, b);
+            qd_set(qd, &nq);
         } else if (qd->read_queue_nums != nq.read_queue_nums ||
                    qd->write_queue_nums != nq.write_queue_nums || qd->perm != nq.perm ||
                    qd->topic_sys_flag != nq.topic_sys_flag) {
@@ -641,9 +727,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
                 qd_format(ns2, sizeof(ns2), &nq);
                 logq_add(lq, NS_LOG_INFO, "topic changed, %s OLD: %s NEW: %s", t->name, qs, ns2);
             }
-            nq.stamp = qd->stamp;
-            *qd = nq;
-            t->version++;
+            qd_set(qd, &nq);
         }
     }
 
@@ -664,8 +748,9 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     logq_t lq = {NS_BUF_INIT};
     int rc = 0;
     const ns_register_body_t *body = q->body;
+    bool encoded = false;
 
-    wrlock(r);
+    write_lock(r);
     /* 1 */
     cluster_add_name(r, q->cluster, q->name);
     /* 2 */
@@ -728,6 +813,9 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     /* 9 */
     bool is_master = q->id == 0;
     bool prime_slave = !old_version && !is_master && q->id == b->addrs[0].id;
+    /* The BrokerData is final: encode it before step 10 may let readers in. */
+    ns__route_bname_encode_locked(b);
+    encoded = true;
     /* 10 */
     if (is_master || prime_slave)
         register_topics_locked(r, q, b, register_first, prime_slave, &lq);
@@ -772,7 +860,10 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
         }
     }
 out:
-    unlock(r);
+    /* Steps 2 to 8 may have changed the BrokerData on the early exits too. */
+    if (!encoded)
+        ns__route_bname_encode_locked(b);
+    write_unlock(r);
     logq_flush(&lq);
     return rc;
 }
@@ -809,6 +900,7 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
                      name);
             removed_name = true;
         }
+        ns__route_bname_encode_locked(b);
     }
     if (removed_name) {
         ns__route_cluster_t *c = cluster_get(r, cluster);
@@ -824,28 +916,26 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
                 cluster_destroy(c);
             }
         }
-        /* cleanTopicByUnRegisterRequests, removed broker: its QueueDatas go. */
-        size_t n;
-        ns__route_topic_t **ts = bname_topics(b, &n);
-        for (size_t i = 0; i < n; i++) {
-            if (ns_log_get_level() >= NS_LOG_DEBUG)
+        /* cleanTopicByUnRegisterRequests, removed broker: its QueueDatas go. From the end of
+         * the vector, so that no entry has to move into a hole. */
+        bool debug = ns_log_get_level() >= NS_LOG_DEBUG;
+        while (b->ntopics > 0) {
+            ns__route_topic_t *t = b->topics[b->ntopics - 1];
+            if (debug)
                 logq_add(lq, NS_LOG_DEBUG, "removeTopicByBrokerName, remove one broker's topic %s",
-                         ts[i]->name);
-            topic_remove_qd(r, ts[i], b);
+                         t->name);
+            topic_remove_qd(r, t, b);
+            write_step(r);
         }
-        free(ts);
         bname_release(r, b);
     } else if (b != NULL && b->has_bd && b->acting_master &&
                (b->naddrs == 0 || b->addrs[0].id > 0)) {
         /* Reduced broker in acting-master mode without a master: wipe the write bit. */
-        for (size_t i = ns_hmap_next(&b->topics, 0); i < b->topics.cap;
-             i = ns_hmap_next(&b->topics, i + 1)) {
-            ns__route_topic_t *t = b->topics.slots[i].val;
-            ns__route_qd_t *qd = ns__route_find_qd_locked(t, b->name, NULL);
-            if (qd != NULL && (qd->perm & NS_PERM_WRITE)) {
+        for (uint32_t i = 0; i < b->ntopics; i++) {
+            ns__route_qd_t *qd = ns__route_find_qd_locked(b->topics[i], b->name, NULL);
+            if (qd != NULL)
                 qd->perm &= ~NS_PERM_WRITE;
-                t->version++;
-            }
+            write_step(r);
         }
     }
 }
@@ -856,9 +946,9 @@ void ns_route_unregister_broker(ns_route_t *r, const char *cluster, const char *
     if (cluster == NULL || addr == NULL)
         return; /* Java: NullPointerException hashing BrokerAddrInfo; nothing changes */
     logq_t lq = {NS_BUF_INIT};
-    wrlock(r);
+    write_lock(r);
     unregister_locked(r, cluster, addr, name, has_id, id, &lq);
-    unlock(r);
+    write_unlock(r);
     logq_flush(&lq);
 }
 
@@ -917,7 +1007,7 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
     if (!known)
         return;
     logq_t lq = {NS_BUF_INIT};
-    wrlock(r);
+    write_lock(r);
     /* Collect first: unregistering changes the live map. */
     size_t n = 0;
     char **keys = ns_xmalloc((r->live.count + 1) * sizeof(*keys));
@@ -939,7 +1029,7 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
     }
     free(keys);
     free(klens);
-    unlock(r);
+    write_unlock(r);
     logq_flush(&lq);
 }
 
@@ -977,7 +1067,7 @@ size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_i
 
     logq_t lq = {NS_BUF_INIT};
     size_t nconn = 0;
-    wrlock(r);
+    write_lock(r);
     for (size_t i = 0; i < n; i++) {
         ns__route_live_t *l = ns_hmap_get(&r->live, keys[i], klens[i]);
         /* Re-check: it may have re-registered between the two locks. */
@@ -993,7 +1083,7 @@ size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_i
         }
         free(keys[i]);
     }
-    unlock(r);
+    write_unlock(r);
     free(keys);
     free(klens);
     logq_flush(&lq);
@@ -1040,21 +1130,19 @@ static int operate_write_perm(ns_route_t *r, const char *name, bool wipe)
     if (name == NULL)
         return 0;
     int count = 0;
-    wrlock(r);
+    write_lock(r);
     ns__route_bname_t *b = bname_get(r, name);
     if (b != NULL) {
-        for (size_t i = ns_hmap_next(&b->topics, 0); i < b->topics.cap;
-             i = ns_hmap_next(&b->topics, i + 1)) {
-            ns__route_topic_t *t = b->topics.slots[i].val;
-            ns__route_qd_t *qd = ns__route_find_qd_locked(t, name, NULL);
+        for (uint32_t i = 0; i < b->ntopics; i++) {
+            ns__route_qd_t *qd = ns__route_find_qd_locked(b->topics[i], name, NULL);
             if (qd == NULL)
                 continue;
             qd->perm = wipe ? (qd->perm & ~NS_PERM_WRITE) : (NS_PERM_READ | NS_PERM_WRITE);
-            t->version++;
             count++;
+            write_step(r);
         }
     }
-    unlock(r);
+    write_unlock(r);
     return count;
 }
 
@@ -1073,7 +1161,7 @@ void ns_route_delete_topic(ns_route_t *r, const char *topic, const char *cluster
     if (topic == NULL)
         return; /* Java: NullPointerException inside, caught; nothing changes */
     logq_t lq = {NS_BUF_INIT};
-    wrlock(r);
+    write_lock(r);
     ns__route_topic_t *t = topic_get(r, topic);
     if (cluster == NULL || cluster[0] == '\0') {
         if (t != NULL)
@@ -1097,7 +1185,7 @@ void ns_route_delete_topic(ns_route_t *r, const char *topic, const char *cluster
             }
         }
     }
-    unlock(r);
+    write_unlock(r);
     logq_flush(&lq);
 }
 
@@ -1107,7 +1195,7 @@ void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_qu
     if (topic == NULL || n == 0)
         return;
     logq_t lq = {NS_BUF_INIT};
-    wrlock(r);
+    write_lock(r);
     ns__route_topic_t *t = topic_get(r, topic);
     if (t == NULL) {
         /* A new topic is stored only when every broker name is known. */
@@ -1132,16 +1220,68 @@ void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_qu
         size_t pos;
         ns__route_qd_t *qd = ns__route_find_qd_locked(t, b->name, &pos);
         if (qd == NULL)
-            qd = topic_insert_qd(t, pos, b);
+            qd = topic_insert_qd(r, &t, pos, b);
         qd->read_queue_nums = qds[i].read_queue_nums;
         qd->write_queue_nums = qds[i].write_queue_nums;
         qd->perm = qds[i].perm;
         qd->topic_sys_flag = qds[i].topic_sys_flag;
-        t->version++;
     }
 out:
-    unlock(r);
+    write_unlock(r);
     logq_flush(&lq);
+}
+
+static const char *check_locked(const ns_route_t *r)
+{
+    size_t qds = 0;
+    for (size_t i = ns_hmap_next(&r->topics, 0); i < r->topics.cap;
+         i = ns_hmap_next(&r->topics, i + 1)) {
+        const ns__route_topic_t *t = r->topics.slots[i].val;
+        if (r->topics.slots[i].key != t->name || r->topics.slots[i].klen != t->name_len ||
+            strlen(t->name) != t->name_len)
+            return "topic map key is not the topic's name";
+        if (t->nqd == 0 || t->nqd > t->qd_cap)
+            return "topic without QueueDatas";
+        const ns__route_qd_t *qd = ns__route_topic_qds(t);
+        for (uint32_t k = 0; k < t->nqd; k++) {
+            const ns__route_bname_t *b = qd[k].b;
+            if (k > 0 && strcmp(qd[k - 1].b->name, b->name) >= 0)
+                return "QueueDatas not sorted by broker name";
+            if (bname_get(r, b->name) != b)
+                return "QueueData of an unknown broker name";
+            if (qd[k].bidx >= b->ntopics || b->topics[qd[k].bidx] != t)
+                return "QueueData position not in its broker name's topic vector";
+        }
+        qds += t->nqd;
+    }
+    size_t indexed = 0;
+    for (size_t i = ns_hmap_next(&r->bnames, 0); i < r->bnames.cap;
+         i = ns_hmap_next(&r->bnames, i + 1)) {
+        const ns__route_bname_t *b = r->bnames.slots[i].val;
+        if (!b->has_bd && b->ntopics == 0)
+            return "broker name record kept without BrokerData or topics";
+        for (int mode = 0; mode < 2; mode++)
+            if (b->json[mode].qd_head == NULL || (b->json[mode].broker_data != NULL) != b->has_bd)
+                return "encoded pieces missing";
+        for (uint32_t k = 0; k < b->ntopics; k++) {
+            const ns__route_topic_t *t = b->topics[k];
+            if (topic_get(r, t->name) != t)
+                return "broker name lists a topic not in the map";
+            const ns__route_qd_t *qd = ns__route_find_qd_locked(t, b->name, NULL);
+            if (qd == NULL || qd->bidx != k)
+                return "broker name lists a topic without its QueueData";
+        }
+        indexed += b->ntopics;
+    }
+    return indexed == qds ? NULL : "QueueData count differs from the topic vectors";
+}
+
+const char *ns__route_check_consistency(ns_route_t *r)
+{
+    rdlock(r);
+    const char *err = check_locked(r);
+    unlock(r);
+    return err;
 }
 
 size_t ns_route_topic_count(ns_route_t *r)

@@ -18,9 +18,21 @@ typedef struct ns__route_addr {
     char *addr; /* owned "ip:port" */
 } ns__route_addr_t;
 
+/* The parts of route answers that depend on one broker name only, in one JSON mode. Route
+ * reads copy these bytes instead of escaping and formatting the same strings again. */
+typedef struct ns__route_bname_json {
+    char *broker_data;      /* owned: the BrokerData object as answers list it; NULL = !has_bd */
+    size_t broker_data_len; /* bytes at broker_data */
+    char *qd_head;          /* owned: {"brokerName":<name>,"perm":  (every QueueData starts so) */
+    size_t qd_head_len;     /* bytes at qd_head */
+} ns__route_bname_json_t;
+
+typedef struct ns__route_topic ns__route_topic_t;
+
 /* Everything known under one broker name: its BrokerData (when has_bd) and the index of the
  * topics holding a QueueData of this name, so that per-broker operations cost O(its topics).
- * Lives while has_bd or topics is non-empty. */
+ * Lives while has_bd or ntopics > 0. QueueDatas refer to it by pointer, so a broker name is
+ * stored once however many topics it serves. */
 typedef struct ns__route_bname {
     char *name;              /* owned; the key in ns_route.bnames */
     bool has_bd;             /* present in brokerAddrTable */
@@ -30,30 +42,49 @@ typedef struct ns__route_bname {
     ns__route_addr_t *addrs; /* brokerAddrs, sorted by id, naddrs entries */
     size_t naddrs;
     size_t addrs_cap;
-    ns_hmap_t topics; /* topic name -> ns__route_topic_t*, keys are the topics' names */
+    ns__route_topic_t **topics; /* the topics holding a QueueData of this name, unordered; a
+                                   QueueData's bidx is its topic's position here */
+    uint32_t ntopics;           /* entries in topics */
+    uint32_t topics_cap;        /* entries allocated */
+    /* Encoded pieces, indexed by ns_json_mode_t. qd_head is set at creation (the name never
+     * changes); broker_data is re-encoded by ns__route_bname_encode_locked() after every change
+     * of the BrokerData fields above. */
+    ns__route_bname_json_t json[2];
 } ns__route_bname_t;
 
-/* One QueueData. */
+/* One QueueData (32 bytes). */
 typedef struct ns__route_qd {
     ns__route_bname_t *b; /* its broker name */
     int32_t read_queue_nums;
     int32_t write_queue_nums;
     int32_t perm;
     int32_t topic_sys_flag;
-    uint32_t stamp; /* registration pass marker (deleteTopicWithBrokerRegistration) */
+    uint32_t bidx; /* position of this topic in b->topics */
 } ns__route_qd_t;
 
-/* One topicQueueTable entry: QueueDatas sorted by broker name (binary search, and the order
- * in which answers list them). Never empty while in the table. */
-typedef struct ns__route_topic {
-    char *name; /* owned; the key in ns_route.topics */
-    ns__route_qd_t *qd;
-    size_t nqd;
-    size_t qd_cap;
-    /* Bumped on every change of this topic's QueueDatas. With a per-broker-name counter (for
-     * BrokerData changes) it is what a future per-topic encoded-answer cache would key on. */
-    uint64_t version;
-} ns__route_topic_t;
+/* One topicQueueTable entry, in one allocation: this header, the name, then (8-byte aligned)
+ * qd_cap QueueDatas sorted by broker name (binary search, and the order in which answers list
+ * them). Never empty while in the table. Growing it may move it: route.c then updates the map
+ * and the broker names' topic vectors. */
+struct ns__route_topic {
+    uint32_t nqd;      /* QueueDatas in use */
+    uint32_t qd_cap;   /* QueueDatas allocated */
+    uint32_t stamp;    /* registration pass marker (deleteTopicWithBrokerRegistration) */
+    uint32_t name_len; /* bytes of name without the NUL */
+    char name[];       /* NUL-terminated; the key in ns_route.topics */
+};
+
+/* Where a topic's QueueDatas start: after the name, rounded up to 8 bytes. */
+static inline size_t ns__route_topic_qd_offset(size_t name_len)
+{
+    return (sizeof(ns__route_topic_t) + name_len + 1 + 7) & ~(size_t)7;
+}
+
+static inline ns__route_qd_t *ns__route_topic_qds(const ns__route_topic_t *t)
+{
+    return (ns__route_qd_t *)(void *)((char *)(uintptr_t)t +
+                                      ns__route_topic_qd_offset(t->name_len));
+}
 
 /* clusterAddrTable entry: the set of broker names (keys are owned copies, value = key). */
 typedef struct ns__route_cluster {
@@ -97,16 +128,34 @@ typedef struct ns__route_conn {
 
 struct ns_route {
     const ns_config_t *cfg;
-    pthread_rwlock_t lock; /* writer-preferring: registrations must not starve */
-    ns_hmap_t topics;      /* topic -> ns__route_topic_t */
-    ns_hmap_t bnames;      /* broker name -> ns__route_bname_t */
-    ns_hmap_t clusters;    /* cluster -> ns__route_cluster_t */
-    ns_hmap_t live;        /* "cluster\0addr" -> ns__route_live_t */
-    ns_hmap_t filters;     /* "cluster\0addr" -> ns__route_filter_t */
-    ns_hmap_t mappings;    /* topic -> ns__route_mapping_t */
-    ns_hmap_t conns;       /* 8-byte conn id -> ns__route_conn_t */
-    uint32_t stamp;        /* last registration pass marker */
+    pthread_rwlock_t lock;       /* writer-preferring: registrations must not starve */
+    pthread_mutex_t write_mutex; /* held by a writer for its whole operation (route.c) */
+    uint32_t slice_left;         /* steps until the current writer lets readers in */
+    ns_hmap_t topics;            /* topic -> ns__route_topic_t */
+    ns_hmap_t bnames;            /* broker name -> ns__route_bname_t */
+    ns_hmap_t clusters;          /* cluster -> ns__route_cluster_t */
+    ns_hmap_t live;              /* "cluster\0addr" -> ns__route_live_t */
+    ns_hmap_t filters;           /* "cluster\0addr" -> ns__route_filter_t */
+    ns_hmap_t mappings;          /* topic -> ns__route_mapping_t */
+    ns_hmap_t conns;             /* 8-byte conn id -> ns__route_conn_t */
+    uint32_t stamp;              /* last registration pass marker */
 };
+
+/* route_query.c: the encoded pieces of a broker name. encode_head fills json[*].qd_head of a
+ * new record; encode_locked re-encodes json[*].broker_data from the BrokerData fields (frees it
+ * when !has_bd) and returns whether the bytes changed; json_free releases both. */
+void ns__route_bname_encode_head(ns__route_bname_t *b);
+bool ns__route_bname_encode_locked(ns__route_bname_t *b);
+void ns__route_bname_json_free(ns__route_bname_t *b);
+
+/* Throws every encoded piece away and encodes it again from the tables, under the write lock.
+ * Tests call it to check that no encoded piece is ever stale: an answer must not change. */
+void ns__route_reencode_all(ns_route_t *r);
+
+/* Checks the table's internal links (topic map keys, sorted QueueDatas, the broker names'
+ * topic vectors and positions, encoded pieces present). Returns NULL when they hold, else what
+ * is broken. Takes the read lock. For tests and fuzzers. */
+const char *ns__route_check_consistency(ns_route_t *r);
 
 /* Lookups, caller holds the lock. */
 ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname,

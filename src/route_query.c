@@ -97,15 +97,121 @@ static void write_broker_data(ns_jsonw_t *w, const ns__route_bname_t *b, bool ac
     ns_jsonw_object_end(w);
 }
 
-static void write_queue_data(ns_jsonw_t *w, const ns__route_qd_t *q)
+/* ---- encoded pieces of a broker name ------------------------------------------------------ */
+
+void ns__route_bname_encode_head(ns__route_bname_t *b)
 {
-    ns_jsonw_object_begin(w);
-    ns_jsonw_kv_string(w, "brokerName", q->b->name);
-    ns_jsonw_kv_int(w, "perm", q->perm);
-    ns_jsonw_kv_int(w, "readQueueNums", q->read_queue_nums);
-    ns_jsonw_kv_int(w, "topicSysFlag", q->topic_sys_flag);
-    ns_jsonw_kv_int(w, "writeQueueNums", q->write_queue_nums);
-    ns_jsonw_object_end(w);
+    for (int mode = 0; mode < 2; mode++) {
+        ns_buf_t out = NS_BUF_INIT;
+        ns_jsonw_t w;
+        ns_jsonw_init(&w, &out, (ns_json_mode_t)mode);
+        ns_jsonw_object_begin(&w);
+        ns_jsonw_kv_string(&w, "brokerName", b->name);
+        ns_jsonw_key(&w, "perm");
+        b->json[mode].qd_head = (char *)ns_buf_steal(&out, &b->json[mode].qd_head_len);
+    }
+}
+
+bool ns__route_bname_encode_locked(ns__route_bname_t *b)
+{
+    bool changed = false;
+    for (int mode = 0; mode < 2; mode++) {
+        ns__route_bname_json_t *j = &b->json[mode];
+        char *text = NULL;
+        size_t len = 0;
+        if (b->has_bd) {
+            ns_buf_t out = NS_BUF_INIT;
+            ns_jsonw_t w;
+            ns_jsonw_init(&w, &out, (ns_json_mode_t)mode);
+            write_broker_data(&w, b, false);
+            text = (char *)ns_buf_steal(&out, &len);
+        }
+        if (text != NULL && j->broker_data != NULL && len == j->broker_data_len &&
+            memcmp(text, j->broker_data, len) == 0) {
+            free(text); /* unchanged: keep the old copy */
+            continue;
+        }
+        changed = changed || text != NULL || j->broker_data != NULL;
+        free(j->broker_data);
+        j->broker_data = text;
+        j->broker_data_len = len;
+    }
+    return changed;
+}
+
+void ns__route_bname_json_free(ns__route_bname_t *b)
+{
+    for (int mode = 0; mode < 2; mode++) {
+        free(b->json[mode].broker_data);
+        free(b->json[mode].qd_head);
+        b->json[mode] = (ns__route_bname_json_t){0};
+    }
+}
+
+void ns__route_reencode_all(ns_route_t *r)
+{
+    NS_ASSERT(pthread_mutex_lock(&r->write_mutex) == 0);
+    NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
+    for (size_t i = ns_hmap_next(&r->bnames, 0); i < r->bnames.cap;
+         i = ns_hmap_next(&r->bnames, i + 1)) {
+        ns__route_bname_t *b = r->bnames.slots[i].val;
+        ns__route_bname_json_free(b);
+        ns__route_bname_encode_head(b);
+        ns__route_bname_encode_locked(b);
+    }
+    unlock(r);
+    NS_ASSERT(pthread_mutex_unlock(&r->write_mutex) == 0);
+}
+
+/* ---- TopicRouteData ------------------------------------------------------------------------ */
+
+/* Appends the decimal form of v at p (room for 11 bytes); returns the end. */
+static char *put_i32(char *p, int32_t v)
+{
+    if (v >= 0 && v < 10) { /* perm, topicSysFlag and most queue counts */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    char tmp[12];
+    size_t n = sizeof(tmp);
+    uint32_t u = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
+    do {
+        tmp[--n] = (char)('0' + (u % 10));
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        tmp[--n] = '-';
+    memcpy(p, tmp + n, sizeof(tmp) - n);
+    return p + (sizeof(tmp) - n);
+}
+
+static char *put_lit(char *p, const char *lit, size_t len)
+{
+    memcpy(p, lit, len);
+    return p + len;
+}
+
+#define PUT_LIT(p, lit) put_lit((p), (lit), sizeof(lit) - 1)
+
+/* The longest QueueData after its head: four int32s and the member names around them. */
+#define QD_TAIL_MAX (4 * 11 + sizeof(",\"readQueueNums\":,\"topicSysFlag\":,\"writeQueueNums\":}"))
+
+/* One QueueData: the broker name's encoded head, then the numbers (fastjson's order). */
+static void write_queue_data(ns_buf_t *out, const ns__route_bname_json_t *j,
+                             const ns__route_qd_t *q)
+{
+    ns_buf_reserve(out, j->qd_head_len + QD_TAIL_MAX);
+    char *p = (char *)out->data + out->len;
+    p = put_lit(p, j->qd_head, j->qd_head_len);
+    p = put_i32(p, q->perm);
+    p = PUT_LIT(p, ",\"readQueueNums\":");
+    p = put_i32(p, q->read_queue_nums);
+    p = PUT_LIT(p, ",\"topicSysFlag\":");
+    p = put_i32(p, q->topic_sys_flag);
+    p = PUT_LIT(p, ",\"writeQueueNums\":");
+    p = put_i32(p, q->write_queue_nums);
+    *p++ = '}';
+    out->len = (size_t)((uint8_t *)p - out->data);
 }
 
 static void write_mapping_info(ns_jsonw_t *w, const ns_mapping_info_t *mi)
@@ -147,21 +253,22 @@ static int cmp_filter_ref(const void *a, const void *b)
     return strcmp(((const filter_ref_t *)a)->addr, ((const filter_ref_t *)b)->addr);
 }
 
+/* The filterServerTable object. */
 static void write_filter_table_locked(ns_route_t *r, ns_jsonw_t *w, const ns__route_topic_t *t,
                                       const uint8_t *flags)
 {
-    ns_jsonw_key(w, "filterServerTable");
+    const ns__route_qd_t *tqd = ns__route_topic_qds(t);
     ns_jsonw_object_begin(w);
     if (r->filters.count > 0) {
         size_t cap = 0, n = 0;
         for (size_t i = 0; i < t->nqd; i++)
             if ((flags[i] & QD_INCLUDED) && !(flags[i] & QD_DROPPED))
-                cap += t->qd[i].b->naddrs;
+                cap += tqd[i].b->naddrs;
         filter_ref_t *refs = ns_xmalloc((cap + 1) * sizeof(*refs));
         for (size_t i = 0; i < t->nqd; i++) {
             if (!(flags[i] & QD_INCLUDED) || (flags[i] & QD_DROPPED))
                 continue;
-            const ns__route_bname_t *b = t->qd[i].b;
+            const ns__route_bname_t *b = tqd[i].b;
             for (size_t k = 0; k < b->naddrs; k++) {
                 const ns__route_filter_t *f =
                     ns__route_filter_get_locked(r, b->cluster, b->addrs[k].addr);
@@ -204,11 +311,12 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
         rc = NS_ENOTFOUND;
         goto out;
     }
+    const ns__route_qd_t *tqd = ns__route_topic_qds(t);
     if (t->nqd > sizeof(stack_flags))
         flags = ns_xmalloc(t->nqd);
     bool any = false, need_acting = false;
     for (size_t i = 0; i < t->nqd; i++) {
-        const ns__route_bname_t *b = t->qd[i].b;
+        const ns__route_bname_t *b = tqd[i].b;
         flags[i] = 0;
         if (!b->has_bd)
             continue;
@@ -224,10 +332,10 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
     for (size_t i = 0; i < t->nqd; i++) {
         if (!(flags[i] & QD_INCLUDED))
             continue;
-        const ns__route_bname_t *b = t->qd[i].b;
+        const ns__route_bname_t *b = tqd[i].b;
         bool has_master = b->naddrs > 0 && b->addrs[0].id == 0;
         if (acting_enabled && need_acting && b->naddrs > 0 && !has_master && b->acting_master &&
-            !(t->qd[i].perm & NS_PERM_WRITE)) {
+            !(tqd[i].perm & NS_PERM_WRITE)) {
             flags[i] |= QD_ACTING;
             has_master = true;
         }
@@ -235,29 +343,59 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
             flags[i] |= QD_DROPPED;
     }
 
-    /* One allocation for the usual answer: ~100 bytes per QueueData, ~150 per BrokerData. */
-    ns_buf_reserve(out, 128 + t->nqd * 256);
+    /* One allocation for the usual answer: the pieces' sizes are known. */
+    size_t need = 128 + (order_conf ? 6 * strlen(order_conf) + 32 : 0);
+    for (size_t i = 0; i < t->nqd; i++) {
+        const ns__route_bname_json_t *j = &tqd[i].b->json[mode];
+        need += j->qd_head_len + QD_TAIL_MAX + 1;
+        if (flags[i] & QD_INCLUDED)
+            need += j->broker_data_len + 1;
+    }
+    ns_buf_reserve(out, need);
     ns_jsonw_t w;
-    ns_jsonw_init(&w, out, mode);
-    ns_jsonw_object_begin(&w);
-    ns_jsonw_key(&w, "brokerDatas");
-    ns_jsonw_array_begin(&w);
-    for (size_t i = 0; i < t->nqd; i++)
-        if ((flags[i] & QD_INCLUDED) && !(flags[i] & QD_DROPPED))
-            write_broker_data(&w, t->qd[i].b, flags[i] & QD_ACTING);
-    ns_jsonw_array_end(&w);
-    write_filter_table_locked(r, &w, t, flags);
-    if (order_conf != NULL)
-        ns_jsonw_kv_string(&w, "orderTopicConf", order_conf);
-    ns_jsonw_key(&w, "queueDatas");
-    ns_jsonw_array_begin(&w);
-    for (size_t i = 0; i < t->nqd; i++)
-        if (!(flags[i] & QD_DROPPED))
-            write_queue_data(&w, &t->qd[i]);
-    ns_jsonw_array_end(&w);
+    ns_buf_append_str(out, "{\"brokerDatas\":[");
+    bool first = true;
+    for (size_t i = 0; i < t->nqd; i++) {
+        if (!(flags[i] & QD_INCLUDED) || (flags[i] & QD_DROPPED))
+            continue;
+        if (!first)
+            ns_buf_append_char(out, ',');
+        first = false;
+        const ns__route_bname_t *b = tqd[i].b;
+        if (flags[i] & QD_ACTING) {
+            ns_jsonw_init(&w, out, mode);
+            write_broker_data(&w, b, true);
+        } else {
+            ns_buf_append(out, b->json[mode].broker_data, b->json[mode].broker_data_len);
+        }
+    }
+    ns_buf_append_str(out, "],\"filterServerTable\":");
+    if (r->filters.count == 0) {
+        ns_buf_append_str(out, "{}");
+    } else {
+        ns_jsonw_init(&w, out, mode);
+        write_filter_table_locked(r, &w, t, flags);
+    }
+    if (order_conf != NULL) {
+        ns_buf_append_str(out, ",\"orderTopicConf\":");
+        ns_jsonw_init(&w, out, mode);
+        ns_jsonw_string(&w, order_conf);
+    }
+    ns_buf_append_str(out, ",\"queueDatas\":[");
+    first = true;
+    for (size_t i = 0; i < t->nqd; i++) {
+        if (flags[i] & QD_DROPPED)
+            continue;
+        if (!first)
+            ns_buf_append_char(out, ',');
+        first = false;
+        write_queue_data(out, &tqd[i].b->json[mode], &tqd[i]);
+    }
+    ns_buf_append_char(out, ']');
     const ns__route_mapping_t *m = r->mappings.count ? ns_hmap_gets(&r->mappings, topic) : NULL;
     if (m != NULL) {
-        ns_jsonw_key(&w, "topicQueueMappingByBroker");
+        ns_buf_append_str(out, ",\"topicQueueMappingByBroker\":");
+        ns_jsonw_init(&w, out, mode);
         ns_jsonw_object_begin(&w);
         for (size_t i = 0; i < m->n; i++) {
             ns_jsonw_key(&w, m->infos[i].bname ? m->infos[i].bname : "null");
@@ -265,7 +403,7 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
         }
         ns_jsonw_object_end(&w);
     }
-    ns_jsonw_object_end(&w);
+    ns_buf_append_char(out, '}');
 out:
     unlock(r);
     if (flags != stack_flags)
@@ -290,8 +428,10 @@ void ns_route_get_cluster_info(ns_route_t *r, ns_buf_t *out)
     ns_jsonw_key(&w, "brokerAddrTable");
     ns_jsonw_object_begin(&w);
     for (size_t i = 0; i < n; i++) {
+        const ns__route_bname_t *b = ns_hmap_gets(&r->bnames, names.v[i]);
         ns_jsonw_key(&w, names.v[i]);
-        write_broker_data(&w, ns_hmap_gets(&r->bnames, names.v[i]), false);
+        ns_jsonw_raw(&w, b->json[NS_JSON_DEFAULT].broker_data,
+                     b->json[NS_JSON_DEFAULT].broker_data_len);
     }
     ns_jsonw_object_end(&w);
     names.n = 0;
@@ -345,9 +485,8 @@ void ns_route_get_topics_by_cluster(ns_route_t *r, const char *cluster, ns_buf_t
             const ns__route_bname_t *b = ns_hmap_gets(&r->bnames, c->names.slots[i].key);
             if (b == NULL)
                 continue;
-            for (size_t k = ns_hmap_next(&b->topics, 0); k < b->topics.cap;
-                 k = ns_hmap_next(&b->topics, k + 1))
-                strvec_push(&s, b->topics.slots[k].key);
+            for (uint32_t k = 0; k < b->ntopics; k++)
+                strvec_push(&s, b->topics[k]->name);
         }
     }
     write_topic_list(out, &s, NULL);
@@ -387,7 +526,7 @@ void ns_route_get_unit_topic_list(ns_route_t *r, ns_route_unit_kind_t kind, ns_b
         const ns__route_topic_t *t = r->topics.slots[i].val;
         if (t->nqd == 0)
             continue;
-        int32_t f = t->qd[0].topic_sys_flag;
+        int32_t f = ns__route_topic_qds(t)[0].topic_sys_flag;
         bool unit = (f & 1) != 0, unit_sub = (f & 2) != 0;
         bool match = kind == NS_ROUTE_UNIT_TOPICS    ? unit
                      : kind == NS_ROUTE_HAS_UNIT_SUB ? unit_sub

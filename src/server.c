@@ -7,9 +7,13 @@
  * share state only through the route table's rwlock, the KV store's mutex and the config's
  * atomics, so loops never wait for each other except on those locks.
  *
+ * Requests that are not cheap (registrations, admin writes, KV writes, big lists) run on the
+ * worker thread (worker.c), which hands the replies back through each loop's jobs_async.
+ *
  * Periodic jobs on loop 0:
- *   - inactive-broker scan, every scanNotActiveBrokerInterval (first after 5 s): unregisters
- *     brokers silent past their heartbeat timeout and closes their connections;
+ *   - inactive-broker scan, every scanNotActiveBrokerInterval (first after 5 s), run by the
+ *     worker: unregisters brokers silent past their heartbeat timeout and closes their
+ *     connections;
  *   - KV dump, every 10 min (first after 1 min), as Java logs it;
  *   - traffic summary, every minute.
  * Every loop also closes connections idle past serverChannelMaxIdleTimeSeconds. */
@@ -32,8 +36,6 @@
 #define IDLE_CHECK_INTERVAL_MS 1000
 /* How long shutdown waits for queued replies to reach slow peers before cutting them off. */
 #define DRAIN_TIMEOUT_MS 3000
-/* Expired brokers handled per scan; more simply wait for the next scan. */
-#define SCAN_MAX_CLOSE 4096
 
 typedef enum loop_request { REQ_CLOSE_CONN, REQ_ADOPT_FD } loop_request_t;
 
@@ -67,6 +69,12 @@ void ns_server_free(ns_server_t *server)
 static void post_request(ns_io_loop_t *loop, loop_request_t kind, uint64_t value)
 {
     pthread_mutex_lock(&loop->lock);
+    if (loop->wakeup_closed) { /* the loop is shutting down: nothing to do any more */
+        pthread_mutex_unlock(&loop->lock);
+        if (kind == REQ_ADOPT_FD)
+            close((int)value);
+        return;
+    }
     if (loop->close_count == loop->close_cap) {
         loop->close_cap = loop->close_cap ? loop->close_cap * 2 : 16;
         loop->close_ids = ns_xrealloc(loop->close_ids, loop->close_cap * sizeof(uint64_t));
@@ -74,8 +82,65 @@ static void post_request(ns_io_loop_t *loop, loop_request_t kind, uint64_t value
     /* The top bit tells the two kinds apart: conn ids never reach it, fds are small. */
     loop->close_ids[loop->close_count++] =
         kind == REQ_ADOPT_FD ? (value | (UINT64_C(1) << 63)) : value;
+    uv_async_send(&loop->wakeup); /* under the lock: stop_loop cannot close it meanwhile */
     pthread_mutex_unlock(&loop->lock);
-    uv_async_send(&loop->wakeup);
+}
+
+void ns__server_close_conn(ns_server_t *server, uint64_t id)
+{
+    unsigned index = (unsigned)(id & (NS_MAX_IO_LOOPS - 1));
+    if (id != 0 && index < server->loop_count)
+        post_request(&server->loops[index], REQ_CLOSE_CONN, id);
+}
+
+/* ---- jobs coming back from the worker --------------------------------------------------- */
+
+void ns__loop_job_out(ns_io_loop_t *loop)
+{
+    loop->jobs_in_flight++;
+}
+
+void ns__loop_return_job(ns_io_loop_t *loop, ns_job_t *job)
+{
+    pthread_mutex_lock(&loop->lock);
+    job->next = loop->returned;
+    loop->returned = job;
+    /* jobs_async stays open while this loop has jobs out, so this is always safe. */
+    uv_async_send(&loop->jobs_async);
+    pthread_mutex_unlock(&loop->lock);
+}
+
+static void close_jobs_async_if_done(ns_io_loop_t *loop)
+{
+    if (loop->stopping && loop->jobs_in_flight == 0 && loop->jobs_async_open) {
+        loop->jobs_async_open = false;
+        uv_close((uv_handle_t *)&loop->jobs_async, NULL);
+    }
+}
+
+static void on_jobs_returned(uv_async_t *handle)
+{
+    ns_io_loop_t *loop = handle->data;
+    pthread_mutex_lock(&loop->lock);
+    ns_job_t *list = loop->returned;
+    loop->returned = NULL;
+    pthread_mutex_unlock(&loop->lock);
+    /* The list is newest first: reverse it, replies go out in the order the worker ran them. */
+    ns_job_t *fifo = NULL;
+    while (list != NULL) {
+        ns_job_t *next = list->next;
+        list->next = fifo;
+        fifo = list;
+        list = next;
+    }
+    while (fifo != NULL) {
+        ns_job_t *next = fifo->next;
+        loop->jobs_in_flight--;
+        ns__conn_job_done(fifo);
+        fifo = next;
+    }
+    ns__conn_budget_check(loop);
+    close_jobs_async_if_done(loop);
 }
 
 static void stop_loop(ns_io_loop_t *loop);
@@ -142,7 +207,12 @@ static void stop_loop(ns_io_loop_t *loop)
     if (loop->listening)
         uv_close((uv_handle_t *)&loop->listener, NULL);
     uv_close((uv_handle_t *)&loop->idle_timer, NULL);
+    pthread_mutex_lock(&loop->lock);
+    loop->wakeup_closed = true;
+    pthread_mutex_unlock(&loop->lock);
     uv_close((uv_handle_t *)&loop->wakeup, NULL);
+    /* jobs_async stays until every job of this loop is back from the worker. */
+    close_jobs_async_if_done(loop);
     ns__conn_drain_all(loop);
     if (loop->conn_count == 0) {
         uv_close((uv_handle_t *)&loop->drain_timer, NULL);
@@ -161,6 +231,9 @@ static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
     pthread_mutex_init(&loop->lock, NULL);
     uv_async_init(&loop->loop, &loop->wakeup, on_wakeup);
     loop->wakeup.data = loop;
+    uv_async_init(&loop->loop, &loop->jobs_async, on_jobs_returned);
+    loop->jobs_async.data = loop;
+    loop->jobs_async_open = true;
     uv_timer_init(&loop->loop, &loop->idle_timer);
     loop->idle_timer.data = loop;
     uv_timer_start(&loop->idle_timer, on_idle_check, IDLE_CHECK_INTERVAL_MS,
@@ -269,18 +342,8 @@ static int write_port_file(const char *path, int port)
 static void on_scan(uv_timer_t *timer)
 {
     ns_server_t *server = timer->data;
-    uint64_t *ids = ns_xmalloc(SCAN_MAX_CLOSE * sizeof(uint64_t));
-    size_t n = ns_route_scan_not_active(server->route, ns_now_ms(), ids, SCAN_MAX_CLOSE);
-    for (size_t i = 0; i < n; i++) {
-        unsigned index = (unsigned)(ids[i] & (NS_MAX_IO_LOOPS - 1));
-        if (ids[i] == 0 || index >= server->loop_count)
-            continue;
-        if (index == 0)
-            ns__conn_close_by_id(&server->loops[0], ids[i], "broker expired");
-        else
-            post_request(&server->loops[index], REQ_CLOSE_CONN, ids[i]);
-    }
-    free(ids);
+    /* The scan takes the route table's write side: it runs on the worker, not on loop 0. */
+    ns__worker_submit_simple(server->worker, NS_JOB_SCAN, 0);
 }
 
 static void on_kv_log(uv_timer_t *timer)
@@ -373,6 +436,7 @@ int ns_server_run(ns_server_t *server)
             if (server->loops[i].listening)
                 uv_close((uv_handle_t *)&server->loops[i].listener, NULL);
             uv_close((uv_handle_t *)&server->loops[i].wakeup, NULL);
+            uv_close((uv_handle_t *)&server->loops[i].jobs_async, NULL);
             uv_close((uv_handle_t *)&server->loops[i].idle_timer, NULL);
             uv_close((uv_handle_t *)&server->loops[i].drain_timer, NULL);
             uv_run(&server->loops[i].loop, UV_RUN_DEFAULT);
@@ -403,6 +467,7 @@ int ns_server_run(ns_server_t *server)
     server->stats_timer.data = server;
     uv_timer_start(&server->stats_timer, on_stats, STATS_INTERVAL_MS, STATS_INTERVAL_MS);
 
+    server->worker = ns__worker_start(server);
     for (unsigned i = 1; i < server->loop_count; i++)
         uv_thread_create(&server->loops[i].thread, loop_thread_main, &server->loops[i]);
 
@@ -412,6 +477,10 @@ int ns_server_run(ns_server_t *server)
     uv_run(&loop0->loop, UV_RUN_DEFAULT);
     for (unsigned i = 1; i < server->loop_count; i++)
         uv_thread_join(&server->loops[i].thread);
+    /* Every request job is back (each loop waited for its own); what is left are connection
+     * closes (their brokers are unregistered now) and maybe a scan. */
+    ns__worker_stop(server->worker);
+    server->worker = NULL;
     for (unsigned i = 0; i < server->loop_count; i++) {
         ns_io_loop_t *loop = &server->loops[i];
         /* Descriptors handed over after the loop stopped were queued but never adopted. */
@@ -419,6 +488,8 @@ int ns_server_run(ns_server_t *server)
             if (loop->close_ids[k] >> 63)
                 close((int)(loop->close_ids[k] & ~(UINT64_C(1) << 63)));
         free(loop->close_ids);
+        ns_buf_free(&loop->scratch);
+        free(loop->read_buf);
         if (uv_loop_close(&loop->loop) != 0)
             NS_LOG_W("event loop %u closed with open handles", i);
         pthread_mutex_destroy(&loop->lock);

@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "ns_buf.h"
+#include "ns_cmd.h"
 #include "ns_server.h"
 
 /* Connection ids carry the index of their loop in the low byte, so any thread can route a
@@ -19,6 +20,28 @@
 
 typedef struct ns_conn ns_conn_t;
 typedef struct ns_io_loop ns_io_loop_t;
+typedef struct ns_worker ns_worker_t;
+
+/* Work for the request worker (worker.c). */
+typedef enum ns_job_kind {
+    NS_JOB_REQUEST,     /* run req, send resp back to loop/conn */
+    NS_JOB_CONN_CLOSED, /* connection conn_id closed: unregister its brokers */
+    NS_JOB_SCAN,        /* the inactive-broker scan */
+} ns_job_kind_t;
+
+typedef struct ns_job {
+    struct ns_job *next; /* queue link (worker queue, then the loop's returned list) */
+    ns_job_kind_t kind;
+    ns_io_loop_t *loop; /* REQUEST: the loop the reply goes back to */
+    ns_conn_t *conn;    /* REQUEST: the connection (kept alive while it has jobs) */
+    uint64_t conn_id;   /* the connection's id */
+    char peer[64];      /* REQUEST: "ip:port", for the handlers' logs */
+    ns_cmd_t req;       /* REQUEST: the decoded request; its body points into body[] */
+    ns_cmd_t resp;      /* REQUEST: the response, filled by the worker */
+    bool send;          /* REQUEST: resp is to be sent (not oneway) */
+    size_t bytes;       /* REQUEST: size of this allocation (the loop's job_bytes) */
+    uint8_t body[];     /* REQUEST: copy of the request body */
+} ns_job_t;
 
 /* One I/O event loop with its own listening socket (SO_REUSEPORT) and connections. Loop 0 runs
  * on the main thread and also owns the signals and the periodic jobs. */
@@ -41,12 +64,23 @@ struct ns_io_loop {
     size_t conn_count;      /* entries in conns */
     uint64_t next_seq;      /* per-loop connection counter */
     uv_timer_t drain_timer; /* bounds the graceful drain at shutdown */
+    ns_buf_t scratch;       /* handlers' reusable buffer (ns_ctx_t.scratch), loop thread only */
+    uv_async_t jobs_async;  /* the worker returned jobs (returned list below) */
+    bool jobs_async_open;   /* jobs_async not closed yet (loop thread) */
+    size_t jobs_in_flight;  /* REQUEST jobs of this loop at the worker (loop thread) */
+    size_t job_bytes;       /* bytes those jobs hold (conn.c, loop thread) */
+    bool over_budget;       /* job_bytes passed its limit, not yet back to half (conn.c) */
+    ns_job_t *returned;     /* finished jobs, newest first (under lock) */
+    bool wakeup_closed;     /* wakeup and jobs_async may no longer be signalled (under lock) */
+    uint8_t *read_buf;      /* READ_CHUNK bytes every connection without a partial frame reads
+                               into (conn.c); NULL until the first read */
 };
 
 struct ns_server {
     ns_config_t *cfg;
     ns_route_t *route;
     ns_kv_t *kv;
+    ns_worker_t *worker;     /* runs the requests that are not cheap (worker.c) */
     uint64_t start_ms;       /* monotonic ms at ns_server_run */
     unsigned loop_count;     /* I/O loops in use */
     ns_io_loop_t *loops;     /* loop_count loops */
@@ -88,7 +122,40 @@ void ns__conn_drain_all(ns_io_loop_t *loop);
 /* Closes every connection at once. */
 void ns__conn_close_all(ns_io_loop_t *loop);
 
+/* Runs a REQUEST job's reply on its loop: sends resp unless the connection closed, then frees
+ * the job; the connection is freed here if it closed while the job was out. */
+void ns__conn_job_done(ns_job_t *job);
+
+/* After a batch of returned jobs: when the loop was over budget and its job bytes dropped to
+ * half, reads again from the connections it had stopped. */
+void ns__conn_budget_check(ns_io_loop_t *loop);
+
 /* server.c: called by conn.c whenever a connection of `loop` is freed. */
 void ns__loop_conn_gone(ns_io_loop_t *loop);
+
+/* server.c, any thread: hands a finished REQUEST job back to its loop. */
+void ns__loop_return_job(ns_io_loop_t *loop, ns_job_t *job);
+
+/* server.c, any thread: asks the loop owning connection `id` to close it ("broker
+ * expired"). Dropped once that loop is shutting down. */
+void ns__server_close_conn(ns_server_t *server, uint64_t id);
+
+/* server.c, loop thread: a REQUEST job leaves for the worker (counted until it returns). */
+void ns__loop_job_out(ns_io_loop_t *loop);
+
+/* worker.c */
+
+/* Starts the worker thread. */
+ns_worker_t *ns__worker_start(ns_server_t *server);
+
+/* Runs every job still queued, stops the thread and frees the worker. NULL is a no-op. Call
+ * after the loops have stopped (no REQUEST job may be queued then). */
+void ns__worker_stop(ns_worker_t *w);
+
+/* Queues a job (takes ownership). Any thread. */
+void ns__worker_submit(ns_worker_t *w, ns_job_t *job);
+
+/* Queues a CONN_CLOSED or SCAN job. Any thread. */
+void ns__worker_submit_simple(ns_worker_t *w, ns_job_kind_t kind, uint64_t conn_id);
 
 #endif

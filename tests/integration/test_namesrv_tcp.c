@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ns_cmd_codec.h"
+#include "ns_common.h"
 #include "ns_frame.h"
 #include "rmq_client.h"
 
@@ -120,6 +121,49 @@ static void test_pipelined_and_split(void **state)
     }
     ns_buf_free(&holder);
     ns_buf_free(&frames);
+    close(fd);
+}
+
+/* A frame larger than the server's 64 KiB read chunk, arriving in pieces: the connection's own
+ * buffer must always offer room for the next read, also when a piece fills it to one byte
+ * short of its size (40000 + 25535 bytes). The pauses only make separate reads likely. */
+static void test_large_frame_in_pieces(void **state)
+{
+    (void)state;
+    int fd = rmq_connect(shared_srv.port);
+    assert_true(fd >= 0);
+    ns_buf_t holder = NS_BUF_INIT;
+    static const size_t pieces[][4] = {{40000, 25535, 1, 0}, {65535, 1, 65535, 0}, {1, 0, 0, 0}};
+    for (size_t round = 0; round < NS_ARRAY_SIZE(pieces); round++) {
+        ns_cmd_t req;
+        rmq_request(&req, 5000, (int32_t)(300 + round), NULL);
+        size_t body_len = 200000;
+        uint8_t *body = calloc(1, body_len);
+        assert_non_null(body);
+        req.body = body;
+        req.body_len = body_len;
+        ns_buf_t frame = NS_BUF_INIT;
+        assert_int_equal(ns_cmd_encode_header(&req, &frame), 0);
+        ns_buf_append(&frame, body, body_len);
+        req.body = NULL;
+        req.body_len = 0;
+        ns_cmd_free(&req);
+        free(body);
+        size_t off = 0;
+        for (size_t k = 0; k < 4 && pieces[round][k] > 0; k++) {
+            assert_int_equal(rmq_send_raw(fd, frame.data + off, pieces[round][k]), 0);
+            off += pieces[round][k];
+            nanosleep(&(struct timespec){0, 30 * 1000 * 1000}, NULL);
+        }
+        assert_int_equal(rmq_send_raw(fd, frame.data + off, frame.len - off), 0);
+        ns_buf_free(&frame);
+        ns_cmd_t resp;
+        assert_int_equal(rmq_recv(fd, &resp, &holder, 10000), 0);
+        assert_int_equal(resp.opaque, 300 + round);
+        assert_int_equal(resp.code, 3);
+        ns_cmd_free(&resp);
+    }
+    ns_buf_free(&holder);
     close(fd);
 }
 
@@ -327,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_unknown_code),
         cmocka_unit_test(test_unknown_code_binary_header),
         cmocka_unit_test(test_pipelined_and_split),
+        cmocka_unit_test(test_large_frame_in_pieces),
         cmocka_unit_test(test_oneway_gets_no_reply),
         cmocka_unit_test(test_response_frames_are_dropped),
         cmocka_unit_test(test_hostile_frames_close_only_their_connection),

@@ -184,6 +184,72 @@ static void test_unregister_removes_broker(void **state)
     close(broker);
 }
 
+/* Appends one request frame (header + body) to out. */
+static void append_frame(ns_buf_t *out, ns_cmd_t *req)
+{
+    assert_int_equal(ns_cmd_encode_header(req, out), 0);
+    ns_buf_append(out, req->body, req->body_len);
+    ns_cmd_free(req);
+}
+
+/* A registration, a route read of its last topic, an unregistration and another route read,
+ * all pipelined on one connection: the server runs registrations on its worker and route
+ * reads on the I/O loop, yet the answers must reflect the order of the requests. */
+static void test_pipelined_requests_keep_their_order(void **state)
+{
+    (void)state;
+    enum { TOPICS = 3000 };
+    const char **topics = calloc(TOPICS + 1, sizeof(*topics));
+    char(*names)[24] = calloc(TOPICS, sizeof(*names));
+    assert_true(topics && names);
+    for (int i = 0; i < TOPICS; i++) {
+        snprintf(names[i], sizeof(names[i]), "Ordered-%d", i);
+        topics[i] = names[i];
+    }
+    ns_buf_t body = NS_BUF_INIT, frames = NS_BUF_INIT, holder = NS_BUF_INIT;
+    make_body(&body, 1, topics);
+    uLong crc = crc32(0L, body.data, (uInt)body.len) & 0x7FFFFFFFu;
+    char crc_text[32];
+    snprintf(crc_text, sizeof(crc_text), "%lu", (unsigned long)crc);
+    ns_cmd_t req;
+    rmq_request(&req, 103, 1, "brokerName", "broker-a", "brokerAddr", MASTER, "clusterName",
+                "DefaultCluster", "haServerAddr", "127.0.0.1:10912", "brokerId", "0", "bodyCrc32",
+                crc_text, "enableActingMaster", "false", NULL);
+    ns_cmd_set_body_copy(&req, body.data, body.len);
+    append_frame(&frames, &req);
+    rmq_request(&req, 105, 2, "topic", names[TOPICS - 1], NULL);
+    append_frame(&frames, &req);
+    rmq_request(&req, 104, 3, "brokerName", "broker-a", "brokerAddr", MASTER, "clusterName",
+                "DefaultCluster", "brokerId", "0", NULL);
+    append_frame(&frames, &req);
+    rmq_request(&req, 105, 4, "topic", names[TOPICS - 1], NULL);
+    append_frame(&frames, &req);
+
+    int fd = rmq_connect(srv.port);
+    assert_true(fd >= 0);
+    assert_int_equal(rmq_send_raw(fd, frames.data, frames.len), 0);
+    static const int want_code[] = {0, 0, 0, 17};
+    for (int i = 0; i < 4; i++) {
+        ns_cmd_t resp;
+        assert_int_equal(rmq_recv(fd, &resp, &holder, 10000), 0);
+        assert_int_equal(resp.opaque, i + 1);
+        assert_int_equal(resp.code, want_code[i]);
+        if (i == 1) {
+            char *route = strndup((const char *)resp.body, resp.body_len);
+            bool has_master = route != NULL && strstr(route, MASTER) != NULL;
+            free(route);
+            assert_true(has_master);
+        }
+        ns_cmd_free(&resp);
+    }
+    close(fd);
+    ns_buf_free(&body);
+    ns_buf_free(&frames);
+    ns_buf_free(&holder);
+    free(names);
+    free(topics);
+}
+
 static void test_hostile_register_bodies(void **state)
 {
     (void)state;
@@ -289,6 +355,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_master_slave_route_and_connection_close),
         cmocka_unit_test(test_unregister_removes_broker),
+        cmocka_unit_test(test_pipelined_requests_keep_their_order),
         cmocka_unit_test(test_hostile_register_bodies),
         cmocka_unit_test(test_silent_broker_expires),
     };

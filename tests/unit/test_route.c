@@ -14,6 +14,7 @@
 
 #include "ns_log.h"
 #include "ns_hmap.h"
+#include "route_int.h"
 #include "route_test_util.h"
 
 static ns_config_t cfg;
@@ -833,6 +834,82 @@ static void test_concurrent_readers_and_writers(void **state)
         assert_int_equal(pthread_join(th[i], NULL), 0);
 }
 
+/* Registrations of more than one write slice let readers in half-way: every answer a reader
+ * gets must still be well-formed, and the table's links must hold at every slice boundary. */
+typedef struct slice_arg {
+    ns_route_t *r;
+    int stop;           /* set by the writer when it is done */
+    int answers;        /* routes read (atomic) */
+    int bad;            /* answers that were not JSON (atomic) */
+    const char *broken; /* a consistency failure seen by a reader, or NULL */
+} slice_arg_t;
+
+static void *slice_reader(void *p)
+{
+    slice_arg_t *a = p;
+    char name[32];
+    for (unsigned i = 0; !__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE); i++) {
+        snprintf(name, sizeof(name), "Big-%u", (i * 7919u) % 6000u);
+        ns_buf_t b = NS_BUF_INIT;
+        if (ns_route_get_topic_route(a->r, name, (ns_json_mode_t)(i & 1), NULL, NULL, &b) == 0) {
+            /* cmocka's asserts cannot fail in a thread: count, the main thread asserts */
+            cJSON *j = ns_json_parse_lenient(b.data, b.len);
+            if (j == NULL)
+                __atomic_add_fetch(&a->bad, 1, __ATOMIC_RELAXED);
+            cJSON_Delete(j);
+            __atomic_add_fetch(&a->answers, 1, __ATOMIC_RELAXED);
+        }
+        ns_buf_free(&b);
+        const char *broken = i % 64 == 0 ? ns__route_check_consistency(a->r) : NULL;
+        if (broken != NULL)
+            __atomic_store_n(&a->broken, broken, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static void test_readers_during_sliced_registration(void **state)
+{
+    enum { TOPICS = 6000 }; /* about three write slices */
+    ns_register_body_t b;
+    tu_body(&b, 1, NULL);
+    b.topics = ns_xrealloc(b.topics, (TOPICS + 1) * sizeof(*b.topics));
+    for (size_t i = 0; i < TOPICS; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "Big-%zu", i);
+        b.topics[b.topic_count++] = (ns_topic_config_t){
+            .topic_name = ns_xstrdup(name), .read_queue_nums = 8, .write_queue_nums = 8, .perm = 6};
+    }
+    tu_broker_t a = tu_master(), z = tu_master();
+    z.name = "broker-z";
+    z.addr = "127.0.0.9:10911";
+    z.conn = 9;
+    assert_int_equal(tu_register(R, &a, &b, 1000, NULL), 0);
+
+    slice_arg_t arg = {R, 0, 0, 0, NULL};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, slice_reader, &arg), 0);
+    /* Start writing once the readers run (bounded: 10 s). */
+    for (int i = 0; i < 10000 && __atomic_load_n(&arg.answers, __ATOMIC_RELAXED) == 0; i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    for (int round = 0; round < 3; round++) {
+        b.data_version.counter = 10 + round;
+        b.topics[1].perm = round & 1 ? 4 : 6;
+        assert_int_equal(tu_register(R, &z, &b, 1000, NULL), 0); /* a second broker name */
+        assert_int_equal(tu_register(R, &a, &b, 1000, NULL), 0); /* changed DataVersion */
+        ns_route_wipe_write_perm(R, "broker-z");
+        ns_route_unregister_broker(R, TU_CLUSTER, z.addr, z.name, true, 0);
+    }
+    __atomic_store_n(&arg.stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+    ns_register_body_free(&b);
+    assert_true(arg.answers > 0);
+    assert_int_equal(arg.bad, 0);
+    assert_null(arg.broken);
+    assert_null(ns__route_check_consistency(R));
+}
+
 /* ---- measurements ----------------------------------------------------------------------- */
 
 static double ms_since(const struct timespec *t0)
@@ -951,6 +1028,7 @@ int main(void)
         T(test_broker_member_group),
         T(test_broker_name_in_two_clusters),
         T(test_concurrent_readers_and_writers),
+        T(test_readers_during_sliced_registration),
         T(test_measure_large_broker),
 #undef T
     };

@@ -127,7 +127,7 @@ static bool output_has_sanitizer_report(const char *path)
     bool found = false;
     while (fgets(line, sizeof(line), f)) {
         if (strstr(line, "AddressSanitizer") || strstr(line, "runtime error:") ||
-            strstr(line, "LeakSanitizer")) {
+            strstr(line, "LeakSanitizer") || strstr(line, "ThreadSanitizer")) {
             fprintf(stderr, "sanitizer: %s", line);
             found = true;
         }
