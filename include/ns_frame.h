@@ -17,11 +17,11 @@
 #define NS_SERIALIZE_ROCKETMQ 1
 
 typedef enum ns_frame_status {
-    NS_FRAME_OK = 0,          /* one whole frame decoded into *out */
-    NS_FRAME_NEED_MORE = 1,   /* a prefix of a frame: read more bytes and call again */
-    NS_FRAME_EBADLEN = -1,    /* total < 4 or total + 4 > max_frame: close the peer */
-    NS_FRAME_EBADTYPE = -2,   /* serialize type neither JSON nor ROCKETMQ: close the peer */
-    NS_FRAME_EBADHDR = -3,    /* header_len > total - 4: close the peer */
+    NS_FRAME_OK = 0,        /* one whole frame decoded into *out */
+    NS_FRAME_NEED_MORE = 1, /* a prefix of a frame: read more bytes and call again */
+    NS_FRAME_EBADLEN = -1,  /* total < 4 or total + 4 > max_frame: close the peer */
+    NS_FRAME_EBADTYPE = -2, /* serialize type neither JSON nor ROCKETMQ: close the peer */
+    NS_FRAME_EBADHDR = -3,  /* header_len > total - 4: close the peer */
 } ns_frame_status_t;
 
 /* One decoded frame. Pointers are views into the caller's buffer. */

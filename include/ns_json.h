@@ -31,6 +31,10 @@
  * beyond 2^53 lose precision (see ns_json_get_int64). */
 cJSON *ns_json_parse_lenient(const uint8_t *json, size_t len);
 
+/* True when json[0..len) is the literal null with optional whitespace around it: Java's
+ * decoders turn such a body into a null object instead of failing. */
+bool ns_json_is_null_literal(const uint8_t *json, size_t len);
+
 typedef enum ns_json_mode {
     NS_JSON_DEFAULT = 0,  /* fastjson defaults (everything but standard route answers) */
     NS_JSON_STANDARD = 1, /* BrowserCompatible + QuoteFieldNames + MapSortField */

@@ -413,7 +413,15 @@ static int apply(ns_config_t *cfg, const opt_t *o, const char *value, bool stric
                        type_name(o->type));
             return NS_ECONFIG;
         }
-        if (strict && (v < o->min || v > o->max)) {
+        if (v < o->min || v > o->max) {
+            /* 318 is unauthenticated and its values are persisted: a value the loader would
+             * refuse at the next start (frameMaxLength=0, listenPort=-1) is ignored, so one
+             * request can neither break this process nor keep it from starting again. */
+            if (!strict) {
+                NS_LOG_W("updateConfig ignores %s=%lld: out of range [%lld, %lld]", o->key,
+                         (long long)v, (long long)o->min, (long long)o->max);
+                return 0;
+            }
             ns_set_err(err, errlen, "%s: %lld is out of range [%lld, %lld]", o->key, (long long)v,
                        (long long)o->min, (long long)o->max);
             return NS_ECONFIG;

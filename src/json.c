@@ -259,6 +259,17 @@ int ns_json_item_bool(const cJSON *item, bool *out)
     return NS_EJSON;
 }
 
+bool ns_json_is_null_literal(const uint8_t *json, size_t len)
+{
+    size_t b = 0, e = len;
+    while (b < e && (json[b] == ' ' || json[b] == '\t' || json[b] == '\r' || json[b] == '\n'))
+        b++;
+    while (e > b && (json[e - 1] == ' ' || json[e - 1] == '\t' || json[e - 1] == '\r' ||
+                     json[e - 1] == '\n'))
+        e--;
+    return e - b == 4 && memcmp(json + b, "null", 4) == 0;
+}
+
 static const cJSON *member(const cJSON *obj, const char *key)
 {
     if (obj == NULL || !cJSON_IsObject(obj))

@@ -1,6 +1,7 @@
 /* mqnamesrv: the RocketMQ NameServer in C. Startup follows Java's NamesrvStartup: command line,
  * config file, `-p`, ROCKETMQ_HOME check, KV load, listen, boot line; SIGTERM/SIGINT stop it
  * gracefully with exit status 0. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,9 @@ static void log_config(ns_config_t *cfg)
 int main(int argc, char **argv)
 {
     ns_config_t cfg;
+    /* A peer or a stdout reader that goes away must cost an EPIPE, not the process (Java
+     * ignores SIGPIPE too). */
+    signal(SIGPIPE, SIG_IGN);
     ns_config_init_defaults(&cfg);
     int status = 0;
     ns_kv_t *kv = NULL;
@@ -49,7 +53,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (ns_config_home_missing(&cfg)) {
-        printf("%s\n", NS_CONFIG_HOME_MISSING_MSG);
+        fputs(NS_CONFIG_HOME_MISSING_MSG, stdout);
         status = EXIT_NO_HOME;
         goto out;
     }

@@ -20,6 +20,10 @@
 #define NPE_BROKER_ADDR_INFO                                                                       \
     "java.lang.NullPointerException, "                                                             \
     "org.apache.rocketmq.namesrv.routeinfo.BrokerAddrInfo.hashCode(RouteInfoManager.java:1161)"
+#define NPE_REGISTER_BROKER_NULL_BODY                                                              \
+    "java.lang.NullPointerException, "                                                             \
+    "org.apache.rocketmq.namesrv.processor.DefaultRequestProcessor.registerBroker("                \
+    "DefaultRequestProcessor.java:242)"
 #define DECODE_REGISTER_BODY_FAILED                                                                \
     "org.apache.rocketmq.remoting.exception.RemotingCommandException: Failed to decode "           \
     "RegisterBrokerBody, "                                                                         \
@@ -68,10 +72,21 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         }
     }
 
-    /* 2. body, decoded outside the route lock */
+    /* 2. body, decoded outside the route lock. A JSON body "null" decodes to a null object:
+     * Java then dereferences a null RegisterBrokerBody (version >= 37) or registers without a
+     * topic table (older versions). */
+    const uint8_t *body_bytes = req->body;
+    size_t body_len = req->body_len;
+    bool json_body = !compressed || req->version < NS_VERSION_V3_0_11;
+    if (body_bytes != NULL && json_body && ns_json_is_null_literal(body_bytes, body_len)) {
+        if (req->version >= NS_VERSION_V3_0_11)
+            return exception_reply(resp, NPE_REGISTER_BROKER_NULL_BODY);
+        body_bytes = NULL;
+        body_len = 0;
+    }
     ns_register_body_t body;
     char err[256] = "";
-    int rc = ns_register_body_decode(req->body, req->body_len, req->version, compressed, &body, err,
+    int rc = ns_register_body_decode(body_bytes, body_len, req->version, compressed, &body, err,
                                      sizeof(err));
     if (rc < 0) {
         NS_LOG_W("peer=%s register broker %s: bad body: %s", peer_of(ctx), name ? name : "null",
@@ -156,7 +171,8 @@ int proc_query_data_version(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     ns_data_version_t dv = {0};
     const ns_data_version_t *dvp = NULL;
-    if (req->body != NULL) {
+    /* A body "null" is a null DataVersion, as no body. */
+    if (req->body != NULL && !ns_json_is_null_literal(req->body, req->body_len)) {
         if (ns_data_version_parse(req->body, req->body_len, &dv) < 0)
             return exception_reply(resp, JSON_EXCEPTION "syntax error, expect {");
         dvp = &dv;
@@ -191,6 +207,28 @@ int proc_broker_heartbeat(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
     return 0;
 }
 
+/* Reads one QueueData element into q. Returns false where Java's decoder (fastjson2 into
+ * TopicRouteData) throws: an element that is neither an object nor null, an int member that does
+ * not convert (a non-numeric string, an array, an object, out of int range). null elements and
+ * members stay zero, as Java leaves them. */
+static bool read_queue_data(const cJSON *it, ns_route_queue_data_t *q)
+{
+    memset(q, 0, sizeof(*q));
+    if (cJSON_IsNull(it))
+        return true;
+    if (!cJSON_IsObject(it))
+        return false;
+    q->broker_name = ns_json_get_string(it, "brokerName");
+    static const char *const keys[] = {"readQueueNums", "writeQueueNums", "perm", "topicSysFlag"};
+    int32_t *fields[] = {&q->read_queue_nums, &q->write_queue_nums, &q->perm, &q->topic_sys_flag};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(keys); i++) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, keys[i]);
+        if (ns_json_item_int32(m, fields[i]) < 0)
+            return false;
+    }
+    return true;
+}
+
 int proc_register_topic_in_namesrv(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     const char *topic = ns_cmd_ext_get(req, "topic");
@@ -200,28 +238,37 @@ int proc_register_topic_in_namesrv(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t 
     cJSON *root = ns_json_parse_lenient(req->body, req->body_len);
     if (root == NULL)
         return exception_reply(resp, JSON_EXCEPTION "syntax error");
-    const cJSON *arr =
-        cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "queueDatas") : NULL;
-    size_t n = cJSON_IsArray(arr) ? (size_t)cJSON_GetArraySize(arr) : 0;
-    if (n > 0 && topic != NULL) {
-        ns_route_queue_data_t *qds = ns_xcalloc(n, sizeof(*qds));
-        size_t k = 0;
-        const cJSON *it;
-        cJSON_ArrayForEach(it, arr)
-        {
-            if (!cJSON_IsObject(it))
-                continue; /* fastjson would fail on a non-object element; skip it */
-            ns_route_queue_data_t *q = &qds[k++];
-            q->broker_name = ns_json_get_string(it, "brokerName");
-            ns_json_get_int32(it, "readQueueNums", &q->read_queue_nums);
-            ns_json_get_int32(it, "writeQueueNums", &q->write_queue_nums);
-            ns_json_get_int32(it, "perm", &q->perm);
-            ns_json_get_int32(it, "topicSysFlag", &q->topic_sys_flag);
-        }
-        ns_route_register_topic(ctx->route, topic, qds, k);
-        free(qds);
+    if (cJSON_IsNull(root)) { /* parseObject("null") is null: nothing to register */
+        cJSON_Delete(root);
+        return 0;
     }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return exception_reply(resp, JSON_EXCEPTION "syntax error, expect {");
+    }
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "queueDatas");
+    size_t n = cJSON_IsArray(arr) ? (size_t)cJSON_GetArraySize(arr) : 0;
+    ns_route_queue_data_t *qds = n > 0 ? ns_xcalloc(n, sizeof(*qds)) : NULL;
+    size_t k = 0;
+    const cJSON *it;
+    bool ok = true;
+    const cJSON *list = cJSON_IsArray(arr) ? arr : NULL;
+    cJSON_ArrayForEach(it, list)
+    {
+        /* The whole body is decoded before anything is stored, as in Java. */
+        if (!read_queue_data(it, &qds[k])) {
+            ok = false;
+            break;
+        }
+        if (!cJSON_IsNull(it))
+            k++;
+    }
+    if (ok && k > 0 && topic != NULL)
+        ns_route_register_topic(ctx->route, topic, qds, k);
+    free(qds);
     cJSON_Delete(root);
+    if (!ok)
+        return exception_reply(resp, JSON_EXCEPTION "syntax error, bad QueueData");
     return 0;
 }
 

@@ -745,7 +745,7 @@ static int decode_topic(dec_t *d, jr_t *r, const char *key, size_t key_len)
     int rc;
     while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
         int32_t *ifield = NULL;
-        int what = 0; /* 1 order, 2 topicName, 3 topicFilterType */
+        int what = 0; /* 1 order, 2 topicName, 3 topicFilterType, 4 attributes */
         if (key_is(k, kl, "readQueueNums"))
             ifield = &tc.read_queue_nums;
         else if (key_is(k, kl, "writeQueueNums"))
@@ -760,16 +760,31 @@ static int decode_topic(dec_t *d, jr_t *r, const char *key, size_t key_len)
             what = 2;
         else if (key_is(k, kl, "topicFilterType"))
             what = 3;
+        else if (key_is(k, kl, "attributes"))
+            what = 4;
         jv_t v;
         if (!jr_value(r, &v)) {
             rc = SYNTAX(d);
             goto out;
         }
         int vrc = 0;
+        /* Java 5.5.0 (fastjson2) sets a primitive member given as null to 0 / false. */
         if (ifield != NULL) {
             vrc = jv_int32(&v, ifield);
+            if (vrc == 0)
+                *ifield = 0;
         } else if (what == 1) {
             vrc = jv_bool(&v, &tc.order);
+            if (vrc == 0)
+                tc.order = false;
+        } else if (what == 4) {
+            /* Map<String,String>: anything inside an object will do, but no other kind. */
+            if (v.kind != JV_OBJECT && v.kind != JV_NULL)
+                vrc = NS_EJSON;
+            else if (!jr_skip(r, &v)) {
+                rc = SYNTAX(d);
+                goto out;
+            }
         } else if (what == 2) {
             vrc = jv_strdup(&v, &tc.topic_name);
         } else if (what == 3) {

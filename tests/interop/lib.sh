@@ -7,6 +7,7 @@
 #   source tests/interop/lib.sh
 #   it_init <suite-name>          work dir build/interop/<suite>, EXIT trap, tool checks
 #   it_start_mqnamesrv ns1 [--set k=v ...]   sets ns1_port, ns1_pid, ns1_dir
+#   it_start_java_namesrv jns 5.x [conf lines ...]   sets jns_port, jns_pid, jns_dir
 #   it_start_broker b1 5.x 127.0.0.1:$ns1_port [conf lines ...]   sets b1_port, b1_pid, b1_dir
 #   it_mqadmin 5.x clusterList -n 127.0.0.1:$ns1_port
 #   it_check "what" <command ...>  /  it_check_contains "what" "$text" "needle"
@@ -19,6 +20,11 @@
 
 IT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 IT_JAVA_OPTS=${IT_JAVA_OPTS:--Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}
+# On JDK 17 a 4.9.x broker's shutdown hook dies in MappedFile.clean (reflection into java.nio
+# and jdk.internal.ref) before it sends UNREGISTER_BROKER, unless these packages are opened.
+IT_BROKER_JAVA_OPTS="--add-opens=java.base/java.nio=ALL-UNNAMED \
+--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED --add-exports=java.base/jdk.internal.ref=ALL-UNNAMED \
+--add-opens=java.base/sun.nio.ch=ALL-UNNAMED"
 IT_PIDS=()
 IT_PASS=0
 IT_FAIL=0
@@ -174,15 +180,20 @@ it_stop_mqnamesrv() {
     fi
 }
 
-# it_start_java_namesrv <name> <set>: the Java NameServer of that artifact set, on a free port.
+# it_start_java_namesrv <name> <set> [namesrv.conf lines ...]: the Java NameServer of that
+# artifact set, on a free port; extra lines are appended to its -c file.
 it_start_java_namesrv() {
     local name=$1 set=$2
+    shift 2
     local dir=$IT_WORK/$name port cp
     it_java_home "$dir"
     cp=$(it_classpath "$set") || return 1
     port=$(it_free_port 1)
-    printf 'listenPort=%s\nkvConfigPath=%s\nconfigStorePath=%s\n' "$port" \
-        "$dir/kvConfig.json" "$dir/namesrv.properties" >"$dir/namesrv.conf"
+    {
+        printf 'listenPort=%s\nkvConfigPath=%s\nconfigStorePath=%s\n' "$port" \
+            "$dir/kvConfig.json" "$dir/namesrv.properties"
+        [[ $# -eq 0 ]] || printf '%s\n' "$@"
+    } >"$dir/namesrv.conf"
     # shellcheck disable=SC2086
     ROCKETMQ_HOME=$dir java $IT_JAVA_OPTS -Duser.home="$dir/home" -cp "$cp" \
         org.apache.rocketmq.namesrv.NamesrvStartup -c "$dir/namesrv.conf" >"$dir/stdout" 2>&1 &
@@ -200,44 +211,10 @@ it_start_java_namesrv() {
 }
 
 # it_start_broker <name> <set> <namesrvAddr> [broker.conf lines ...]: a real Java broker with
-# small store files in its own directory; waits for its boot line, which it prints after its
-# first registration with every NameServer. Sets <name>_port, <name>_pid, <name>_dir.
+# small store files in its own directory (it_launch_broker), started and awaited. Sets
+# <name>_port, <name>_pid, <name>_dir.
 it_start_broker() {
-    local name=$1 set=$2 nsaddr=$3
-    shift 3
-    local dir=$IT_WORK/$name port cp
-    it_java_home "$dir"
-    cp=$(it_classpath "$set") || return 1
-    port=$(it_free_port 1)
-    {
-        echo "brokerClusterName=ItCluster"
-        echo "brokerName=$name"
-        echo "brokerId=0"
-        echo "brokerIP1=127.0.0.1"
-        echo "listenPort=$port"
-        echo "haListenPort=$((port + 1))"
-        echo "namesrvAddr=$nsaddr"
-        echo "storePathRootDir=$dir/store"
-        echo "storePathCommitLog=$dir/store/commitlog"
-        echo "mappedFileSizeCommitLog=67108864"
-        echo "mappedFileSizeConsumeQueue=600000"
-        echo "autoCreateTopicEnable=true"
-        printf '%s\n' "$@"
-    } >"$dir/broker.conf"
-    # shellcheck disable=SC2086
-    ROCKETMQ_HOME=$dir java $IT_JAVA_OPTS -Duser.home="$dir/home" -cp "$cp" \
-        org.apache.rocketmq.broker.BrokerStartup -c "$dir/broker.conf" >"$dir/stdout" 2>&1 &
-    local pid=$!
-    IT_PIDS+=("$pid")
-    if ! it_wait 90 grep -q 'boot success' "$dir/stdout"; then
-        tail -40 "$dir/stdout" >&2
-        echo "interop: broker $name ($set) did not start" >&2
-        return 1
-    fi
-    printf -v "${name}_port" '%s' "$port"
-    printf -v "${name}_pid" '%s' "$pid"
-    printf -v "${name}_dir" '%s' "$dir"
-    it_log "broker $name ($set) on 127.0.0.1:$port (pid $pid)"
+    it_launch_broker "$@" && it_await_broker "$1"
 }
 
 # it_mqadmin <set> <subcommand and args>: runs mqadmin of that artifact set, prints its output.
@@ -289,4 +266,76 @@ it_finish() {
         it_log "   failed: $f"
     done
     [[ $IT_FAIL -eq 0 ]]
+}
+
+# it_launch_broker <name> <set> <namesrvAddr> [broker.conf lines ...]: starts a real Java broker
+# and returns at once, so that several brokers boot in parallel; it_await_broker <name> then
+# waits for its boot line (which a broker may print before its first registration: wait for the
+# registration itself where it matters). Sets <name>_port, <name>_pid, <name>_dir at launch.
+it_launch_broker() {
+    local name=$1 set=$2 nsaddr=$3
+    shift 3
+    local dir=$IT_WORK/$name port cp
+    it_java_home "$dir"
+    cp=$(it_classpath "$set") || return 1
+    port=$(it_free_port 1)
+    {
+        echo "brokerClusterName=ItCluster"
+        echo "brokerName=$name"
+        echo "brokerId=0"
+        echo "brokerIP1=127.0.0.1"
+        echo "listenPort=$port"
+        echo "haListenPort=$((port + 1))"
+        echo "namesrvAddr=$nsaddr"
+        echo "storePathRootDir=$dir/store"
+        echo "storePathCommitLog=$dir/store/commitlog"
+        echo "mappedFileSizeCommitLog=67108864"
+        echo "mappedFileSizeConsumeQueue=600000"
+        echo "autoCreateTopicEnable=true"
+        printf '%s\n' "$@"
+    } >"$dir/broker.conf"
+    # shellcheck disable=SC2086
+    ROCKETMQ_HOME=$dir java $IT_JAVA_OPTS $IT_BROKER_JAVA_OPTS -Duser.home="$dir/home" -cp "$cp" \
+        org.apache.rocketmq.broker.BrokerStartup -c "$dir/broker.conf" >"$dir/stdout" 2>&1 &
+    local pid=$!
+    IT_PIDS+=("$pid")
+    printf -v "${name}_port" '%s' "$port"
+    printf -v "${name}_pid" '%s' "$pid"
+    printf -v "${name}_dir" '%s' "$dir"
+    it_log "broker $name ($set) launched on 127.0.0.1:$port (pid $pid)"
+}
+
+it_await_broker() {
+    local name=$1
+    local dirvar=${name}_dir
+    local dir=${!dirvar}
+    if ! it_wait 120 grep -q 'boot success' "$dir/stdout"; then
+        tail -40 "$dir/stdout" >&2
+        echo "interop: broker $name did not start" >&2
+        return 1
+    fi
+    it_log "broker $name booted"
+}
+
+# it_javac <set> <source.java ...>: compiles the sources against the set's classpath once (cached
+# by the hash of the sources and of the classpath) and prints the directory of the classes.
+it_javac() {
+    local set=$1
+    shift
+    local cp key out
+    cp=$(it_classpath "$set") || return 1
+    key=$( (cat "$@"; printf '%s' "$cp") | sha1sum | cut -c1-12)
+    out=$IT_CACHE/classes-$set-$key
+    if [[ ! -d $out ]]; then
+        it_log "compiling $(basename -a "$@" | tr '\n' ' ')against set $set"
+        rm -rf "$out.tmp"
+        mkdir -p "$out.tmp"
+        if ! javac -nowarn -encoding UTF-8 -cp "$cp" -d "$out.tmp" "$@" >"$out.log" 2>&1; then
+            cat "$out.log" >&2
+            echo "interop: javac failed for set $set" >&2
+            return 1
+        fi
+        mv "$out.tmp" "$out"
+    fi
+    printf '%s\n' "$out"
 }

@@ -401,7 +401,7 @@ static const set_case_t set_cases[] = {
     {"listenPort", " 1234", false, 1, "listenPort=9876", NULL}, /* Java ignores it */
     {"listenPort", "1234 ", false, 1, "listenPort=9876", NULL},
     {"listenPort", "70000", true, NS_ECONFIG, "listenPort=9876", "out of range [0, 65535]"},
-    {"listenPort", "70000", false, 1, "listenPort=70000", NULL},
+    {"listenPort", "70000", false, 1, "listenPort=9876", NULL},
     {"listenPort", "abc", true, NS_ECONFIG, "listenPort=9876", "'abc' is not a valid int"},
     {"listenPort", "", true, NS_ECONFIG, "listenPort=9876", "is not a valid int"},
     {"listenPort", "-", false, 1, "listenPort=9876", NULL},
@@ -1021,6 +1021,40 @@ static void test_update_persist_failure(void **state)
     free(store);
 }
 
+/* 318 ignores a number the -c loader would refuse, so the persisted file still loads. */
+static void test_update_ignores_out_of_range(void **state)
+{
+    (void)state;
+    char *store = path_in_tmp("range.properties");
+    ns_config_t cfg;
+    ns_config_init_defaults(&cfg);
+    free(cfg.config_store_path);
+    cfg.config_store_path = strdup(store);
+    const char *body = "frameMaxLength=0\nlistenPort=-1\nenableTopicList=false\n";
+    capture_t cap;
+    ns_log_set_stdout(true);
+    capture_begin(&cap);
+    assert_int_equal(ns_config_update(&cfg, body, strlen(body)), NS_CONFIG_UPDATE_OK);
+    capture_end(&cap);
+    ns_log_set_stdout(false);
+    assert_non_null(strstr(cap.out, "updateConfig ignores frameMaxLength=0"));
+    assert_non_null(strstr(cap.out, "updateConfig ignores listenPort=-1"));
+    capture_free(&cap);
+    assert_int_equal(cfg.frame_max_length, 16777216);
+    assert_int_equal(cfg.listen_port, 9876);
+    assert_false(NS_CFG_GET(cfg.enable_topic_list)); /* the valid key still applies */
+
+    ns_config_t again;
+    ns_config_init_defaults(&again);
+    char why[256] = "";
+    assert_int_equal(ns_config_load_file(&again, store, why, sizeof(why)), 0);
+    assert_int_equal(again.frame_max_length, 16777216);
+    ns_config_free(&again);
+    ns_config_free(&cfg);
+    unlink(store);
+    free(store);
+}
+
 static void test_update_replaces_strings_safely(void **state)
 {
     (void)state;
@@ -1058,6 +1092,7 @@ int main(void)
         cmocka_unit_test(test_update_blacklist_and_bad_text),
         cmocka_unit_test(test_update_applies_and_persists),
         cmocka_unit_test(test_update_persist_failure),
+        cmocka_unit_test(test_update_ignores_out_of_range),
         cmocka_unit_test(test_update_replaces_strings_safely),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -289,6 +289,88 @@ static void test_register_topic(void **state)
     assert_int_equal(t->resp.code, 0);
 }
 
+/* Bodies Java 5.5.0's decoder (fastjson2 into TopicRouteData) rejects answer 1 and store
+ * nothing; before, mqnamesrv answered 0 and stored zeros or skipped the bad parts. Found by the
+ * differential test (tests/interop/traces/04_topics.jsonl). */
+static void test_register_topic_bad_bodies(void **state)
+{
+    pt_t *t = *state;
+    ns_cmd_t req;
+    register_req(&req, "0", MASTER, "h", NULL, WORKED_BODY, 599);
+    pt_run(t, &req);
+    size_t before = ns_route_topic_count(t->ctx.route);
+    static const char *const bad[] = {
+        "[1,2]",
+        "123",
+        "\"s\"",
+        "true",
+        "{\"queueDatas\":[1]}",
+        "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"perm\":\"abc\"}]}",
+        "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"perm\":2147483648}]}",
+        "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"readQueueNums\":[]}]}",
+        "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"writeQueueNums\":{}}]}",
+        "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"topicSysFlag\":\" 1\"}]}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        pt_req(&req, NS_REQ_REGISTER_TOPIC_IN_NAMESRV, 479, bad[i], strlen(bad[i]), "topic", "BadT",
+               NULL);
+        pt_run(t, &req);
+        assert_int_equal(t->resp.code, 1);
+        assert_non_null(t->resp.remark);
+        assert_true(strncmp(t->resp.remark, "com.alibaba.fastjson.JSONException", 34) == 0);
+        assert_int_equal(ns_route_topic_count(t->ctx.route), before);
+    }
+    /* What Java accepts: null (nothing), null elements and members, numeric strings. */
+    static const char *const good[] = {
+        "null",
+        "{\"queueDatas\":[null]}",
+        "{\"queueDatas\":null}",
+        "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"perm\":\"6\",\"readQueueNums\":null,"
+        "\"writeQueueNums\":\"+2\"}]}",
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        pt_req(&req, NS_REQ_REGISTER_TOPIC_IN_NAMESRV, 479, good[i], strlen(good[i]), "topic",
+               "GoodT", NULL);
+        pt_run(t, &req);
+        assert_int_equal(t->resp.code, 0);
+    }
+    assert_int_equal(ns_route_topic_count(t->ctx.route), before + 1);
+}
+
+/* A body that is the JSON literal null decodes to a null object in Java 5.5.0: a DataVersion
+ * that is absent (322), a version < 37 registration without topic table, and for later
+ * versions the NullPointerException of DefaultRequestProcessor line 242. Before, all three
+ * answered 1 "not a JSON object". Found by the differential test. */
+static void test_null_bodies(void **state)
+{
+    pt_t *t = *state;
+    static const char null_body[] = " null ";
+    ns_cmd_t req;
+    register_req(&req, "0", MASTER, "h", NULL, null_body, sizeof(null_body) - 1);
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 1);
+    assert_string_equal(t->resp.remark,
+                        "java.lang.NullPointerException, org.apache.rocketmq.namesrv.processor."
+                        "DefaultRequestProcessor.registerBroker(DefaultRequestProcessor.java:242)");
+    assert_int_equal(ns_route_live_count(t->ctx.route), 0);
+
+    register_req(&req, "0", MASTER, "h", NULL, null_body, sizeof(null_body) - 1);
+    req.version = 36;
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 0);
+    assert_true(t->resp.has_ext);
+    assert_int_equal(ns_route_live_count(t->ctx.route), 1);
+    assert_int_equal(ns_route_topic_count(t->ctx.route), 0);
+
+    pt_req(&req, NS_REQ_QUERY_DATA_VERSION, 479, null_body, sizeof(null_body) - 1, "brokerAddr",
+           MASTER, "brokerName", "broker-a", "clusterName", "DefaultCluster", "brokerId", "0",
+           NULL);
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 0);
+    assert_string_equal(ns_cmd_ext_get(&t->resp, "changed"), "true");
+    assert_string_equal(pt_body(t), "{\"counter\":0,\"stateVersion\":0,\"timestamp\":0}");
+}
+
 static void test_broker_member_group(void **state)
 {
     pt_t *t = *state;
@@ -315,10 +397,16 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, pt_setup, pt_teardown)
     const struct CMUnitTest tests[] = {
-        T(test_worked_example),      T(test_register_order_topic_body),
-        T(test_register_errors),     T(test_register_old_versions),
-        T(test_unregister),          T(test_query_data_version),
-        T(test_broker_heartbeat),    T(test_register_topic),
+        T(test_worked_example),
+        T(test_register_order_topic_body),
+        T(test_register_errors),
+        T(test_register_old_versions),
+        T(test_unregister),
+        T(test_query_data_version),
+        T(test_broker_heartbeat),
+        T(test_register_topic),
+        T(test_register_topic_bad_bodies),
+        T(test_null_bodies),
         T(test_broker_member_group),
     };
 #undef T

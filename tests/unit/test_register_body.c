@@ -427,6 +427,38 @@ static void test_json_wrong_types(void **state)
                      NS_EJSON);
 }
 
+/* Java 5.5.0 (fastjson2) sets a TopicConfig int or boolean member given as null to 0/false,
+ * and fails the whole body when "attributes" is not an object (its member values may be
+ * anything). mqnamesrv kept the defaults (16, 16, 6) and ignored a bad "attributes". Found by
+ * the differential test. */
+static void test_json_topic_like_java(void **state)
+{
+    (void)state;
+    ns_register_body_t b;
+    const char *body =
+        "{\"topicConfigSerializeWrapper\":{\"topicConfigTable\":{\"N\":{\"perm\":null,"
+        "\"readQueueNums\":null,\"writeQueueNums\":null,\"topicSysFlag\":null,\"order\":null},"
+        "\"P\":{\"perm\":7,\"order\":true,\"attributes\":{\"a\":{},\"b\":[1],\"c\":null,\"d\":1}},"
+        "\"Q\":{\"attributes\":null}}}}";
+    assert_int_equal(decode_str(body, V5, &b), 0);
+    assert_int_equal(b.topic_count, 3);
+    assert_topic(&b, "N", 0, 0, 0, 0, false, NS_FILTER_SINGLE_TAG);
+    assert_topic(&b, "P", 16, 16, 7, 0, true, NS_FILTER_SINGLE_TAG);
+    assert_topic(&b, "Q", 16, 16, 6, 0, false, NS_FILTER_SINGLE_TAG);
+    ns_register_body_free(&b);
+    static const char *bad[] = {"[]", "\"x\"", "1", "true"};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(bad); i++) {
+        char json[200], err[128];
+        snprintf(
+            json, sizeof(json),
+            "{\"topicConfigSerializeWrapper\":{\"topicConfigTable\":{\"T\":{\"attributes\":%s},"
+            "\"U\":{}}}}",
+            bad[i]);
+        if (decode(json, strlen(json), V5, false, &b, err, sizeof(err)) != NS_EJSON)
+            fail_msg("attributes %s accepted", bad[i]);
+    }
+}
+
 /* ---- compressed form ---- */
 
 static void put_item(ns_buf_t *s, const char *text)
@@ -953,6 +985,7 @@ int main(void)
         cmocka_unit_test(test_json_mapping),
         cmocka_unit_test(test_json_reader_details),
         cmocka_unit_test(test_json_wrong_types),
+        cmocka_unit_test(test_json_topic_like_java),
         cmocka_unit_test(test_compressed_example),
         cmocka_unit_test(test_compressed_mapping),
         cmocka_unit_test(test_compressed_lines),

@@ -1,0 +1,263 @@
+/* Integration: the real binary's command line, as an operator meets it. -h, -p (also after -c),
+ * a bad option, a missing ROCKETMQ_HOME, an unreadable or invalid -c file, and a normal start
+ * that prints the boot line, creates its log file under the configured path, and exits 0 on
+ * SIGTERM and SIGINT. Exit codes are Java's as a shell sees them. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rmq_client.h"
+
+static char tmpdir[64];
+
+typedef struct run_result {
+    int status;      /* exit status 0..255, or -1 when killed / timed out */
+    char out[32768]; /* stdout and stderr, NUL-terminated (truncated) */
+} run_result_t;
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void read_into(const char *path, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Starts the binary with args (NULL-terminated) and output in <tmpdir>/<tag>.out. home NULL
+ * unsets ROCKETMQ_HOME. HOME is the temp dir, so default paths stay inside it. */
+static pid_t spawn(const char *tag, const char *home, const char *const *args)
+{
+    const char *bin = getenv("MQNAMESRV_BIN");
+    assert_non_null(bin);
+    char out[128];
+    snprintf(out, sizeof(out), "%s/%s.out", tmpdir, tag);
+    const char *argv[32];
+    size_t argc = 0;
+    argv[argc++] = bin;
+    for (size_t i = 0; args[i] && argc < 31; i++)
+        argv[argc++] = args[i];
+    argv[argc] = NULL;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        if (home)
+            setenv("ROCKETMQ_HOME", home, 1);
+        else
+            unsetenv("ROCKETMQ_HOME");
+        setenv("HOME", tmpdir, 1);
+        execv(bin, (char *const *)(uintptr_t)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits up to timeout_ms for pid; returns its exit status, or -1 (killed by a signal, or
+ * killed here after the timeout). */
+static int wait_exit(pid_t pid, int timeout_ms)
+{
+    for (int waited = 0; waited < timeout_ms; waited += 10) {
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+static void run(run_result_t *r, const char *tag, const char *home, const char *const *args)
+{
+    pid_t pid = spawn(tag, home, args);
+    r->status = wait_exit(pid, 20000);
+    char out[128];
+    snprintf(out, sizeof(out), "%s/%s.out", tmpdir, tag);
+    read_into(out, r->out, sizeof(r->out));
+}
+
+static size_t count_lines(const char *s, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+static void test_help(void **state)
+{
+    (void)state;
+    run_result_t *r = malloc(sizeof(*r));
+    run(r, "help", tmpdir, (const char *[]){"-h", NULL});
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "usage: mqnamesrv"));
+    assert_non_null(strstr(r->out, "-c,--configFile <arg>"));
+    assert_non_null(strstr(r->out, "-p,--printConfigItem"));
+    free(r);
+}
+
+static void test_print_config(void **state)
+{
+    (void)state;
+    run_result_t *r = malloc(sizeof(*r));
+    /* -p needs no ROCKETMQ_HOME, as in Java */
+    run(r, "print", NULL, (const char *[]){"-p", NULL});
+    assert_int_equal(r->status, 0);
+    assert_int_equal(count_lines(r->out, " INFO main - "), 60);
+    assert_non_null(strstr(r->out, " INFO main - listenPort=9876\n"));
+    assert_non_null(strstr(r->out, " INFO main - enableTopicList=true\n"));
+
+    /* -p after -c shows the file's values */
+    char conf[128];
+    snprintf(conf, sizeof(conf), "%s/print.conf", tmpdir);
+    write_text(conf, "enableTopicList=false\nlistenPort=19999\n");
+    run(r, "print-c", tmpdir, (const char *[]){"-c", conf, "-p", NULL});
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, " INFO main - enableTopicList=false\n"));
+    assert_non_null(strstr(r->out, " INFO main - listenPort=19999\n"));
+    free(r);
+}
+
+static void test_startup_errors(void **state)
+{
+    (void)state;
+    run_result_t *r = malloc(sizeof(*r));
+
+    run(r, "badopt", tmpdir, (const char *[]){"-x", NULL});
+    assert_int_equal(r->status, 1);
+
+    run(r, "nohome", NULL, (const char *[]){"--set", "listenPort=0", NULL});
+    assert_int_equal(r->status, 254);
+    assert_string_equal(r->out, "Please set the ROCKETMQ_HOME variable in your environment to "
+                                "match the location of the RocketMQ installation\n");
+
+    char missing[128];
+    snprintf(missing, sizeof(missing), "%s/does-not-exist.conf", tmpdir);
+    run(r, "missing", tmpdir, (const char *[]){"-c", missing, NULL});
+    assert_int_equal(r->status, 255);
+
+    char bad[128];
+    snprintf(bad, sizeof(bad), "%s/bad.conf", tmpdir);
+    write_text(bad, "# comment\nlistenPort=abc\n");
+    run(r, "badconf", tmpdir, (const char *[]){"-c", bad, NULL});
+    assert_int_equal(r->status, 1);
+    assert_non_null(strstr(r->out, "bad.conf:2: listenPort: 'abc' is not a valid int"));
+    free(r);
+}
+
+/* Starts a server with its log under tmpdir and returns its pid once the port file exists. */
+static pid_t start_server(const char *tag, const char *log_path, const char *port_file)
+{
+    char log_set[200], port_set[200], kv_set[200];
+    snprintf(log_set, sizeof(log_set), "logPath=%s", log_path);
+    snprintf(port_set, sizeof(port_set), "portFile=%s", port_file);
+    snprintf(kv_set, sizeof(kv_set), "kvConfigPath=%s/%s-kv.json", tmpdir, tag);
+    unlink(port_file);
+    pid_t pid = spawn(tag, tmpdir,
+                      (const char *[]){"--set", "listenPort=0", "--set", "bindAddress=127.0.0.1",
+                                       "--set", port_set, "--set", log_set, "--set", kv_set, NULL});
+    struct stat st;
+    for (int waited = 0; waited < 20000 && stat(port_file, &st) != 0; waited += 10)
+        sleep_ms(10);
+    assert_int_equal(stat(port_file, &st), 0);
+    return pid;
+}
+
+static void test_boot_log_and_signals(void **state)
+{
+    (void)state;
+    const int signals[] = {SIGTERM, SIGINT};
+    for (size_t i = 0; i < 2; i++) {
+        char tag[32], log_path[160], port_file[160], out_path[160];
+        snprintf(tag, sizeof(tag), "serve%zu", i);
+        /* a directory that does not exist yet: the server creates it, as logback does */
+        snprintf(log_path, sizeof(log_path), "%s/logs%zu/rocketmqlogs/namesrv.log", tmpdir, i);
+        snprintf(port_file, sizeof(port_file), "%s/%s.port", tmpdir, tag);
+        snprintf(out_path, sizeof(out_path), "%s/%s.out", tmpdir, tag);
+        pid_t pid = start_server(tag, log_path, port_file);
+
+        char port_text[16];
+        read_into(port_file, port_text, sizeof(port_text));
+        int port = atoi(port_text);
+        assert_true(port > 0);
+        int fd = rmq_connect(port);
+        assert_true(fd >= 0);
+        close(fd);
+
+        kill(pid, signals[i]);
+        assert_int_equal(wait_exit(pid, 20000), 0);
+
+        char *text = malloc(65536);
+        read_into(out_path, text, 65536);
+        char boot[128];
+        snprintf(boot, sizeof(boot),
+                 "The Name Server boot success. serializeType=JSON, address 127.0.0.1:%d", port);
+        assert_non_null(strstr(text, boot));
+        assert_null(strstr(text, "Sanitizer"));
+        assert_null(strstr(text, "runtime error:"));
+        read_into(log_path, text, 65536);
+        assert_non_null(strstr(text, boot)); /* the log file has what stdout had */
+        assert_non_null(strstr(text, " INFO "));
+        free(text);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/mqnamesrv-cli-XXXXXX");
+    return mkdtemp(tmpdir) == NULL ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_print_config),
+        cmocka_unit_test(test_startup_errors),
+        cmocka_unit_test(test_boot_log_and_signals),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
