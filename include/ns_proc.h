@@ -38,6 +38,7 @@ enum {
     NS_REQ_ADD_WRITE_PERM_OF_BROKER = 327,
     NS_REQ_GET_BROKER_MEMBER_GROUP = 901,
     NS_REQ_BROKER_HEARTBEAT = 904,
+    NS_REQ_NOTIFY_MIN_BROKER_ID_CHANGE = 905, /* sent by us to brokers (notifier.c) */
 };
 
 /* RocketMQ ResponseCode values the NameServer answers with. */
@@ -49,6 +50,7 @@ enum {
     NS_RES_NO_PERMISSION = 16,
     NS_RES_TOPIC_NOT_EXIST = 17,
     NS_RES_QUERY_NOT_FOUND = 22,
+    NS_RES_GO_AWAY = 1500, /* graceful shutdown: "please go away" (clients after 5.3.1) */
 };
 
 /* What a handler may use. Built by the server per request (or by a test). */
@@ -62,7 +64,12 @@ typedef struct ns_ctx {
     uint64_t start_ms;   /* monotonic clock when the server started (needWaitForService) */
     ns_buf_t *scratch;   /* a buffer handlers may reuse across requests (owned by the loop that
                             dispatches, one thread at a time), NULL = none */
+    bool going_away;     /* graceful shutdown (enableShutdownGracefully) is under way */
 } ns_ctx_t;
+
+/* Requests above this version (MQVersion V5_3_1) understand GO_AWAY and are sent elsewhere
+ * during a graceful shutdown; older ones are still served, as Java does. */
+#define NS_VERSION_V5_3_1 475
 
 /* A handler: reads req, fills resp->code, remark, ext fields and body. Returns 0, or a
  * negative NS_E* for an internal failure (the dispatcher then answers SYSTEM_ERROR). */
@@ -85,8 +92,10 @@ bool ns_proc_runs_on_loop(int32_t code);
 
 /* Runs `req` through the table and fills `resp` (initialised by the callee): opaque copied,
  * flag = response, language JAVA, version NS_SERVER_VERSION, serialize type mirrored from the
- * request. An unknown code answers 3 " request type N not supported". Returns true when a
- * response must be sent, false for oneway requests (resp is then freed already). */
+ * request. An unknown code answers 3 " request type N not supported"; while ctx->going_away, a
+ * known code from a peer newer than V5_3_1 answers 1500 "please go away" without running.
+ * Logs one DEBUG line per request. Returns true when a response must be sent, false for oneway
+ * requests (resp is then freed already). */
 bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);
 
 #endif

@@ -12,7 +12,8 @@
  * Differences from Java, all deliberate (see docs): unregistration runs synchronously under
  * one write lock per request instead of through BatchUnregistrationService's queue; maps whose
  * Java iteration order is HashMap order (queueDatas, brokerDatas, topic lists, cluster sets)
- * come out sorted, so answers are deterministic; NOTIFY_MIN_BROKER_ID_CHANGE is not sent.
+ * come out sorted, so answers are deterministic. NOTIFY_MIN_BROKER_ID_CHANGE notices are queued
+ * here and sent by the server (ns_route_take_notices).
  * docs/route.md lists them all. */
 #ifndef NS_ROUTE_H
 #define NS_ROUTE_H
@@ -160,6 +161,25 @@ bool ns_route_query_data_version(ns_route_t *route, const char *cluster, const c
 
 /* BROKER_HEARTBEAT: refreshes the live entry of (cluster, addr) if there is one. Read lock. */
 void ns_route_heartbeat(ns_route_t *route, const char *cluster, const char *addr, uint64_t now_ms);
+
+/* One NOTIFY_MIN_BROKER_ID_CHANGE (905) to send, oneway, to one broker (protocol.md 4.9). When
+ * notifyMinBrokerIdChanged is on, a registration that lowers its group's smallest broker id
+ * queues one for every other member (for the member itself when it is alone), and an
+ * unregistration (104, connection close, expiry) that removes the smallest id of an
+ * acting-master group that still has members queues one for each of them. Strings owned. */
+typedef struct ns_route_notice {
+    char *target;              /* broker address to send it to */
+    int64_t min_broker_id;     /* minBrokerId: the group's smallest id now */
+    char *min_broker_addr;     /* minBrokerAddr: its address */
+    char *offline_broker_addr; /* offlineBrokerAddr: the address that left, NULL = absent */
+    char *ha_broker_addr;      /* haBrokerAddr: the registering broker's HA address, or NULL */
+} ns_route_notice_t;
+
+/* Moves every queued notice to *out (caller frees with ns_route_notices_free) and returns how
+ * many; 0 and *out = NULL when none. Any thread; takes the notice queue's own mutex only when
+ * the queue is not empty. */
+size_t ns_route_take_notices(ns_route_t *route, ns_route_notice_t **out);
+void ns_route_notices_free(ns_route_notice_t *v, size_t n);
 
 /* Test and stats helpers. Read lock. */
 size_t ns_route_topic_count(ns_route_t *route);

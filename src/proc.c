@@ -84,8 +84,10 @@ bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
     if (entry == NULL) {
         resp->code = NS_RES_REQUEST_CODE_NOT_SUPPORTED;
         ns_cmd_set_remark(resp, " request type %d not supported", (int)req->code);
-        NS_LOG_D("peer=%s code=%d opaque=%d: request type not supported", ctx->peer, (int)req->code,
-                 (int)req->opaque);
+    } else if (ctx->going_away && req->version > NS_VERSION_V5_3_1) {
+        /* NettyRemotingAbstract: after the unknown-code check, before the handler. */
+        resp->code = NS_RES_GO_AWAY;
+        ns_cmd_set_remark(resp, "please go away");
     } else {
         int rc = entry->fn(ctx, req, resp);
         if (rc < 0) {
@@ -106,6 +108,9 @@ bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
                      entry->name, (int)req->opaque, ns_strerror(rc));
         }
     }
+    NS_LOG_D("peer=%s code=%d (%s) opaque=%d version=%d%s -> %d", ctx->peer ? ctx->peer : "-",
+             (int)req->code, entry ? entry->name : "unknown", (int)req->opaque, (int)req->version,
+             req->flag & NS_FLAG_ONEWAY ? " oneway" : "", (int)resp->code);
     if (req->flag & NS_FLAG_ONEWAY) {
         ns_cmd_free(resp);
         return false;

@@ -16,15 +16,7 @@
 
 /* ---- deferred logging ---------------------------------------------------------------- */
 
-/* Lines queued under the lock: each is one level byte, the text and a NUL. */
-typedef struct logq {
-    ns_buf_t buf;
-} logq_t;
-
-static void logq_add(logq_t *q, ns_log_level_t level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void logq_add(logq_t *q, ns_log_level_t level, const char *fmt, ...)
+void ns__route_logq_add(logq_t *q, ns_log_level_t level, const char *fmt, ...)
 {
     if (ns_log_get_level() < level)
         return;
@@ -41,7 +33,7 @@ static void logq_add(logq_t *q, ns_log_level_t level, const char *fmt, ...)
     ns_buf_append_char(&q->buf, '\0');
 }
 
-static void logq_flush(logq_t *q)
+void ns__route_logq_flush(logq_t *q)
 {
     size_t i = 0;
     while (i < q->buf.len) {
@@ -586,6 +578,7 @@ ns_route_t *ns_route_new(const ns_config_t *cfg)
     NS_ASSERT(pthread_rwlock_init(&r->lock, &attr) == 0);
     pthread_rwlockattr_destroy(&attr);
     NS_ASSERT(pthread_mutex_init(&r->write_mutex, NULL) == 0);
+    ns__route_notices_init(r);
     return r;
 }
 
@@ -624,6 +617,7 @@ void ns_route_free(ns_route_t *r)
     ns_hmap_clear(m);
     pthread_rwlock_destroy(&r->lock);
     pthread_mutex_destroy(&r->write_mutex);
+    ns__route_notices_destroy(r);
     free(r);
 }
 
@@ -676,11 +670,12 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
                 continue;
             char qs[256];
             qd_format(qs, sizeof(qs), qd);
-            logq_add(lq, NS_LOG_INFO, "deleteTopic, remove one broker's topic %s %s %s", b->name,
-                     ts[i]->name, qs);
+            ns__route_logq_add(lq, NS_LOG_INFO, "deleteTopic, remove one broker's topic %s %s %s",
+                               b->name, ts[i]->name, qs);
             char *tname = ns_xstrdup(ts[i]->name);
             if (topic_remove_qd(r, ts[i], b))
-                logq_add(lq, NS_LOG_INFO, "deleteTopic, remove the topic all queue %s", tname);
+                ns__route_logq_add(lq, NS_LOG_INFO, "deleteTopic, remove the topic all queue %s",
+                                   tname);
             free(tname);
             write_step(r);
         }
@@ -713,7 +708,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
             qd_set(qd, &nq);
             if (ns_log_get_level() >= NS_LOG_INFO) {
                 qd_format(qs, sizeof(qs), qd);
-                logq_add(lq, NS_LOG_INFO, "new topic registered, %s %s", t->name, qs);
+                ns__route_logq_add(lq, NS_LOG_INFO, "new topic registered, %s %s", t->name, qs);
             }
         } else if (qd == NULL) {
             qd = topic_insert_qd(r, &t, pos, b);
@@ -725,7 +720,8 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
                 char ns2[256];
                 qd_format(qs, sizeof(qs), qd);
                 qd_format(ns2, sizeof(ns2), &nq);
-                logq_add(lq, NS_LOG_INFO, "topic changed, %s OLD: %s NEW: %s", t->name, qs, ns2);
+                ns__route_logq_add(lq, NS_LOG_INFO, "topic changed, %s OLD: %s NEW: %s", t->name,
+                                   qs, ns2);
             }
             qd_set(qd, &nq);
         }
@@ -766,7 +762,9 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     b->acting_master = !old_version && q->acting_master;
     free(b->zone);
     b->zone = dup_or_null(q->zone);
-    /* 4: the min-id change only feeds NOTIFY_MIN_BROKER_ID_CHANGE, which we do not send. */
+    /* 4: a registration below the group's smallest id changes it (an empty group counts as
+     * smallest id 0, as in Java, so a first master or slave never does). */
+    bool min_id_changed = q->id < (b->naddrs > 0 ? b->addrs[0].id : 0);
     /* 5: one record per ip:port */
     addrs_remove_addr(b, q->addr, true, q->id);
     /* 6: address-change conflict */
@@ -776,20 +774,21 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
         if (ol != NULL) {
             int64_t old_sv = ol->dv.state_version, new_sv = body->data_version.state_version;
             if (old_sv > new_sv) {
-                logq_add(&lq, NS_LOG_WARN,
-                         "Registering Broker conflicts with the existed one, just ignore.: "
-                         "Cluster:%s, BrokerName:%s, BrokerId:%lld, Old BrokerAddr:%s, Old "
-                         "Version:%lld, New BrokerAddr:%s, New Version:%lld.",
-                         q->cluster, q->name, (long long)q->id, old_addr, (long long)old_sv,
-                         q->addr, (long long)new_sv);
+                ns__route_logq_add(
+                    &lq, NS_LOG_WARN,
+                    "Registering Broker conflicts with the existed one, just ignore.: "
+                    "Cluster:%s, BrokerName:%s, BrokerId:%lld, Old BrokerAddr:%s, Old "
+                    "Version:%lld, New BrokerAddr:%s, New Version:%lld.",
+                    q->cluster, q->name, (long long)q->id, old_addr, (long long)old_sv, q->addr,
+                    (long long)new_sv);
                 live_remove(r, q->cluster, q->addr);
                 goto out;
             }
             /* Java leaves the replaced address's live entry behind, where nothing can ever
              * unregister it; we drop it (and its filter list) here. */
-            logq_add(&lq, NS_LOG_INFO,
-                     "broker %s id %lld moved from %s to %s, drop the old live entry", q->name,
-                     (long long)q->id, old_addr, q->addr);
+            ns__route_logq_add(&lq, NS_LOG_INFO,
+                               "broker %s id %lld moved from %s to %s, drop the old live entry",
+                               q->name, (long long)q->id, old_addr, q->addr);
             char *oa = ns_xstrdup(old_addr);
             live_remove(r, q->cluster, oa);
             filter_remove(r, q->cluster, oa);
@@ -798,11 +797,12 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     }
     /* 7: single-topic guard */
     if (addrs_get(b, q->id) == NULL && body->topic_count == 1) {
-        logq_add(&lq, NS_LOG_WARN,
-                 "Can't register topicConfigWrapper={%s=TopicConfig [topicName=%s, ...]} because "
-                 "broker[%lld]=%s has not registered.",
-                 str_or_null(body->topics[0].topic_name), str_or_null(body->topics[0].topic_name),
-                 (long long)q->id, q->addr);
+        ns__route_logq_add(
+            &lq, NS_LOG_WARN,
+            "Can't register topicConfigWrapper={%s=TopicConfig [topicName=%s, ...]} because "
+            "broker[%lld]=%s has not registered.",
+            str_or_null(body->topics[0].topic_name), str_or_null(body->topics[0].topic_name),
+            (long long)q->id, q->addr);
         rc = NS_EINVAL;
         goto out;
     }
@@ -827,10 +827,11 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
         lv->cluster = lv->key;
         lv->addr = lv->key + strlen(q->cluster) + 1;
         ns_hmap_put(&r->live, lv->key, lv->klen, lv);
-        logq_add(&lq, NS_LOG_INFO,
-                 "new broker registered, BrokerIdentityInfo [clusterName=%s, brokerAddr=%s] "
-                 "HAService: %s",
-                 q->cluster, q->addr, str_or_null(q->ha_addr));
+        ns__route_logq_add(
+            &lq, NS_LOG_INFO,
+            "new broker registered, BrokerIdentityInfo [clusterName=%s, brokerAddr=%s] "
+            "HAService: %s",
+            q->cluster, q->addr, str_or_null(q->ha_addr));
     } else {
         conn_unref(r, lv->conn_id);
     }
@@ -859,12 +860,15 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
             }
         }
     }
+    /* 14 */
+    if (min_id_changed && NS_CFG_GET(r->cfg->notify_min_broker_id_changed))
+        ns__route_notice_min_id_locked(r, b, NULL, lv->ha_addr, &lq);
 out:
     /* Steps 2 to 8 may have changed the BrokerData on the early exits too. */
     if (!encoded)
         ns__route_bname_encode_locked(b);
     write_unlock(r);
-    logq_flush(&lq);
+    ns__route_logq_flush(&lq);
     return rc;
 }
 
@@ -875,12 +879,11 @@ out:
 static void unregister_locked(ns_route_t *r, const char *cluster, const char *addr,
                               const char *name, bool has_id, int64_t id, logq_t *lq)
 {
-    (void)id;
     bool live_ok = live_remove(r, cluster, addr);
-    logq_add(lq, NS_LOG_INFO,
-             "unregisterBroker, remove from brokerLiveTable %s, BrokerIdentityInfo "
-             "[clusterName=%s, brokerAddr=%s]",
-             live_ok ? "OK" : "Failed", cluster, addr);
+    ns__route_logq_add(lq, NS_LOG_INFO,
+                       "unregisterBroker, remove from brokerLiveTable %s, BrokerIdentityInfo "
+                       "[clusterName=%s, brokerAddr=%s]",
+                       live_ok ? "OK" : "Failed", cluster, addr);
     filter_remove(r, cluster, addr);
     if (name == NULL)
         return; /* Java: NullPointerException in brokerAddrTable.get(null) */
@@ -889,16 +892,21 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
     if (b != NULL && b->has_bd) {
         if (b->naddrs > 0 && !has_id)
             return; /* Java: NullPointerException unboxing the null brokerId */
+        bool min_id_leaves = b->naddrs > 0 && id == b->addrs[0].id;
         size_t n = addrs_remove_addr(b, addr, false, 0);
-        logq_add(lq, NS_LOG_INFO,
-                 "unregisterBroker, remove addr from brokerAddrTable %s, BrokerIdentityInfo "
-                 "[clusterName=%s, brokerAddr=%s]",
-                 n ? "OK" : "Failed", cluster, addr);
+        ns__route_logq_add(
+            lq, NS_LOG_INFO,
+            "unregisterBroker, remove addr from brokerAddrTable %s, BrokerIdentityInfo "
+            "[clusterName=%s, brokerAddr=%s]",
+            n ? "OK" : "Failed", cluster, addr);
         if (b->naddrs == 0) {
             bd_clear(b);
-            logq_add(lq, NS_LOG_INFO, "unregisterBroker, remove name from brokerAddrTable OK, %s",
-                     name);
+            ns__route_logq_add(lq, NS_LOG_INFO,
+                               "unregisterBroker, remove name from brokerAddrTable OK, %s", name);
             removed_name = true;
+        } else if (min_id_leaves && b->acting_master &&
+                   NS_CFG_GET(r->cfg->notify_min_broker_id_changed)) {
+            ns__route_notice_min_id_locked(r, b, addr, NULL, lq);
         }
         ns__route_bname_encode_locked(b);
     }
@@ -906,13 +914,15 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
         ns__route_cluster_t *c = cluster_get(r, cluster);
         if (c != NULL) {
             char *k = ns_hmap_remove(&c->names, name, strlen(name));
-            logq_add(lq, NS_LOG_INFO, "unregisterBroker, remove name from clusterAddrTable %s, %s",
-                     k ? "OK" : "Failed", name);
+            ns__route_logq_add(lq, NS_LOG_INFO,
+                               "unregisterBroker, remove name from clusterAddrTable %s, %s",
+                               k ? "OK" : "Failed", name);
             free(k);
             if (c->names.count == 0) {
                 ns_hmap_remove(&r->clusters, c->name, strlen(c->name));
-                logq_add(lq, NS_LOG_INFO,
-                         "unregisterBroker, remove cluster from clusterAddrTable %s", cluster);
+                ns__route_logq_add(lq, NS_LOG_INFO,
+                                   "unregisterBroker, remove cluster from clusterAddrTable %s",
+                                   cluster);
                 cluster_destroy(c);
             }
         }
@@ -922,8 +932,9 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
         while (b->ntopics > 0) {
             ns__route_topic_t *t = b->topics[b->ntopics - 1];
             if (debug)
-                logq_add(lq, NS_LOG_DEBUG, "removeTopicByBrokerName, remove one broker's topic %s",
-                         t->name);
+                ns__route_logq_add(lq, NS_LOG_DEBUG,
+                                   "removeTopicByBrokerName, remove one broker's topic %s",
+                                   t->name);
             topic_remove_qd(r, t, b);
             write_step(r);
         }
@@ -949,7 +960,7 @@ void ns_route_unregister_broker(ns_route_t *r, const char *cluster, const char *
     write_lock(r);
     unregister_locked(r, cluster, addr, name, has_id, id, &lq);
     write_unlock(r);
-    logq_flush(&lq);
+    ns__route_logq_flush(&lq);
 }
 
 /* setupUnRegisterRequest: the broker name and id that hold addr in a BrokerData of cluster. */
@@ -982,11 +993,12 @@ static void unregister_live_locked(ns_route_t *r, ns__route_live_t *l, logq_t *l
     int64_t id;
     if (resolve_locked(r, cluster, addr, &b, &id)) {
         char *name = ns_xstrdup(b->name);
-        logq_add(lq, NS_LOG_INFO,
-                 "the broker's channel destroyed, submit the unregister request at once, broker "
-                 "info: UnRegisterBrokerRequestHeader [brokerName=%s, brokerAddr=%s, "
-                 "clusterName=%s, brokerId=%lld], submit result: true",
-                 name, addr, cluster, (long long)id);
+        ns__route_logq_add(
+            lq, NS_LOG_INFO,
+            "the broker's channel destroyed, submit the unregister request at once, broker "
+            "info: UnRegisterBrokerRequestHeader [brokerName=%s, brokerAddr=%s, "
+            "clusterName=%s, brokerId=%lld], submit result: true",
+            name, addr, cluster, (long long)id);
         unregister_locked(r, cluster, addr, name, true, id, lq);
         free(name);
     } else {
@@ -1030,7 +1042,7 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
     free(keys);
     free(klens);
     write_unlock(r);
-    logq_flush(&lq);
+    ns__route_logq_flush(&lq);
 }
 
 /* Java's expiry test, overflow included: lastUpdateTimestamp + timeout < now in long math. */
@@ -1073,10 +1085,10 @@ size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_i
         /* Re-check: it may have re-registered between the two locks. */
         if (l != NULL &&
             expired(__atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED), l->timeout_ms, now_ms)) {
-            logq_add(&lq, NS_LOG_WARN,
-                     "The broker channel expired, BrokerIdentityInfo [clusterName=%s, "
-                     "brokerAddr=%s] %lldms",
-                     l->cluster, l->addr, (long long)l->timeout_ms);
+            ns__route_logq_add(&lq, NS_LOG_WARN,
+                               "The broker channel expired, BrokerIdentityInfo [clusterName=%s, "
+                               "brokerAddr=%s] %lldms",
+                               l->cluster, l->addr, (long long)l->timeout_ms);
             if (l->conn_id != 0 && nconn < max)
                 conn_ids[nconn++] = l->conn_id;
             unregister_live_locked(r, l, &lq);
@@ -1086,7 +1098,7 @@ size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_i
     write_unlock(r);
     free(keys);
     free(klens);
-    logq_flush(&lq);
+    ns__route_logq_flush(&lq);
     return nconn;
 }
 
@@ -1174,19 +1186,20 @@ void ns_route_delete_topic(ns_route_t *r, const char *topic, const char *cluster
                 ns__route_bname_t *b = bname_get(r, c->names.slots[i].key);
                 if (b == NULL || ns__route_find_qd_locked(t, b->name, NULL) == NULL)
                     continue;
-                logq_add(&lq, NS_LOG_INFO, "deleteTopic, remove one broker's topic %s %s", b->name,
-                         topic);
+                ns__route_logq_add(&lq, NS_LOG_INFO, "deleteTopic, remove one broker's topic %s %s",
+                                   b->name, topic);
                 if (topic_remove_qd(r, t, b)) {
                     t = NULL;
-                    logq_add(&lq, NS_LOG_INFO, "deleteTopic, remove the topic all queue %s %s",
-                             cluster, topic);
+                    ns__route_logq_add(&lq, NS_LOG_INFO,
+                                       "deleteTopic, remove the topic all queue %s %s", cluster,
+                                       topic);
                 }
                 bname_release(r, b);
             }
         }
     }
     write_unlock(r);
-    logq_flush(&lq);
+    ns__route_logq_flush(&lq);
 }
 
 void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_queue_data_t *qds,
@@ -1202,19 +1215,20 @@ void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_qu
         for (size_t i = 0; i < n; i++) {
             ns__route_bname_t *b = qds[i].broker_name ? bname_get(r, qds[i].broker_name) : NULL;
             if (b == NULL || !b->has_bd) {
-                logq_add(&lq, NS_LOG_WARN, "Register topic contains illegal broker, %s, %s", topic,
-                         str_or_null(qds[i].broker_name));
+                ns__route_logq_add(&lq, NS_LOG_WARN,
+                                   "Register topic contains illegal broker, %s, %s", topic,
+                                   str_or_null(qds[i].broker_name));
                 goto out;
             }
         }
         t = topic_create(r, topic);
-        logq_add(&lq, NS_LOG_INFO, "Register topic route:%s", topic);
+        ns__route_logq_add(&lq, NS_LOG_INFO, "Register topic route:%s", topic);
     }
     for (size_t i = 0; i < n; i++) {
         ns__route_bname_t *b = qds[i].broker_name ? bname_get(r, qds[i].broker_name) : NULL;
         if (b == NULL || !b->has_bd) {
-            logq_add(&lq, NS_LOG_WARN, "Register topic contains illegal broker, %s, %s", topic,
-                     str_or_null(qds[i].broker_name));
+            ns__route_logq_add(&lq, NS_LOG_WARN, "Register topic contains illegal broker, %s, %s",
+                               topic, str_or_null(qds[i].broker_name));
             break;
         }
         size_t pos;
@@ -1228,7 +1242,7 @@ void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_qu
     }
 out:
     write_unlock(r);
-    logq_flush(&lq);
+    ns__route_logq_flush(&lq);
 }
 
 static const char *check_locked(const ns_route_t *r)

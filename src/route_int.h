@@ -7,6 +7,7 @@
 
 #include "ns_route.h"
 #include "ns_hmap.h"
+#include "ns_log.h"
 
 /* PermName bits. */
 #define NS_PERM_WRITE 2
@@ -126,6 +127,15 @@ typedef struct ns__route_conn {
     size_t refs; /* live entries whose conn_id is id */
 } ns__route_conn_t;
 
+/* Log lines queued while the lock is held and written after it is released (route.c): each is
+ * one level byte, the text and a NUL. */
+typedef struct logq {
+    ns_buf_t buf;
+} logq_t;
+void ns__route_logq_add(logq_t *q, ns_log_level_t level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void ns__route_logq_flush(logq_t *q);
+
 struct ns_route {
     const ns_config_t *cfg;
     pthread_rwlock_t lock;       /* writer-preferring: registrations must not starve */
@@ -139,7 +149,20 @@ struct ns_route {
     ns_hmap_t mappings;          /* topic -> ns__route_mapping_t */
     ns_hmap_t conns;             /* 8-byte conn id -> ns__route_conn_t */
     uint32_t stamp;              /* last registration pass marker */
+    pthread_mutex_t notice_lock; /* guards the notice queue (route_notify.c) */
+    ns_route_notice_t *notices;  /* queued NOTIFY_MIN_BROKER_ID_CHANGE notices */
+    size_t notice_count;         /* entries in notices (read unlocked as a hint) */
+    size_t notice_cap;
 };
+
+/* route_notify.c: queues the notices for group b after its smallest id changed (protocol.md
+ * 4.9): to every member when offline_addr is set or the group has one member, else to every
+ * member but the smallest. Logs Java's "min broker id changed" line into lq. Caller holds the
+ * write lock; does nothing when the group is empty. */
+void ns__route_notice_min_id_locked(ns_route_t *r, const ns__route_bname_t *b,
+                                    const char *offline_addr, const char *ha_addr, logq_t *lq);
+void ns__route_notices_init(ns_route_t *r);
+void ns__route_notices_destroy(ns_route_t *r);
 
 /* route_query.c: the encoded pieces of a broker name. encode_head fills json[*].qd_head of a
  * new record; encode_locked re-encodes json[*].broker_data from the BrokerData fields (frees it

@@ -369,9 +369,27 @@ static void on_stats(uv_timer_t *timer)
     last_bad = bad;
 }
 
+static void on_go_away_done(uv_timer_t *timer)
+{
+    begin_shutdown(timer->data);
+}
+
+/* SIGTERM/SIGINT. With enableShutdownGracefully, first shutdownWaitTimeSeconds of answering
+ * GO_AWAY to the clients that understand it (NettyRemotingServer.shutdown), so they move to
+ * another NameServer before this one goes; a second signal ends the wait. */
 static void on_signal(uv_signal_t *sig, int signum)
 {
     ns_server_t *server = sig->data;
+    const ns_config_t *cfg = server->cfg;
+    int32_t wait_s = NS_CFG_GET(cfg->shutdown_wait_time_seconds);
+    if (NS_CFG_GET(cfg->enable_shutdown_gracefully) && wait_s > 0 &&
+        !__atomic_load_n(&server->going_away, __ATOMIC_RELAXED)) {
+        NS_LOG_I("received signal %d (%s), shutting down gracefully: GO_AWAY for %d s", signum,
+                 strsignal(signum), (int)wait_s);
+        __atomic_store_n(&server->going_away, true, __ATOMIC_RELAXED);
+        uv_timer_start(&server->go_away_timer, on_go_away_done, (uint64_t)wait_s * 1000u, 0);
+        return;
+    }
     NS_LOG_I("received signal %d (%s), shutting down", signum, strsignal(signum));
     begin_shutdown(server);
 }
@@ -386,6 +404,8 @@ static void begin_shutdown(ns_server_t *server)
     uv_close((uv_handle_t *)&server->scan_timer, NULL);
     uv_close((uv_handle_t *)&server->kv_log_timer, NULL);
     uv_close((uv_handle_t *)&server->stats_timer, NULL);
+    uv_close((uv_handle_t *)&server->go_away_timer, NULL);
+    ns__notifier_close(server->notifier);
     for (unsigned i = 1; i < server->loop_count; i++) {
         ns_io_loop_t *loop = &server->loops[i];
         pthread_mutex_lock(&loop->lock);
@@ -466,7 +486,10 @@ int ns_server_run(ns_server_t *server)
     uv_timer_init(&loop0->loop, &server->stats_timer);
     server->stats_timer.data = server;
     uv_timer_start(&server->stats_timer, on_stats, STATS_INTERVAL_MS, STATS_INTERVAL_MS);
+    uv_timer_init(&loop0->loop, &server->go_away_timer);
+    server->go_away_timer.data = server;
 
+    server->notifier = ns__notifier_new(loop0);
     server->worker = ns__worker_start(server);
     for (unsigned i = 1; i < server->loop_count; i++)
         uv_thread_create(&server->loops[i].thread, loop_thread_main, &server->loops[i]);
@@ -481,6 +504,8 @@ int ns_server_run(ns_server_t *server)
      * closes (their brokers are unregistered now) and maybe a scan. */
     ns__worker_stop(server->worker);
     server->worker = NULL;
+    ns__notifier_free(server->notifier);
+    server->notifier = NULL;
     for (unsigned i = 0; i < server->loop_count; i++) {
         ns_io_loop_t *loop = &server->loops[i];
         /* Descriptors handed over after the loop stopped were queued but never adopted. */

@@ -11,6 +11,7 @@
 
 #include "ns_buf.h"
 #include "ns_cmd.h"
+#include "ns_route.h"
 #include "ns_server.h"
 
 /* Connection ids carry the index of their loop in the low byte, so any thread can route a
@@ -21,6 +22,7 @@
 typedef struct ns_conn ns_conn_t;
 typedef struct ns_io_loop ns_io_loop_t;
 typedef struct ns_worker ns_worker_t;
+typedef struct ns_notifier ns_notifier_t;
 
 /* Work for the request worker (worker.c). */
 typedef enum ns_job_kind {
@@ -80,22 +82,36 @@ struct ns_server {
     ns_config_t *cfg;
     ns_route_t *route;
     ns_kv_t *kv;
-    ns_worker_t *worker;     /* runs the requests that are not cheap (worker.c) */
-    uint64_t start_ms;       /* monotonic ms at ns_server_run */
-    unsigned loop_count;     /* I/O loops in use */
-    ns_io_loop_t *loops;     /* loop_count loops */
-    uv_signal_t sigterm;     /* on loops[0] */
-    uv_signal_t sigint;      /* on loops[0] */
-    uv_timer_t scan_timer;   /* inactive-broker scan, on loops[0] */
-    uv_timer_t kv_log_timer; /* periodic KV dump, on loops[0] */
-    uv_timer_t stats_timer;  /* periodic traffic summary, on loops[0] */
-    char bound_addr[64];     /* "ip:port" actually bound */
-    int bound_port;          /* port actually bound (listenPort 0 = ephemeral) */
+    ns_worker_t *worker;      /* runs the requests that are not cheap (worker.c) */
+    ns_notifier_t *notifier;  /* sends NOTIFY_MIN_BROKER_ID_CHANGE (notifier.c), on loops[0] */
+    uint64_t start_ms;        /* monotonic ms at ns_server_run */
+    unsigned loop_count;      /* I/O loops in use */
+    ns_io_loop_t *loops;      /* loop_count loops */
+    uv_signal_t sigterm;      /* on loops[0] */
+    uv_signal_t sigint;       /* on loops[0] */
+    uv_timer_t scan_timer;    /* inactive-broker scan, on loops[0] */
+    uv_timer_t kv_log_timer;  /* periodic KV dump, on loops[0] */
+    uv_timer_t stats_timer;   /* periodic traffic summary, on loops[0] */
+    uv_timer_t go_away_timer; /* ends a graceful shutdown's wait, on loops[0] */
+    bool going_away;          /* graceful shutdown under way (atomic): answer GO_AWAY */
+    char bound_addr[64];      /* "ip:port" actually bound */
+    int bound_port;           /* port actually bound (listenPort 0 = ephemeral) */
     /* Traffic counters, updated with relaxed atomics by every loop. */
     uint64_t stat_requests;
     uint64_t stat_bad_frames;
     uint64_t stat_connections;
 };
+
+/* notifier.c: the outgoing NOTIFY_MIN_BROKER_ID_CHANGE connections, on loop 0. */
+/* Creates the notifier on loop 0 (loop 0's thread). */
+ns_notifier_t *ns__notifier_new(ns_io_loop_t *loop0);
+/* Any thread: takes ownership of the notices (an array from ns_route_take_notices) and has
+ * loop 0 send them. After ns__notifier_close they are freed unsent. */
+void ns__notifier_post(ns_notifier_t *n, ns_route_notice_t *v, size_t count);
+/* Loop 0, at shutdown: drops what is queued and closes every connection and handle. */
+void ns__notifier_close(ns_notifier_t *n);
+/* After loop 0 has run dry and no thread posts any more (the worker has stopped). */
+void ns__notifier_free(ns_notifier_t *n);
 
 /* conn.c */
 

@@ -54,6 +54,7 @@ static void run_request(ns_worker_t *w, ns_job_t *job)
         .peer = job->peer,
         .now_ms = ns_now_ms(),
         .start_ms = server->start_ms,
+        .going_away = __atomic_load_n(&server->going_away, __ATOMIC_RELAXED),
         .scratch = &w->scratch,
     };
     job->send = ns_proc_dispatch(&ctx, &job->req, &job->resp);
@@ -71,11 +72,22 @@ static void run_scan(ns_worker_t *w)
     free(ids);
 }
 
+/* Hands what the job made the route table queue for brokers (NOTIFY_MIN_BROKER_ID_CHANGE) to
+ * the notifier. Every write to the route table runs here, so nothing is left behind. */
+static void forward_notices(ns_worker_t *w)
+{
+    ns_route_notice_t *v;
+    size_t n = ns_route_take_notices(w->server->route, &v);
+    if (n > 0)
+        ns__notifier_post(w->server->notifier, v, n);
+}
+
 static void run(ns_worker_t *w, ns_job_t *job)
 {
     switch (job->kind) {
     case NS_JOB_REQUEST:
         run_request(w, job);
+        forward_notices(w);
         return; /* the loop frees it */
     case NS_JOB_CONN_CLOSED:
         ns_route_on_conn_closed(w->server->route, job->conn_id);
@@ -84,6 +96,7 @@ static void run(ns_worker_t *w, ns_job_t *job)
         run_scan(w);
         break;
     }
+    forward_notices(w);
     free(job);
 }
 

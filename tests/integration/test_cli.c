@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,65 @@ static void test_boot_log_and_signals(void **state)
     }
 }
 
+static int call_route(int fd, int32_t version, int32_t *code)
+{
+    ns_cmd_t req, resp;
+    ns_buf_t holder = NS_BUF_INIT;
+    rmq_request(&req, 105, 7, "topic", "NoSuchTopic", NULL);
+    req.version = version;
+    int rc = rmq_call(fd, &req, &resp, &holder);
+    if (rc == 0)
+        *code = resp.code;
+    ns_cmd_free(&req);
+    if (rc == 0)
+        ns_cmd_free(&resp);
+    ns_buf_free(&holder);
+    return rc;
+}
+
+/* enableShutdownGracefully: after SIGTERM the server keeps serving for shutdownWaitTimeSeconds,
+ * answering GO_AWAY to clients newer than 5.3.1, then exits 0 by itself. */
+static void test_graceful_shutdown(void **state)
+{
+    (void)state;
+    char log_path[160], port_file[160], port_text[16];
+    snprintf(log_path, sizeof(log_path), "%s/graceful.log", tmpdir);
+    snprintf(port_file, sizeof(port_file), "%s/graceful.port", tmpdir);
+    unlink(port_file);
+    char log_set[200], port_set[200], kv_set[200];
+    snprintf(log_set, sizeof(log_set), "logPath=%s", log_path);
+    snprintf(port_set, sizeof(port_set), "portFile=%s", port_file);
+    snprintf(kv_set, sizeof(kv_set), "kvConfigPath=%s/graceful-kv.json", tmpdir);
+    pid_t pid = spawn("graceful", tmpdir,
+                      (const char *[]){"--set", "listenPort=0", "--set", "bindAddress=127.0.0.1",
+                                       "--set", port_set, "--set", log_set, "--set", kv_set,
+                                       "--set", "enableShutdownGracefully=true", "--set",
+                                       "shutdownWaitTimeSeconds=2", NULL});
+    struct stat st;
+    for (int waited = 0; waited < 20000 && stat(port_file, &st) != 0; waited += 10)
+        sleep_ms(10);
+    read_into(port_file, port_text, sizeof(port_text));
+    int fd = rmq_connect(atoi(port_text));
+    assert_true(fd >= 0);
+    int32_t code = -1;
+    assert_int_equal(call_route(fd, 513, &code), 0);
+    assert_int_equal(code, 17);
+
+    kill(pid, SIGTERM);
+    bool saw_go_away = false;
+    for (int i = 0; i < 100 && !saw_go_away; i++) {
+        assert_int_equal(call_route(fd, 513, &code), 0);
+        saw_go_away = code == 1500;
+        if (!saw_go_away)
+            sleep_ms(10);
+    }
+    assert_true(saw_go_away);
+    assert_int_equal(call_route(fd, 475, &code), 0); /* an older client is still served */
+    assert_int_equal(code, 17);
+    close(fd);
+    assert_int_equal(wait_exit(pid, 20000), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -258,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_print_config),
         cmocka_unit_test(test_startup_errors),
         cmocka_unit_test(test_boot_log_and_signals),
+        cmocka_unit_test(test_graceful_shutdown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -304,6 +304,37 @@ static void test_conn_close_through_dispatch(void **state)
     assert_int_equal(t->resp.code, 17);
 }
 
+/* A graceful shutdown: peers newer than V5_3_1 get GO_AWAY, older ones are still served;
+ * unknown codes keep their own answer and oneway requests no answer. */
+static void test_go_away(void **state)
+{
+    pt_t *t = *state;
+    setup_a(t);
+    t->ctx.going_away = true;
+    route_req(t, 476, "TopicA", NULL);
+    assert_int_equal(t->resp.code, NS_RES_GO_AWAY);
+    assert_string_equal(t->resp.remark, "please go away");
+    assert_int_equal(t->resp.body_len, 0);
+    route_req(t, 475, "TopicA", NULL);
+    assert_int_equal(t->resp.code, 0);
+    assert_true(t->resp.body_len > 0);
+
+    ns_cmd_t req;
+    pt_req(&req, 9999, 513, NULL, 0, NULL);
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, NS_RES_REQUEST_CODE_NOT_SUPPORTED);
+
+    pt_req(&req, NS_REQ_GET_ROUTEINFO_BY_TOPIC, 513, NULL, 0, "topic", "TopicA", NULL);
+    req.flag |= NS_FLAG_ONEWAY;
+    ns_cmd_t resp;
+    assert_false(ns_proc_dispatch(&t->ctx, &req, &resp));
+    ns_cmd_free(&req);
+
+    t->ctx.going_away = false;
+    route_req(t, 513, "TopicA", NULL);
+    assert_int_equal(t->resp.code, 0);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, pt_setup, pt_teardown)
@@ -318,6 +349,7 @@ int main(void)
         T(test_topic_lists),
         T(test_delete_topic),
         T(test_conn_close_through_dispatch),
+        T(test_go_away),
     };
 #undef T
     ns_log_set_level(NS_LOG_ERROR);

@@ -353,6 +353,88 @@ static void test_unregister_master_old_version(void **state)
     assert_route_has(R, "T", "\"perm\":6");
 }
 
+/* NOTIFY_MIN_BROKER_ID_CHANGE notices (RouteInfoManager.notifyMinBrokerIdChanged). */
+static void assert_notice(const ns_route_notice_t *n, const char *target, int64_t min_id,
+                          const char *min_addr, const char *offline, const char *ha)
+{
+    assert_string_equal(n->target, target);
+    assert_int_equal(n->min_broker_id, min_id);
+    assert_string_equal(n->min_broker_addr, min_addr);
+    if (offline)
+        assert_string_equal(n->offline_broker_addr, offline);
+    else
+        assert_null(n->offline_broker_addr);
+    if (ha)
+        assert_string_equal(n->ha_broker_addr, ha);
+    else
+        assert_null(n->ha_broker_addr);
+}
+
+static void test_min_broker_id_notices(void **state)
+{
+    ns_route_notice_t *v;
+    tu_broker_t m = tu_master(), s = tu_slave(), s2 = tu_slave();
+    s2.addr = "127.0.0.1:50911";
+    s2.id = 2;
+    s2.conn = 3;
+
+    /* switched off (the default): nothing is queued */
+    assert_int_equal(tu_reg_topics(R, &s, 1, "T", NULL), 0);
+    assert_int_equal(tu_reg_topics(R, &m, 1, "T", NULL), 0);
+    assert_int_equal(ns_route_take_notices(R, &v), 0);
+    assert_null(v);
+    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    ns_route_unregister_broker(R, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
+
+    cfg.notify_min_broker_id_changed = true;
+    /* a slave alone: its id is not below the empty group's 0, no notice */
+    assert_int_equal(tu_reg_topics(R, &s, 1, "T", NULL), 0);
+    assert_int_equal(tu_reg_topics(R, &s2, 1, "T", NULL), 0);
+    assert_int_equal(ns_route_take_notices(R, &v), 0);
+    /* the master arrives: every other member hears of it, with the master's HA address */
+    assert_int_equal(tu_reg_topics(R, &m, 1, "T", NULL), 0);
+    size_t n = ns_route_take_notices(R, &v);
+    assert_int_equal(n, 2);
+    assert_notice(&v[0], TU_SLAVE_ADDR, 0, TU_MASTER_ADDR, NULL, "127.0.0.1:20911");
+    assert_notice(&v[1], "127.0.0.1:50911", 0, TU_MASTER_ADDR, NULL, "127.0.0.1:20911");
+    ns_route_notices_free(v, n);
+    /* re-registration changes nothing */
+    assert_int_equal(tu_reg_topics(R, &m, 2, "T", NULL), 0);
+    assert_int_equal(ns_route_take_notices(R, &v), 0);
+    /* a slave leaving does not change the smallest id */
+    ns_route_unregister_broker(R, TU_CLUSTER, "127.0.0.1:50911", TU_BROKER, true, 2);
+    assert_int_equal(ns_route_take_notices(R, &v), 0);
+    /* the master's connection closes: the remaining slave learns it is the smallest now */
+    ns_route_on_conn_closed(R, m.conn);
+    n = ns_route_take_notices(R, &v);
+    assert_int_equal(n, 1);
+    assert_notice(&v[0], TU_SLAVE_ADDR, 1, TU_SLAVE_ADDR, TU_MASTER_ADDR, NULL);
+    ns_route_notices_free(v, n);
+    /* the master comes back while alone? no: the slave is there, so only the slave hears */
+    assert_int_equal(tu_reg_topics(R, &m, 3, "T", NULL), 0);
+    n = ns_route_take_notices(R, &v);
+    assert_int_equal(n, 1);
+    assert_notice(&v[0], TU_SLAVE_ADDR, 0, TU_MASTER_ADDR, NULL, "127.0.0.1:20911");
+    ns_route_notices_free(v, n);
+    /* the last member leaving notifies nobody */
+    ns_route_unregister_broker(R, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
+    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    assert_int_equal(ns_route_take_notices(R, &v), 0);
+
+    /* groups not in acting-master mode are not told about departures (Java checks
+     * isEnableActingMaster there), but are told about arrivals */
+    m.eam = s.eam = 0;
+    assert_int_equal(tu_reg_topics(R, &s, 4, "T", NULL), 0);
+    assert_int_equal(tu_reg_topics(R, &m, 4, "T", NULL), 0);
+    n = ns_route_take_notices(R, &v);
+    assert_int_equal(n, 1);
+    assert_notice(&v[0], TU_SLAVE_ADDR, 0, TU_MASTER_ADDR, NULL, "127.0.0.1:20911");
+    ns_route_notices_free(v, n);
+    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    assert_int_equal(ns_route_take_notices(R, &v), 0);
+    cfg.notify_min_broker_id_changed = false;
+}
+
 /* registerOnlySlaveBroker and the order-topic acting-master cases */
 static void test_only_slave_acting_master(void **state)
 {
@@ -1009,6 +1091,7 @@ int main(void)
         T(test_unregister),
         T(test_unregister_slave_keeps_master),
         T(test_unregister_master_acting),
+        T(test_min_broker_id_notices),
         T(test_unregister_master_old_version),
         T(test_only_slave_acting_master),
         T(test_conn_close),
