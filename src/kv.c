@@ -21,11 +21,16 @@
 #include "ns_log.h"
 #include "ns_strmap.h"
 
+/* Two locks, so that readers (GET_KV_CONFIG and route answers with orderTopicConf, on the I/O
+ * loops) never wait for a disk: `lock` guards the table and is held only for memory work;
+ * `write_lock` serialises the changes, each of which holds it across its file write and fsync,
+ * so a change can still be rolled back without another change in between. */
 struct ns_kv {
-    pthread_mutex_t lock;    /* guards table and every file write */
-    char *path;              /* kvConfig.json; NULL = memory only */
-    ns_strmap_t *table;      /* namespace -> ns_strmap_t * (key -> char *, NULL = no value) */
-    atomic_ulong generation; /* bumped by every successful put and delete */
+    pthread_mutex_t lock;       /* guards table (memory only) */
+    pthread_mutex_t write_lock; /* held by one put or delete for its whole persist */
+    char *path;                 /* kvConfig.json; NULL = memory only */
+    ns_strmap_t *table;         /* namespace -> ns_strmap_t * (key -> char *, NULL = no value) */
+    atomic_ulong generation;    /* bumped by every successful put and delete */
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -38,6 +43,15 @@ void ns__kv_fail_next(int step, int err)
 {
     atomic_store(&fail_err, err);
     atomic_store(&fail_step, step);
+}
+
+static void (*persist_hook)(void *);
+static void *persist_hook_arg;
+
+void ns__kv_set_persist_hook(void (*hook)(void *), void *arg)
+{
+    persist_hook_arg = arg;
+    persist_hook = hook;
 }
 
 /* Returns -err when the armed failure is for `step` (and disarms it), else 0. */
@@ -327,36 +341,50 @@ static const char *step_name(int step)
     return step >= 0 && (size_t)step < NS_ARRAY_SIZE(names) ? names[step] : "?";
 }
 
-/* Writes the store to its file (nothing without a path). *renamed tells whether the file now
- * holds the new content even on failure. Returns 0 or -errno, logged at ERROR. */
-static int persist_locked(ns_kv_t *kv, bool *renamed)
+/* Writes a serialized store to its file. *renamed tells whether the file now holds the new
+ * content even on failure. Returns 0 or -errno, logged at ERROR. Caller holds write_lock (not
+ * lock: readers go on meanwhile). */
+static int persist_bytes(ns_kv_t *kv, ns_buf_t *buf, bool *renamed)
+{
+    *renamed = false;
+    if (persist_hook != NULL)
+        persist_hook(persist_hook_arg);
+    /* Write through a symlinked kvConfig.json, as Java's FileOutputStream does, rather than
+     * replacing the link with a file. A path that does not exist yet is used as it is. */
+    char *real = realpath(kv->path, NULL);
+    int step = NS__KV_STEP_NONE;
+    int rc = write_atomic(real != NULL ? real : kv->path, buf->data, buf->len, &step, renamed);
+    free(real);
+    if (rc != 0)
+        NS_LOG_E("persist kvconfig Exception, %s: %s failed: %s", kv->path, step_name(step),
+                 ns_strerror(rc));
+    return rc;
+}
+
+/* Serializes the table under `lock`, then writes it without. Caller holds write_lock. */
+static int persist(ns_kv_t *kv, bool *renamed)
 {
     *renamed = false;
     if (kv->path == NULL)
         return 0;
     ns_buf_t buf = NS_BUF_INIT;
+    pthread_mutex_lock(&kv->lock);
     serialize_locked(kv, &buf);
-    /* Write through a symlinked kvConfig.json, as Java's FileOutputStream does, rather than
-     * replacing the link with a file. A path that does not exist yet is used as it is. */
-    char *real = realpath(kv->path, NULL);
-    int step = NS__KV_STEP_NONE;
-    int rc = write_atomic(real != NULL ? real : kv->path, buf.data, buf.len, &step, renamed);
-    free(real);
-    if (rc != 0)
-        NS_LOG_E("persist kvconfig Exception, %s: %s failed: %s", kv->path, step_name(step),
-                 ns_strerror(rc));
+    pthread_mutex_unlock(&kv->lock);
+    int rc = persist_bytes(kv, &buf, renamed);
     ns_buf_free(&buf);
     return rc;
 }
 
 /* After a failed persist was rolled back in memory: when the new file had already replaced the
  * old one (only a failed directory fsync does that), write the rolled-back state again so that
- * file and memory agree. Best effort; a failure is logged by persist_locked. */
-static void repersist_after_rollback_locked(ns_kv_t *kv, bool renamed)
+ * file and memory agree. Best effort; a failure is logged by persist_bytes. Caller holds
+ * write_lock. */
+static void repersist_after_rollback(ns_kv_t *kv, bool renamed)
 {
     bool again = false;
     if (renamed)
-        (void)persist_locked(kv, &again);
+        (void)persist(kv, &again);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -464,6 +492,7 @@ ns_kv_t *ns_kv_new(const char *path)
 {
     ns_kv_t *kv = ns_xcalloc(1, sizeof(*kv));
     NS_ASSERT(pthread_mutex_init(&kv->lock, NULL) == 0);
+    NS_ASSERT(pthread_mutex_init(&kv->write_lock, NULL) == 0);
     kv->path = path != NULL ? ns_xstrdup(path) : NULL;
     kv->table = ns_strmap_new(free_namespace);
     atomic_init(&kv->generation, 0);
@@ -476,12 +505,16 @@ void ns_kv_free(ns_kv_t *kv)
         return;
     ns_strmap_free(kv->table);
     pthread_mutex_destroy(&kv->lock);
+    pthread_mutex_destroy(&kv->write_lock);
     free(kv->path);
     free(kv);
 }
 
+/* A change is visible to readers from the moment it is made, before it is on disk (as in
+ * Java, which never waits for the disk); only the requester's answer waits for the file. */
 static int put_valid(ns_kv_t *kv, const char *ns, const char *key, const char *value)
 {
+    pthread_mutex_lock(&kv->write_lock);
     pthread_mutex_lock(&kv->lock);
     ns_strmap_t *keys = ns_strmap_get(kv->table, ns);
     bool ns_created = keys == NULL;
@@ -491,8 +524,10 @@ static int put_valid(ns_kv_t *kv, const char *ns, const char *key, const char *v
     }
     void *old = NULL;
     bool key_created = ns_strmap_put(keys, key, value ? ns_xstrdup(value) : NULL, &old);
+    pthread_mutex_unlock(&kv->lock);
     bool renamed = false;
-    int rc = persist_locked(kv, &renamed);
+    int rc = persist(kv, &renamed);
+    pthread_mutex_lock(&kv->lock);
     if (rc != 0) {
         if (ns_created)
             ns_strmap_remove(kv->table, ns, NULL);
@@ -500,12 +535,14 @@ static int put_valid(ns_kv_t *kv, const char *ns, const char *key, const char *v
             ns_strmap_remove(keys, key, NULL);
         else
             ns_strmap_put(keys, key, old, NULL);
-        repersist_after_rollback_locked(kv, renamed);
     } else {
         free(old);
         atomic_fetch_add(&kv->generation, 1);
     }
     pthread_mutex_unlock(&kv->lock);
+    if (rc != 0)
+        repersist_after_rollback(kv, renamed);
+    pthread_mutex_unlock(&kv->write_lock);
     if (rc != 0)
         return rc;
     if (ns_created)
@@ -517,20 +554,25 @@ static int put_valid(ns_kv_t *kv, const char *ns, const char *key, const char *v
 
 static int delete_valid(ns_kv_t *kv, const char *ns, const char *key)
 {
+    pthread_mutex_lock(&kv->write_lock);
     pthread_mutex_lock(&kv->lock);
     ns_strmap_t *keys = ns != NULL ? ns_strmap_get(kv->table, ns) : NULL;
     void *old = NULL;
     bool removed = keys != NULL && key != NULL && ns_strmap_remove(keys, key, &old);
+    pthread_mutex_unlock(&kv->lock);
     bool renamed = false;
-    int rc = persist_locked(kv, &renamed);
+    int rc = persist(kv, &renamed);
+    pthread_mutex_lock(&kv->lock);
     if (rc != 0) {
         if (removed)
             ns_strmap_put(keys, key, old, NULL);
-        repersist_after_rollback_locked(kv, renamed);
     } else {
         atomic_fetch_add(&kv->generation, 1);
     }
     pthread_mutex_unlock(&kv->lock);
+    if (rc != 0)
+        repersist_after_rollback(kv, renamed);
+    pthread_mutex_unlock(&kv->write_lock);
     if (rc != 0)
         return rc;
     if (keys != NULL)

@@ -24,6 +24,10 @@ enum {
  * (positive). One shot: cleared when it fires. NS__KV_STEP_NONE disarms. For tests only. */
 void ns__kv_fail_next(int step, int err);
 
+/* Calls hook(arg) at the start of every file write, with write_lock held and the table lock
+ * not held (NULL removes it). For tests that check what may run while the disk is busy. */
+void ns__kv_set_persist_hook(void (*hook)(void *), void *arg);
+
 /* ns_kv_load's parser over data[0..len) (need not be NUL-terminated), for the fuzzer: same
  * results, without the file. */
 int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_t errlen);

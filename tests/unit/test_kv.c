@@ -665,6 +665,68 @@ static void test_concurrent_puts_all_in_file(void **state)
     ns_kv_free(loaded);
 }
 
+/* While a put is writing its file, readers are served from memory: the hook, run inside the
+ * write, reads through the public API from another thread and waits (bounded) for it. Before
+ * the two locks this deadlocked into the timeout: the reader waited for the writer's mutex. */
+typedef struct reader_probe {
+    ns_kv_t *kv;
+    pthread_mutex_t m;
+    pthread_cond_t done_cv;
+    bool done;
+    char *seen; /* what the reader got for NS/old */
+} reader_probe_t;
+
+static void *probe_read(void *arg)
+{
+    reader_probe_t *p = arg;
+    char *v = ns_kv_get(p->kv, "NS", "old");
+    pthread_mutex_lock(&p->m);
+    p->seen = v;
+    p->done = true;
+    pthread_cond_signal(&p->done_cv);
+    pthread_mutex_unlock(&p->m);
+    return NULL;
+}
+
+static void probe_hook(void *arg)
+{
+    reader_probe_t *p = arg;
+    pthread_t th;
+    if (pthread_create(&th, NULL, probe_read, p) != 0)
+        return;
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 10;
+    pthread_mutex_lock(&p->m);
+    while (!p->done && pthread_cond_timedwait(&p->done_cv, &p->m, &deadline) == 0)
+        ;
+    bool done = p->done;
+    pthread_mutex_unlock(&p->m);
+    if (done)
+        pthread_join(th, NULL);
+    else
+        pthread_detach(th); /* the reader is stuck behind us: the test fails below */
+}
+
+static void test_readers_do_not_wait_for_the_disk(void **state)
+{
+    fixture_t *f = *state;
+    ns_kv_t *kv = ns_kv_new(f->path);
+    assert_int_equal(ns_kv_put(kv, "NS", "old", "1"), 0);
+    reader_probe_t p = {.kv = kv};
+    pthread_mutex_init(&p.m, NULL);
+    pthread_cond_init(&p.done_cv, NULL);
+    ns__kv_set_persist_hook(probe_hook, &p);
+    assert_int_equal(ns_kv_put(kv, "NS", "new", "2"), 0);
+    ns__kv_set_persist_hook(NULL, NULL);
+    assert_true(p.done);
+    assert_string_equal(p.seen, "1");
+    free(p.seen);
+    pthread_cond_destroy(&p.done_cv);
+    pthread_mutex_destroy(&p.m);
+    ns_kv_free(kv);
+}
+
 /* ---- periodic dump ----------------------------------------------------------------------------
  */
 
@@ -727,6 +789,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_real_write_failure_leaves_old_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_symlinked_file_is_written_through, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_puts_all_in_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readers_do_not_wait_for_the_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_log_all_format, setup, teardown),
     };
     ns_log_set_level(NS_LOG_INFO);
