@@ -48,6 +48,7 @@ struct ns_conn {
     reply_seg_t *segs;       /* pieces of the current batch, in wire order */
     size_t seg_count;
     size_t seg_cap;
+    size_t batch_bytes; /* bytes in segs: counted against connectionMaxPendingWriteBytes */
     uint32_t jobs;      /* requests at the worker; while > 0 every request goes there too */
     bool reads_paused;  /* reading stopped (too many jobs, or the loop over budget) */
     bool handle_closed; /* on_close ran while jobs were out: freed when the last returns */
@@ -165,6 +166,7 @@ static void add_seg(ns_conn_t *conn, size_t off, size_t len, ns_blob_t *blob)
         conn->segs = ns_xrealloc(conn->segs, conn->seg_cap * sizeof(*conn->segs));
     }
     conn->segs[conn->seg_count++] = (reply_seg_t){.off = off, .len = len, .blob = blob};
+    conn->batch_bytes += len;
 }
 
 /* Appends one reply to the current batch. Takes the body reference out of resp. */
@@ -224,6 +226,8 @@ static void release_segs(ns_conn_t *conn, size_t from, size_t to)
         ns_blob_unref(conn->segs[i].blob);
 }
 
+static bool output_over_limit(ns_conn_t *conn);
+
 /* Sends the batch built during one read as one vectored write: at once when the socket takes it
  * all (the usual case: no write request, no callback, and libuv does not touch the socket's
  * epoll registration afterwards, which cost a system call per reply), else the rest through a
@@ -233,6 +237,7 @@ static void flush_replies(ns_conn_t *conn)
     if (conn->seg_count == 0)
         return;
     size_t n = conn->seg_count;
+    conn->batch_bytes = 0; /* every path below hands the segments on or releases them */
     if (conn->closing) {
         release_segs(conn, 0, n);
         conn->seg_count = 0;
@@ -313,14 +318,7 @@ static void flush_replies(ns_conn_t *conn)
     }
     /* A peer that sends requests but never reads the answers must not make us buffer without
      * bound (Java relies on Netty's high-water mark; we cut the peer off). */
-    ns_server_t *server = conn->loop->server;
-    size_t queued = uv_stream_get_write_queue_size((uv_stream_t *)&conn->handle);
-    if (server->cfg->max_conn_output_bytes > 0 &&
-        queued > (size_t)server->cfg->max_conn_output_bytes) {
-        NS_LOG_W("closing connection %s: %zu reply bytes unread (limit %lld)", conn->peer, queued,
-                 (long long)server->cfg->max_conn_output_bytes);
-        ns__conn_close(conn, "output limit");
-    }
+    (void)output_over_limit(conn);
 }
 
 static void bad_frame(ns_conn_t *conn, const char *why, const uint8_t *data, size_t len)
@@ -459,12 +457,29 @@ static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
     ns_cmd_free(&req);
 }
 
+/* True (and the connection closed) when what this peer has not read yet, queued writes plus the
+ * replies of the current read, is past connectionMaxPendingWriteBytes. Checked before every
+ * request, so one read of many small requests cannot overshoot the limit many times over. */
+static bool output_over_limit(ns_conn_t *conn)
+{
+    size_t limit = conn->loop->server->limits.max_output;
+    if (limit == 0)
+        return false;
+    size_t queued = uv_stream_get_write_queue_size((uv_stream_t *)&conn->handle);
+    if (queued + conn->batch_bytes <= limit)
+        return false;
+    NS_LOG_W("closing connection %s: %zu reply bytes unread (limit %zu)", conn->peer,
+             queued + conn->batch_bytes, limit);
+    ns__conn_close(conn, "output limit");
+    return true;
+}
+
 /* Decodes and dispatches every whole frame in data[0..len); returns the bytes consumed. */
 static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len)
 {
-    size_t max_frame = (size_t)conn->loop->server->cfg->frame_max_length;
+    size_t max_frame = conn->loop->server->limits.frame_max;
     size_t pos = 0;
-    while (!conn->closing) {
+    while (!conn->closing && !output_over_limit(conn)) {
         ns_frame_t frame;
         ns_frame_status_t st = ns_frame_decode(data + pos, len - pos, max_frame, &frame);
         if (st == NS_FRAME_NEED_MORE)
@@ -562,8 +577,8 @@ static void conn_start(ns_io_loop_t *loop, ns_conn_t *conn)
      * latency-bound), no keepalive, buffer sizes only when configured. */
     uv_tcp_nodelay(&conn->handle, 1);
     uv_tcp_keepalive(&conn->handle, 0, 0);
-    int snd = server->cfg->server_socket_snd_buf_size;
-    int rcv = server->cfg->server_socket_rcv_buf_size;
+    int snd = server->limits.sndbuf;
+    int rcv = server->limits.rcvbuf;
     if (snd > 0)
         uv_send_buffer_size((uv_handle_t *)&conn->handle, &snd);
     if (rcv > 0)

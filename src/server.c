@@ -177,9 +177,9 @@ static void on_wakeup(uv_async_t *handle)
 static void on_idle_check(uv_timer_t *timer)
 {
     ns_io_loop_t *loop = timer->data;
-    int32_t idle_s = loop->server->cfg->server_channel_max_idle_time_seconds;
-    if (idle_s > 0)
-        ns__conn_close_idle(loop, uv_now(&loop->loop), (uint64_t)idle_s * 1000u);
+    uint64_t idle_ms = loop->server->limits.idle_ms;
+    if (idle_ms > 0)
+        ns__conn_close_idle(loop, uv_now(&loop->loop), idle_ms);
 }
 
 static void on_drain_timeout(uv_timer_t *timer)
@@ -431,6 +431,16 @@ static unsigned choose_loop_count(const ns_config_t *cfg)
 int ns_server_run(ns_server_t *server)
 {
     server->start_ms = ns_now_ms();
+    const ns_config_t *cfg = server->cfg;
+    server->limits = (ns_server_limits_t){
+        .frame_max = (size_t)cfg->frame_max_length,
+        .max_output = cfg->max_conn_output_bytes > 0 ? (size_t)cfg->max_conn_output_bytes : 0,
+        .idle_ms = cfg->server_channel_max_idle_time_seconds > 0
+                       ? (uint64_t)cfg->server_channel_max_idle_time_seconds * 1000u
+                       : 0,
+        .sndbuf = cfg->server_socket_snd_buf_size,
+        .rcvbuf = cfg->server_socket_rcv_buf_size,
+    };
     server->loop_count = choose_loop_count(server->cfg);
     server->loops = ns_xcalloc(server->loop_count, sizeof(ns_io_loop_t));
     unsigned inited = 0;

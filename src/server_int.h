@@ -78,8 +78,19 @@ struct ns_io_loop {
                                into (conn.c); NULL until the first read */
 };
 
+/* The connection limits, read from the configuration once at start: 318 persists changes of
+ * these keys for the next start but does not apply them (docs/config.md), so a request can
+ * neither cut every connection (serverChannelMaxIdleTimeSeconds=1) nor race with the loops. */
+typedef struct ns_server_limits {
+    size_t frame_max;   /* frameMaxLength */
+    size_t max_output;  /* connectionMaxPendingWriteBytes, 0 = none */
+    uint64_t idle_ms;   /* serverChannelMaxIdleTimeSeconds, 0 = never */
+    int sndbuf, rcvbuf; /* serverSocketSndBufSize / RcvBufSize, 0 = system default */
+} ns_server_limits_t;
+
 struct ns_server {
     ns_config_t *cfg;
+    ns_server_limits_t limits; /* fixed at ns_server_run */
     ns_route_t *route;
     ns_kv_t *kv;
     ns_worker_t *worker;      /* runs the requests that are not cheap (worker.c) */
