@@ -595,7 +595,9 @@ void ns__conn_accept(ns_io_loop_t *loop)
     conn->loop = loop;
     uv_tcp_init(&loop->loop, &conn->handle);
     conn->handle.data = conn;
-    if (uv_accept((uv_stream_t *)&loop->listener, (uv_stream_t *)&conn->handle) != 0) {
+    int rc = uv_accept((uv_stream_t *)&loop->listener, (uv_stream_t *)&conn->handle);
+    if (rc != 0) {
+        NS_LOG_W("accept failed: %s", uv_strerror(rc));
         uv_close((uv_handle_t *)&conn->handle, free_conn_handle);
         return;
     }

@@ -3,6 +3,7 @@
  * gracefully with exit status 0. */
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,23 @@ static void log_config(ns_config_t *cfg)
         text += n + (eol ? 1 : 0);
     }
     ns_buf_free(&dump);
+}
+
+/* Raises the soft limit of open files to the hard limit, as the JVM does at start
+ * (-XX:+MaxFDLimit, on by default): every broker and client holds a connection, and a server
+ * at the soft limit (often 1024) would have libuv accept and drop new peers without a word.
+ * Returns the limit in force. */
+static long raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return -1;
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit want = {rl.rlim_max, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+            rl.rlim_cur = rl.rlim_max;
+    }
+    return rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
 }
 
 int main(int argc, char **argv)
@@ -69,6 +87,9 @@ int main(int argc, char **argv)
                     strerror(-rc));
     }
     log_config(&cfg);
+    long fd_limit = raise_fd_limit();
+    if (fd_limit >= 0)
+        ns_log(NS_LOG_INFO, "open files limit %ld (connections beyond it are refused)", fd_limit);
 
     kv = ns_kv_new(cfg.kv_config_path);
     char err[512] = "";

@@ -272,7 +272,10 @@ static void on_connection(uv_stream_t *listener, int status)
      * close ours. Connections are long-lived, so one wakeup per connection costs nothing. */
     uv_tcp_t *tmp = ns_xmalloc(sizeof(*tmp));
     uv_tcp_init(&loop0->loop, tmp);
-    if (uv_accept(listener, (uv_stream_t *)tmp) == 0) {
+    int rc = uv_accept(listener, (uv_stream_t *)tmp);
+    if (rc != 0)
+        NS_LOG_W("accept failed: %s", uv_strerror(rc));
+    if (rc == 0) {
         uv_os_fd_t fd;
         if (uv_fileno((uv_handle_t *)tmp, &fd) == 0) {
             int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -369,6 +372,23 @@ static void on_stats(uv_timer_t *timer)
     last_bad = bad;
 }
 
+/* SIGHUP: reopen logPath, so that logrotate can move the file away (Java has no equivalent: its
+ * JVM treats SIGHUP as a shutdown). */
+static void on_sighup(uv_signal_t *sig, int signum)
+{
+    (void)signum;
+    ns_server_t *server = sig->data;
+    const char *path = server->cfg->log_path;
+    if (path == NULL || path[0] == '\0')
+        return;
+    int rc = ns_log_open_file(path);
+    if (rc != 0)
+        NS_LOG_E("SIGHUP: cannot reopen log file %s: %s (still writing to the old one)", path,
+                 strerror(-rc));
+    else
+        NS_LOG_I("SIGHUP: log file %s reopened", path);
+}
+
 static void on_go_away_done(uv_timer_t *timer)
 {
     begin_shutdown(timer->data);
@@ -401,6 +421,7 @@ static void begin_shutdown(ns_server_t *server)
         return;
     uv_close((uv_handle_t *)&server->sigterm, NULL);
     uv_close((uv_handle_t *)&server->sigint, NULL);
+    uv_close((uv_handle_t *)&server->sighup, NULL);
     uv_close((uv_handle_t *)&server->scan_timer, NULL);
     uv_close((uv_handle_t *)&server->kv_log_timer, NULL);
     uv_close((uv_handle_t *)&server->stats_timer, NULL);
@@ -482,6 +503,9 @@ int ns_server_run(ns_server_t *server)
     server->sigterm.data = server->sigint.data = server;
     uv_signal_start(&server->sigterm, on_signal, SIGTERM);
     uv_signal_start(&server->sigint, on_signal, SIGINT);
+    uv_signal_init(&loop0->loop, &server->sighup);
+    server->sighup.data = server;
+    uv_signal_start(&server->sighup, on_sighup, SIGHUP);
 
     uint64_t scan_ms = server->cfg->scan_not_active_broker_interval > 0
                            ? (uint64_t)server->cfg->scan_not_active_broker_interval

@@ -100,6 +100,7 @@ struct ns_server {
     ns_io_loop_t *loops;      /* loop_count loops */
     uv_signal_t sigterm;      /* on loops[0] */
     uv_signal_t sigint;       /* on loops[0] */
+    uv_signal_t sighup;       /* on loops[0]: reopen the log file (logrotate) */
     uv_timer_t scan_timer;    /* inactive-broker scan, on loops[0] */
     uv_timer_t kv_log_timer;  /* periodic KV dump, on loops[0] */
     uv_timer_t stats_timer;   /* periodic traffic summary, on loops[0] */

@@ -296,6 +296,34 @@ static void test_graceful_shutdown(void **state)
     assert_int_equal(wait_exit(pid, 20000), 0);
 }
 
+/* logrotate's way: move the file, send SIGHUP; the server writes to a new file at the path. */
+static void test_sighup_reopens_log(void **state)
+{
+    (void)state;
+    char log_path[160], moved[170], port_file[160];
+    snprintf(log_path, sizeof(log_path), "%s/rotate/namesrv.log", tmpdir);
+    snprintf(moved, sizeof(moved), "%s.1", log_path);
+    snprintf(port_file, sizeof(port_file), "%s/rotate.port", tmpdir);
+    pid_t pid = start_server("rotate", log_path, port_file);
+    assert_int_equal(rename(log_path, moved), 0);
+    kill(pid, SIGHUP);
+    char *text = malloc(65536);
+    bool reopened = false;
+    for (int i = 0; i < 500 && !reopened; i++) {
+        read_into(log_path, text, 65536);
+        reopened = strstr(text, "SIGHUP: log file") != NULL;
+        if (!reopened)
+            sleep_ms(10);
+    }
+    assert_true(reopened);
+    read_into(moved, text, 65536);
+    assert_non_null(strstr(text, "boot success")); /* the old lines stayed in the moved file */
+    assert_null(strstr(text, "SIGHUP"));
+    free(text);
+    kill(pid, SIGTERM);
+    assert_int_equal(wait_exit(pid, 20000), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -319,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_startup_errors),
         cmocka_unit_test(test_boot_log_and_signals),
         cmocka_unit_test(test_graceful_shutdown),
+        cmocka_unit_test(test_sighup_reopens_log),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
