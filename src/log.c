@@ -129,6 +129,11 @@ void ns_log(ns_log_level_t level, const char *fmt, ...)
     size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
     if (len > sizeof(line) - 2)
         len = sizeof(line) - 2;
+    /* One event, one line: a line break or other control byte inside a message (a topic name
+     * from a peer) must not forge log lines, so it becomes '?'. */
+    for (size_t i = (size_t)n; i < len; i++)
+        if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
+            line[i] = '?';
     line[len++] = '\n';
 
     if (__atomic_load_n(&log_stdout, __ATOMIC_RELAXED))
