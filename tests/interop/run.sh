@@ -16,8 +16,9 @@
 #   1  periodic re-registration: the restarted B got every broker back without any restart
 #      of theirs; b5 (heartbeat timeout shortened to HB_MS) still listed after HB_MS
 #   6  SIGTERM A (must exit 0, ASan clean); clients keep working through B
-#   5  SIGTERM b49 (unregisters), kill -9 b5s (connection closes), kill -STOP b5 (expires
-#      after its heartbeatTimeoutMillis)
+#   5  SIGTERM b49 (unregisters); kill -STOP b5 (expires after its heartbeatTimeoutMillis,
+#      and the slave gets NOTIFY_MIN_BROKER_ID_CHANGE once 318 switched it on); kill -9 b5s
+#      (connection closes)
 # <name>_port, <name>_pid and <name>_dir are set by lib.sh's launchers (printf -v):
 # shellcheck disable=SC2154
 set -euo pipefail
@@ -224,7 +225,8 @@ common=("registerNameServerPeriod=$PERIOD_MS" "brokerIP2=127.0.0.1")
 # b5s and the periodic registrations of b5 keep the default JSON REGISTER_BROKER path.
 it_launch_broker b5 5.x "$A;$B" "${common[@]}" enableSingleTopicRegister=true \
     enableSlaveActingMaster=true "brokerNotActiveTimeoutMillis=$HB_MS"
-it_launch_broker b5s 5.x "$A;$B" "${common[@]}" brokerName=b5 brokerId=1 brokerRole=SLAVE
+it_launch_broker b5s 5.x "$A;$B" "${common[@]}" brokerName=b5 brokerId=1 brokerRole=SLAVE \
+    enableSlaveActingMaster=true "brokerNotActiveTimeoutMillis=$HB_MS"
 it_launch_broker b49 4.9-broker "$A;$B" "${common[@]}" compressedRegister=true
 drv_start d5 5.x
 drv_start d49 4.9-client
@@ -500,28 +502,40 @@ it_check "SIGTERM: ... not through its connection closing" log_lacks "$nsB2_dir/
     "the broker's channel destroyed, submit the unregister request at once, broker info: UnRegisterBrokerRequestHeader [brokerName=b49, brokerAddr=$B49,"
 wait "$b49_pid" 2>/dev/null || true
 
-kill -KILL "$b5s_pid"
-wait "$b5s_pid" 2>/dev/null || true
-t0=$SECONDS
-eventually 5 "kill -9: the slave leaves b5's route at once" route_is d5 "$B" b5 "bd b5 0=$B5"
-it_log "b5s gone after $((SECONDS - t0)) s"
-it_check "kill -9: removed because its connection closed" log_has "$nsB2_dir/namesrv.log" \
-    "the broker's channel destroyed, submit the unregister request at once, broker info: UnRegisterBrokerRequestHeader [brokerName=b5, brokerAddr=$B5S, clusterName=ItCluster, brokerId=1]"
-
+# The master b5 freezes while its slave lives on: B expires it after the broker's own heartbeat
+# timeout, and, with notifyMinBrokerIdChanged switched on through mqadmin (318), tells the slave
+# that it is the group's smallest id now (NOTIFY_MIN_BROKER_ID_CHANGE, 905): the slave's
+# AdminBrokerProcessor logs the notice it decoded.
+adm d5 updateNamesrvConfig -n "$B" -k notifyMinBrokerIdChanged -v true
+has "updateNamesrvConfig notifyMinBrokerIdChanged=true on B" "update name server config success!"
 kill -STOP "$b5_pid"
 t_stop=$SECONDS
 route d5 "$B" b5
-route_has "kill -STOP: b5 is still routed while its connection is open" "bd b5 0=$B5"
+route_has "kill -STOP: b5 is still routed while its connection is open" "bd b5 0=$B5,1=$B5S"
 eventually $((HB_MS / 1000 + 10)) "kill -STOP: b5 expires within its heartbeat timeout + 10 s" \
-    route_gone d5 "$B" b5
+    route_is d5 "$B" b5 "bd b5 1=$B5S"
 t_gone=$((SECONDS - t_stop))
 it_log "b5 expired $t_gone s after SIGSTOP (timeout $HB_MS ms)"
 it_check "kill -STOP: ... not before $((HB_MS / 1000 - 1)) s" [ "$t_gone" -ge $((HB_MS / 1000 - 1)) ]
 it_check "kill -STOP: expired with the broker's own ${HB_MS} ms timeout" log_has "$nsB2_dir/namesrv.log" \
     "The broker channel expired, BrokerIdentityInfo [clusterName=ItCluster, brokerAddr=$B5] ${HB_MS}ms"
+it_check "905: B sends NOTIFY_MIN_BROKER_ID_CHANGE to the slave" log_has "$nsB2_dir/namesrv.log" \
+    "min broker id changed to 1, notify [$B5S], offline broker addr $B5"
+# AdminBrokerProcessor.notifyMinBrokerIdChange logs "prev" as the broker knew it: its own
+# member-group sync may have learned the change first.
+eventually 10 "905: the real slave received and decoded it (minBrokerId 1)" \
+    grep -rqE -- "min broker id changed, prev [0-9]+, new 1$" "$b5s_dir/home/logs"
 kill -KILL "$b5_pid"
 kill -CONT "$b5_pid" 2>/dev/null || true
 wait "$b5_pid" 2>/dev/null || true
+
+kill -KILL "$b5s_pid"
+wait "$b5s_pid" 2>/dev/null || true
+t0=$SECONDS
+eventually 5 "kill -9: the slave's route goes at once" route_gone d5 "$B" b5
+it_log "b5s gone after $((SECONDS - t0)) s"
+it_check "kill -9: removed because its connection closed" log_has "$nsB2_dir/namesrv.log" \
+    "the broker's channel destroyed, submit the unregister request at once, broker info: UnRegisterBrokerRequestHeader [brokerName=b5, brokerAddr=$B5S, clusterName=ItCluster, brokerId=1]"
 adm d5 clusterList -n "$B"
 it_check "clusterList on B is empty at the end" [ -z "$(awk '$1 == "ItCluster"' <<<"$R")" ]
 
