@@ -42,6 +42,7 @@ PERIOD_MS=10000
 # drv_start <name> <set>: starts ItDriver on the set's classpath, talking over two FIFOs.
 drv_start() {
     local name=$1 set=$2 classes cp dir=$IT_WORK/drv-$1 fin fout
+    shift 2 # further arguments: JVM options
     it_java_home "$dir"
     classes=$(it_javac "$set" "$IT_ROOT/tests/interop/java/apps/ItDriver.java")
     cp=$(it_classpath "$set")
@@ -50,7 +51,7 @@ drv_start() {
     # (a busy heartbeat lock) would wait that long.
     # shellcheck disable=SC2086
     ROCKETMQ_HOME=$dir java $IT_JAVA_OPTS -Duser.home="$dir/home" \
-        -Drocketmq.client.rebalance.waitInterval=1000 -cp "$classes:$cp" ItDriver \
+        -Drocketmq.client.rebalance.waitInterval=1000 "$@" -cp "$classes:$cp" ItDriver \
         <"$dir/in" >"$dir/out" 2>"$dir/stderr" &
     IT_PIDS+=("$!")
     exec {fin}>"$dir/in" {fout}<"$dir/out"
@@ -211,7 +212,8 @@ logs_have() { grep -rqF -- "$2" "$1/home/logs"; }
 # ---- start everything -------------------------------------------------------------------
 
 t_start=$SECONDS
-it_start_mqnamesrv nsA --set scanNotActiveBrokerInterval=1000
+# A logs every request (DEBUG): the binary-header clients are checked in its log.
+it_start_mqnamesrv nsA --set scanNotActiveBrokerInterval=1000 --set logLevel=DEBUG
 # B is restarted on its port later: take one below the ephemeral range (it_free_port), so that
 # no outgoing connection can hold it meanwhile.
 it_start_mqnamesrv nsB --set scanNotActiveBrokerInterval=1000 --set "listenPort=$(it_free_port 1)"
@@ -230,6 +232,9 @@ it_launch_broker b5s 5.x "$A;$B" "${common[@]}" brokerName=b5 brokerId=1 brokerR
 it_launch_broker b49 4.9-broker "$A;$B" "${common[@]}" compressedRegister=true
 drv_start d5 5.x
 drv_start d49 4.9-client
+# Every request of this one carries a ROCKETMQ binary header (RemotingCommand's
+# rocketmq.serialize.type), to NameServers and brokers alike.
+drv_start dbin 5.x -Drocketmq.serialize.type=ROCKETMQ
 B5=127.0.0.1:$b5_port
 B5S=127.0.0.1:$b5s_port
 B49=127.0.0.1:$b49_port
@@ -442,6 +447,9 @@ clients() {
 
 clients d5 5.5.0 T3
 clients d49 4.9.8 T3o
+clients dbin 5.5.0-binary T3b
+it_check "[5.5.0-binary] A served them in ROCKETMQ binary headers" grep -qE \
+    "code=105 \(GET_ROUTEINFO_BY_TOPIC\) opaque=[0-9]+ version=[0-9]+ ROCKETMQ -> 0" "$nsA_dir/namesrv.log"
 
 # ---- 1: periodic re-registration and heartbeats ------------------------------------------
 
