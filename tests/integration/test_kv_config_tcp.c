@@ -9,6 +9,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -235,6 +236,32 @@ static void test_namesrv_config_update_and_blacklist(void **state)
         found |= strcmp(line, "enableAllTopicList=false\n") == 0;
     fclose(f);
     assert_true(found);
+
+    /* ... and a start from that file shows it in -p. */
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "ROCKETMQ_HOME='%s' '%s' -c '%s' -p", srv.dir,
+             getenv("MQNAMESRV_BIN"), path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    found = 0;
+    while (fgets(line, sizeof(line), p))
+        found |= strstr(line, " INFO main - enableAllTopicList=false\n") != NULL;
+    assert_int_equal(pclose(p), 0);
+    assert_true(found);
+
+    /* A key that is not a run-time switch is stored for the next start, not applied: an idle
+     * limit of 1 s would otherwise close this connection (and every broker's) at once. */
+    call(fd, &r, 318, "serverChannelMaxIdleTimeSeconds=1\n", NULL);
+    assert_int_equal(r.cmd.code, 0);
+    reply_free(&r);
+    struct timespec ts = {2, 500 * 1000000L};
+    nanosleep(&ts, NULL);
+    call(fd, &r, 319, NULL, NULL);
+    assert_int_equal(r.cmd.code, 0);
+    text = strndup((const char *)r.cmd.body, r.cmd.body_len);
+    assert_non_null(strstr(text, "\nserverChannelMaxIdleTimeSeconds=1\n")); /* shown, as Java */
+    free(text);
+    reply_free(&r);
     close(fd);
     assert_int_equal(ns_testsrv_stop(&srv), 0);
     ns_testsrv_cleanup(&srv);
