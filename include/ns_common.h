@@ -48,6 +48,13 @@ _Noreturn void ns_assert_fail(const char *cond, const char *file, int line);
 void ns_set_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Longest decimal form ns_put_int writes: "-9223372036854775808". */
+#define NS_INT_TEXT_MAX 20
+
+/* Writes the decimal form of v at p (room for NS_INT_TEXT_MAX bytes, no NUL) and returns the
+ * end. No locale, no printf: the JSON encoders call it for every number they write. */
+char *ns_put_int(char *p, int64_t v);
+
 /* Monotonic milliseconds, for timeouts and expiry (never wall time). */
 uint64_t ns_now_ms(void);
 

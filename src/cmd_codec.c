@@ -748,21 +748,7 @@ static uint8_t *w_json_str(uint8_t *w, const char *str)
 /* Writes a decimal int32 (at most 11 bytes). Returns the end. */
 static uint8_t *w_int(uint8_t *w, int32_t v)
 {
-    if (v >= 0 && v < 10) { /* code, flag: the usual values */
-        *w = (uint8_t)('0' + v);
-        return w + 1;
-    }
-    char tmp[12];
-    size_t n = sizeof(tmp);
-    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
-    do {
-        tmp[--n] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
-    if (v < 0)
-        tmp[--n] = '-';
-    memcpy(w, tmp + n, sizeof(tmp) - n);
-    return w + (sizeof(tmp) - n);
+    return (uint8_t *)ns_put_int((char *)w, v);
 }
 
 #define W_LIT(w, lit) (memcpy((w), (lit), sizeof(lit) - 1), (w) + sizeof(lit) - 1)

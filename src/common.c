@@ -106,6 +106,25 @@ uint64_t ns_now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+char *ns_put_int(char *p, int64_t v)
+{
+    if (v >= 0 && v < 10) { /* perm, flags, codes, most queue counts */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    char tmp[NS_INT_TEXT_MAX];
+    size_t n = sizeof(tmp);
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        tmp[--n] = '-';
+    memcpy(p, tmp + n, sizeof(tmp) - n);
+    return p + (sizeof(tmp) - n);
+}
+
 int64_t ns_wall_ms(void)
 {
     struct timespec ts;

@@ -545,16 +545,8 @@ void ns_jsonw_string_len(ns_jsonw_t *w, const char *s, size_t len)
 /* Appends the decimal form of v (no allocation, no printf). */
 static void append_i64(ns_buf_t *out, int64_t v)
 {
-    char tmp[24];
-    size_t n = sizeof(tmp);
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[--n] = (char)('0' + (u % 10));
-        u /= 10;
-    } while (u != 0);
-    if (v < 0)
-        tmp[--n] = '-';
-    ns_buf_append(out, tmp + n, sizeof(tmp) - n);
+    char tmp[NS_INT_TEXT_MAX];
+    ns_buf_append(out, tmp, (size_t)(ns_put_int(tmp, v) - tmp));
 }
 
 void ns_jsonw_int(ns_jsonw_t *w, int64_t v)

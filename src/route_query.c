@@ -165,26 +165,6 @@ void ns__route_reencode_all(ns_route_t *r)
 
 /* ---- TopicRouteData ------------------------------------------------------------------------ */
 
-/* Appends the decimal form of v at p (room for 11 bytes); returns the end. */
-static char *put_i32(char *p, int32_t v)
-{
-    if (v >= 0 && v < 10) { /* perm, topicSysFlag and most queue counts */
-        *p = (char)('0' + v);
-        return p + 1;
-    }
-    char tmp[12];
-    size_t n = sizeof(tmp);
-    uint32_t u = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
-    do {
-        tmp[--n] = (char)('0' + (u % 10));
-        u /= 10;
-    } while (u != 0);
-    if (v < 0)
-        tmp[--n] = '-';
-    memcpy(p, tmp + n, sizeof(tmp) - n);
-    return p + (sizeof(tmp) - n);
-}
-
 static char *put_lit(char *p, const char *lit, size_t len)
 {
     memcpy(p, lit, len);
@@ -203,13 +183,13 @@ static void write_queue_data(ns_buf_t *out, const ns__route_bname_json_t *j,
     ns_buf_reserve(out, j->qd_head_len + QD_TAIL_MAX);
     char *p = (char *)out->data + out->len;
     p = put_lit(p, j->qd_head, j->qd_head_len);
-    p = put_i32(p, q->perm);
+    p = ns_put_int(p, q->perm);
     p = PUT_LIT(p, ",\"readQueueNums\":");
-    p = put_i32(p, q->read_queue_nums);
+    p = ns_put_int(p, q->read_queue_nums);
     p = PUT_LIT(p, ",\"topicSysFlag\":");
-    p = put_i32(p, q->topic_sys_flag);
+    p = ns_put_int(p, q->topic_sys_flag);
     p = PUT_LIT(p, ",\"writeQueueNums\":");
-    p = put_i32(p, q->write_queue_nums);
+    p = ns_put_int(p, q->write_queue_nums);
     *p++ = '}';
     out->len = (size_t)((uint8_t *)p - out->data);
 }
