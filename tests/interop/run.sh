@@ -283,6 +283,27 @@ eventually 10 "slave logs the master HA address from the registration reply" \
 eventually 20 "slave HA client connects to the master's HA port" \
     logs_have "$b5s_dir" "HAClient connect to master $B5HA"
 
+# survives <when> <tag> <x>: one of the two NameServers is gone. The running producer p6 and
+# push consumer c6 (both on "A;B") go on, and a new application finds topic T6<x>. Producer
+# p6<x> and consumer c6<x> share one client instance (as with the default instance name). Its
+# first lookup may go to the dead NameServer: a 5.x client then fails that call and uses the next
+# NameServer for the next one, so the send may need a retry (a 5.x push consumer whose first
+# lookup fails does not start at all, hence the producer goes first).
+survives() {
+    local when=$1 tag=$2 x=$3
+    drv d5 send p6 T6 "$tag" "$N" 3
+    has "producer keeps sending $when" "sent $N/$N "
+    drv d5 await c6 "$tag" "$N" 30000
+    has "consumer keeps receiving $when" "received $N/$N "
+    drv d5 producer "p6$x" "$A;$B" "it_p6$x" "f$x"
+    drv d5 send "p6$x" "T6$x" fresh "$N" 3
+    has "a new producer on A;B finds T6$x $when" "sent $N/$N "
+    drv d5 consumer "c6$x" "$A;$B" "it_c6$x" "T6$x" "f$x"
+    has "a new consumer on A;B starts $when" "consumer c6$x started"
+    drv d5 await "c6$x" fresh "$N" 30000
+    has "a new consumer on A;B finds T6$x $when" "received $N/$N "
+}
+
 # ---- 6a: kill -9 B, clients keep working through A ---------------------------------------
 
 it_log "-- 6: two NameServers, B killed"
@@ -304,21 +325,7 @@ drv d5 await c6 before "$N" 30000
 has "5.5.0 consumer on A;B receives all $N" "received $N/$N "
 kill -KILL "$nsB_pid"
 wait "$nsB_pid" 2>/dev/null || true
-drv d5 send p6 T6 afterB "$N" 3
-has "producer keeps sending after B is killed" "sent $N/$N "
-drv d5 await c6 afterB "$N" 30000
-has "consumer keeps receiving after B is killed" "received $N/$N "
-# A new application: producer and consumer share one client instance (as with the default
-# instance name). Its first lookup may go to the dead B: a 5.x client then fails that call and
-# uses the next NameServer for the next one, so the send may need a retry (a 5.x push consumer
-# whose first lookup fails does not start at all, hence the producer goes first).
-drv d5 producer p6x "$A;$B" it_p6x fx
-drv d5 send p6x T6x fresh "$N" 3
-has "a new producer on A;B finds T6x after B is killed" "sent $N/$N "
-drv d5 consumer c6x "$A;$B" it_c6x T6x fx
-has "a new consumer on A;B starts after B is killed" "consumer c6x started"
-drv d5 await c6x fresh "$N" 30000
-has "a new consumer on A;B finds T6x after B is killed" "received $N/$N "
+survives "after B is killed" afterB x
 drv d5 close c6x
 drv d5 close p6x
 
@@ -482,17 +489,7 @@ it_check "A expired no broker so far" log_lacks "$nsA_dir/namesrv.log" "The brok
 
 it_log "-- 6: A stopped"
 it_stop_mqnamesrv nsA
-drv d5 send p6 T6 afterA "$N" 3
-has "producer keeps sending after A stopped" "sent $N/$N "
-drv d5 await c6 afterA "$N" 30000
-has "consumer keeps receiving after A stopped" "received $N/$N "
-drv d5 producer p6y "$A;$B" it_p6y fy
-drv d5 send p6y T6y fresh "$N" 3
-has "a new producer on A;B finds T6y through B alone" "sent $N/$N "
-drv d5 consumer c6y "$A;$B" it_c6y T6y fy
-has "a new consumer on A;B starts after A stopped" "consumer c6y started"
-drv d5 await c6y fresh "$N" 30000
-has "a new consumer on A;B finds T6y through B alone" "received $N/$N "
+survives "after A stopped" afterA y
 for c in p6 c6 p6y c6y; do drv d5 close "$c"; done
 
 # ---- 5: broker shutdown, crash, freeze ---------------------------------------------------
