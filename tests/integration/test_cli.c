@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ns_common.h"
 #include "rmq_client.h"
 
 static char tmpdir[64];
@@ -180,17 +181,24 @@ static void test_startup_errors(void **state)
     free(r);
 }
 
-/* Starts a server with its log under tmpdir and returns its pid once the port file exists. */
-static pid_t start_server(const char *tag, const char *log_path, const char *port_file)
+/* Starts a server with its log under tmpdir, plus the NULL-terminated arguments `extra` (may
+ * be NULL), and returns its pid once the port file exists. */
+static pid_t start_server(const char *tag, const char *log_path, const char *port_file,
+                          const char *const *extra)
 {
     char log_set[200], port_set[200], kv_set[200];
     snprintf(log_set, sizeof(log_set), "logPath=%s", log_path);
     snprintf(port_set, sizeof(port_set), "portFile=%s", port_file);
     snprintf(kv_set, sizeof(kv_set), "kvConfigPath=%s/%s-kv.json", tmpdir, tag);
     unlink(port_file);
-    pid_t pid = spawn(tag, tmpdir,
-                      (const char *[]){"--set", "listenPort=0", "--set", "bindAddress=127.0.0.1",
-                                       "--set", port_set, "--set", log_set, "--set", kv_set, NULL});
+    const char *args[24] = {"--set", "listenPort=0", "--set", "bindAddress=127.0.0.1",
+                            "--set", port_set,       "--set", log_set,
+                            "--set", kv_set};
+    size_t n = 10;
+    for (size_t i = 0; extra && extra[i] && n < NS_ARRAY_SIZE(args) - 1; i++)
+        args[n++] = extra[i];
+    args[n] = NULL;
+    pid_t pid = spawn(tag, tmpdir, args);
     struct stat st;
     for (int waited = 0; waited < 20000 && stat(port_file, &st) != 0; waited += 10)
         sleep_ms(10);
@@ -209,7 +217,7 @@ static void test_boot_log_and_signals(void **state)
         snprintf(log_path, sizeof(log_path), "%s/logs%zu/rocketmqlogs/namesrv.log", tmpdir, i);
         snprintf(port_file, sizeof(port_file), "%s/%s.port", tmpdir, tag);
         snprintf(out_path, sizeof(out_path), "%s/%s.out", tmpdir, tag);
-        pid_t pid = start_server(tag, log_path, port_file);
+        pid_t pid = start_server(tag, log_path, port_file, NULL);
 
         char port_text[16];
         read_into(port_file, port_text, sizeof(port_text));
@@ -261,19 +269,9 @@ static void test_graceful_shutdown(void **state)
     char log_path[160], port_file[160], port_text[16];
     snprintf(log_path, sizeof(log_path), "%s/graceful.log", tmpdir);
     snprintf(port_file, sizeof(port_file), "%s/graceful.port", tmpdir);
-    unlink(port_file);
-    char log_set[200], port_set[200], kv_set[200];
-    snprintf(log_set, sizeof(log_set), "logPath=%s", log_path);
-    snprintf(port_set, sizeof(port_set), "portFile=%s", port_file);
-    snprintf(kv_set, sizeof(kv_set), "kvConfigPath=%s/graceful-kv.json", tmpdir);
-    pid_t pid = spawn("graceful", tmpdir,
-                      (const char *[]){"--set", "listenPort=0", "--set", "bindAddress=127.0.0.1",
-                                       "--set", port_set, "--set", log_set, "--set", kv_set,
-                                       "--set", "enableShutdownGracefully=true", "--set",
-                                       "shutdownWaitTimeSeconds=2", NULL});
-    struct stat st;
-    for (int waited = 0; waited < 20000 && stat(port_file, &st) != 0; waited += 10)
-        sleep_ms(10);
+    pid_t pid = start_server("graceful", log_path, port_file,
+                             (const char *[]){"--set", "enableShutdownGracefully=true", "--set",
+                                              "shutdownWaitTimeSeconds=2", NULL});
     read_into(port_file, port_text, sizeof(port_text));
     int fd = rmq_connect(atoi(port_text));
     assert_true(fd >= 0);
@@ -304,7 +302,7 @@ static void test_sighup_reopens_log(void **state)
     snprintf(log_path, sizeof(log_path), "%s/rotate/namesrv.log", tmpdir);
     snprintf(moved, sizeof(moved), "%s.1", log_path);
     snprintf(port_file, sizeof(port_file), "%s/rotate.port", tmpdir);
-    pid_t pid = start_server("rotate", log_path, port_file);
+    pid_t pid = start_server("rotate", log_path, port_file, NULL);
     assert_int_equal(rename(log_path, moved), 0);
     kill(pid, SIGHUP);
     char *text = malloc(65536);
