@@ -58,11 +58,6 @@ static void unlock(ns_route_t *r)
     NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
 }
 
-static char *dup_or_null(const char *s)
-{
-    return s ? ns_xstrdup(s) : NULL;
-}
-
 static const char *str_or_null(const char *s)
 {
     return s ? s : "null";
@@ -730,7 +725,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     bool old_version = !q->has_acting_master;
     b->acting_master = !old_version && q->acting_master;
     free(b->zone);
-    b->zone = dup_or_null(q->zone);
+    b->zone = ns__route_dup_or_null(q->zone);
     /* 4: a registration below the group's smallest id changes it (an empty group counts as
      * smallest id 0, as in Java, so a first master or slave never does). */
     bool min_id_changed = q->id < (b->naddrs > 0 ? b->addrs[0].id : 0);
@@ -810,7 +805,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     lv->conn_id = q->conn_id;
     conn_ref(r, q->conn_id);
     free(lv->ha_addr);
-    lv->ha_addr = dup_or_null(q->ha_addr);
+    lv->ha_addr = ns__route_dup_or_null(q->ha_addr);
     /* 12 */
     if (body->has_filter_servers) {
         if (body->filter_server_count == 0)
@@ -824,7 +819,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
         if (master != NULL) {
             ns__route_live_t *ml = ns__route_live_get_locked(r, q->cluster, master);
             if (ml != NULL) {
-                res->ha_server_addr = dup_or_null(ml->ha_addr);
+                res->ha_server_addr = ns__route_dup_or_null(ml->ha_addr);
                 res->master_addr = ns_xstrdup(master);
             }
         }

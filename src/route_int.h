@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "ns_route.h"
+#include "ns_common.h"
 #include "ns_hmap.h"
 #include "ns_log.h"
 
@@ -126,6 +127,12 @@ typedef struct ns__route_conn {
     uint64_t id; /* the key (its 8 bytes) */
     size_t refs; /* live entries whose conn_id is id */
 } ns__route_conn_t;
+
+/* A copy of s, or NULL for NULL (Java's null fields). */
+static inline char *ns__route_dup_or_null(const char *s)
+{
+    return s ? ns_xstrdup(s) : NULL;
+}
 
 /* Log lines queued while the lock is held and written after it is released (route.c): each is
  * one level byte, the text and a NUL. */

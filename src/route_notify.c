@@ -22,11 +22,6 @@ void ns__route_notices_destroy(ns_route_t *r)
     pthread_mutex_destroy(&r->notice_lock);
 }
 
-static char *dup_or_null(const char *s)
-{
-    return s ? ns_xstrdup(s) : NULL;
-}
-
 static void queue_one(ns_route_t *r, const char *target, const ns__route_addr_t *min,
                       const char *offline_addr, const char *ha_addr)
 {
@@ -38,8 +33,8 @@ static void queue_one(ns_route_t *r, const char *target, const ns__route_addr_t 
         .target = ns_xstrdup(target),
         .min_broker_id = min->id,
         .min_broker_addr = ns_xstrdup(min->addr),
-        .offline_broker_addr = dup_or_null(offline_addr),
-        .ha_broker_addr = dup_or_null(ha_addr),
+        .offline_broker_addr = ns__route_dup_or_null(offline_addr),
+        .ha_broker_addr = ns__route_dup_or_null(ha_addr),
     };
     /* Release: a reader of the unlocked hint that sees the count sees the entry. */
     __atomic_store_n(&r->notice_count, r->notice_count + 1, __ATOMIC_RELEASE);
