@@ -136,6 +136,28 @@ static bool output_has_sanitizer_report(const char *path)
     return found;
 }
 
+bool ns_testsrv_wait_output(const ns_testsrv_t *srv, const char *needle, int timeout_ms,
+                            char *line_out, size_t cap)
+{
+    for (int waited = 0;; waited += 10) {
+        FILE *f = fopen(srv->out_path, "r");
+        char line[2048];
+        bool found = false;
+        while (f && !found && fgets(line, sizeof(line), f))
+            found = strstr(line, needle) != NULL;
+        if (f)
+            fclose(f);
+        if (found) {
+            if (line_out && cap > 0)
+                snprintf(line_out, cap, "%s", line);
+            return true;
+        }
+        if (waited >= timeout_ms)
+            return false;
+        sleep_ms(10);
+    }
+}
+
 int ns_testsrv_stop(ns_testsrv_t *srv)
 {
     if (srv->pid <= 0)

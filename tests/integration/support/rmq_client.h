@@ -25,6 +25,12 @@ typedef struct ns_testsrv {
  * Returns 0 or -1 (with a message on stderr). */
 int ns_testsrv_start(ns_testsrv_t *srv, const char *const *extra);
 
+/* Waits up to timeout_ms for a line of the server's output (stdout+stderr) that contains
+ * needle; copies it (NUL-terminated, cut to cap) into line_out when not NULL. Returns whether
+ * one appeared. */
+bool ns_testsrv_wait_output(const ns_testsrv_t *srv, const char *needle, int timeout_ms,
+                            char *line_out, size_t cap);
+
 /* Sends SIGTERM and waits up to 20 s. Returns the exit status (0..255), or -1 when the process
  * had to be killed or its output holds a sanitizer report ("AddressSanitizer", "runtime
  * error:", "LeakSanitizer"), which is printed. */
