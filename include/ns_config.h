@@ -25,6 +25,9 @@
 #define NS_CFG_GET(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
 #define NS_CFG_SET(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
 
+/* Room for the option table of config.c (checked there at compile time). */
+#define NS_CONFIG_MAX_OPTS 256
+
 /* NettyClientConfig: printed by `-p` and accepted in `-c` (as Java does) but otherwise unused:
  * mqnamesrv sends nothing to brokers. Field names follow the Java fields. */
 typedef struct ns_client_config {
@@ -108,9 +111,10 @@ typedef struct ns_config {
     char *log_path;                /* logPath: log file ("" = none) */
     char *log_level;               /* logLevel: ERROR, WARN, INFO or DEBUG; RUNTIME (318 applies
                                       it to the logger at once) */
-    char *port_file;      /* portFile: write the bound port here once listening ("" = no) */
-    int32_t io_threads;   /* ioThreads: I/O event loops (0 = one per CPU) */
-    uint32_t ext_present; /* bit i: the i-th extension key was set (shown by 319) */
+    char *port_file;    /* portFile: write the bound port here once listening ("" = no) */
+    int32_t io_threads; /* ioThreads: I/O event loops (0 = one per CPU) */
+    unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
+                                                   (319 shows it) */
 
     /* Bookkeeping, not properties. */
     char *config_file; /* the -c path, or NULL */
@@ -206,7 +210,13 @@ bool ns_config_home_missing(const ns_config_t *cfg);
  * null strings as empty. Our extensions are not printed (Java does not know them). */
 void ns_config_dump_java_order(ns_config_t *cfg, ns_buf_t *out);
 
-/* Writes what `mqnamesrv -p` prints: each ns_config_dump_java_order() line prefixed with
+/* Appends every mqnamesrv extension key (Java has no such field) with its current value, one
+ * "key=value\n" per line, in table order. */
+void ns_config_dump_extensions(ns_config_t *cfg, ns_buf_t *out);
+
+/* Writes what `mqnamesrv -p` prints: each ns_config_dump_java_order() line, then each
+ * ns_config_dump_extensions() line (after Java's, so a script reading Java's lines still finds
+ * them first and in order), prefixed with
  * "yyyy-MM-dd HH:mm:ss INFO main - ", the time in GMT+8 as Java's console logback pattern
  * renders it. */
 void ns_config_print(ns_config_t *cfg, FILE *fp);
@@ -219,8 +229,10 @@ void ns_config_dump_sorted(ns_config_t *cfg, ns_buf_t *out);
 /* Applies a 318 UPDATE_NAMESRV_CONFIG body (properties text, as received) with Java's
  * semantics: body sanitised as UTF-8 then parsed as ISO-8859-1; any key in the blacklist
  * (configBlackList, configStorePath, kvConfigPath, rocketmqHome, plus the ';'-separated
- * configBlackList entries) refuses the whole update; otherwise each known key is applied with
- * strict=false (bad numbers ignored), extra keys already present get their new text, unknown
+ * configBlackList entries) refuses the whole update; so does a key that 318 may never set (a
+ * file, a directory or a protection switch) or a number outside the range 318 may set (the
+ * option table's remote class and range, see docs/config.md); otherwise each known key is applied
+ * with strict=false (bad numbers ignored), extra keys already present get their new text, unknown
  * keys are dropped; then the sorted dump is written to configStorePath atomically (temp file in
  * the same directory, fsync, rename, directory fsync; the previous file is first copied to
  * <path>.bak, as Java keeps one). Takes cfg->lock. */
@@ -229,7 +241,9 @@ typedef enum ns_config_update_result {
     NS_CONFIG_UPDATE_BLACKLISTED = 1,    /* 16 "Can not update config in black list." */
     NS_CONFIG_UPDATE_BAD_TEXT = 2,       /* 1 "string2Properties error"; nothing applied */
     NS_CONFIG_UPDATE_PERSIST_FAILED = 3, /* applied in memory, file not written (logged) */
+    NS_CONFIG_UPDATE_NOT_REMOTE = 4,     /* 16 with the reason in `why`; nothing applied */
 } ns_config_update_result_t;
-ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len);
+ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len,
+                                           char *why, size_t whylen);
 
 #endif

@@ -36,42 +36,53 @@ typedef enum opt_default {
     D_NCPU, /* the number of usable CPUs */
 } opt_default_t;
 
-#define F_RUNTIME 0x1 /* 318 changes behaviour at once (readers use NS_CFG_GET) */
+/* What UPDATE_NAMESRV_CONFIG (318, unauthenticated by default) may do with a key: the one
+ * place that decides it (docs/config.md lists the classes). */
+typedef enum opt_remote {
+    R_NEXT_START = 0, /* 318 stores and persists it; it takes effect at the next start */
+    R_RUNTIME,        /* 318 changes behaviour at once (readers use NS_CFG_GET) */
+    R_NEVER,          /* names a file or directory, or switches a protection: 318 refuses the
+                         whole update (16); only the -c file and --set may set it */
+} opt_remote_t;
 
 typedef struct opt {
     const char *key;   /* property name (Java's setter name) */
     const char *field; /* Java field name for -p and 319 when it differs, else NULL */
     opt_type_t type;
     opt_group_t group;
-    unsigned flags;      /* F_* */
+    opt_remote_t remote; /* what 318 may do with it */
     opt_default_t dkind; /* how def is read */
     const char *def;     /* default, as text */
     size_t off;          /* offset of the field in ns_config_t */
     int64_t min, max;    /* numbers: accepted range when strict (Java checks nothing) */
+    int64_t rmin, rmax;  /* numbers: the part of it 318 may set (a safe range for limits) */
     const char *help;    /* one line, for conf/namesrv.conf and tests */
 } opt_t;
 
 #define OFF(f) offsetof(ns_config_t, f)
-#define I32 INT32_MIN, INT32_MAX
-#define I64 INT64_MIN, INT64_MAX
-#define NOR 0, 0
+/* Number ranges: the -c file's, then 318's (the same unless REMOTE narrows it). */
+#define RANGE(lo, hi) lo, hi, lo, hi
+#define REMOTE(lo, hi, rlo, rhi) lo, hi, rlo, rhi
+#define I32 RANGE(INT32_MIN, INT32_MAX)
+#define I64 RANGE(INT64_MIN, INT64_MAX)
+#define NOR RANGE(0, 0)
 
 /* In Java declaration order within each group: that is the `-p` order. */
 static const opt_t opts[] = {
     /* NamesrvConfig */
-    {"rocketmqHome", NULL, T_STR, G_NAMESRV, 0, D_ENV, "ROCKETMQ_HOME", OFF(rocketmq_home), NOR,
-     "RocketMQ installation directory; startup refuses to run without it"},
-    {"kvConfigPath", NULL, T_STR, G_NAMESRV, 0, D_HOME, "/namesrv/kvConfig.json",
+    {"rocketmqHome", NULL, T_STR, G_NAMESRV, R_NEVER, D_ENV, "ROCKETMQ_HOME", OFF(rocketmq_home),
+     NOR, "RocketMQ installation directory; startup refuses to run without it"},
+    {"kvConfigPath", NULL, T_STR, G_NAMESRV, R_NEVER, D_HOME, "/namesrv/kvConfig.json",
      OFF(kv_config_path), NOR, "KV config store file"},
-    {"configStorePath", NULL, T_STR, G_NAMESRV, 0, D_HOME, "/namesrv/namesrv.properties",
+    {"configStorePath", NULL, T_STR, G_NAMESRV, R_NEVER, D_HOME, "/namesrv/namesrv.properties",
      OFF(config_store_path), NOR, "where 318 persists the config (replaced by the -c path)"},
     {"productEnvName", NULL, T_STR, G_NAMESRV, 0, D_TEXT, "center", OFF(product_env_name), NOR,
      "product environment name (clusterTest only)"},
     {"clusterTest", NULL, T_BOOL, G_NAMESRV, 0, D_TEXT, "false", OFF(cluster_test), NOR,
      "cluster test mode"},
-    {"orderMessageEnable", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "false",
+    {"orderMessageEnable", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
      OFF(order_message_enable), NOR, "add orderTopicConf from the KV store to routes"},
-    {"returnOrderTopicConfigToBroker", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "true",
+    {"returnOrderTopicConfigToBroker", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "true",
      OFF(return_order_topic_config_to_broker), NOR,
      "answer REGISTER_BROKER with the ORDER_TOPIC_CONFIG namespace"},
     {"clientRequestThreadPoolNums", NULL, T_INT, G_NAMESRV, 0, D_TEXT, "8",
@@ -85,34 +96,35 @@ static const opt_t opts[] = {
      OFF(default_thread_pool_queue_capacity), I32,
      "Java default queue capacity (accepted, unused)"},
     {"scanNotActiveBrokerInterval", NULL, T_LONG, G_NAMESRV, 0, D_TEXT, "5000",
-     OFF(scan_not_active_broker_interval), 1, INT64_MAX, "inactive-broker scan period, ms"},
+     OFF(scan_not_active_broker_interval), REMOTE(1, INT64_MAX, 100, 60000),
+     "inactive-broker scan period, ms"},
     {"unRegisterBrokerQueueCapacity", NULL, T_INT, G_NAMESRV, 0, D_TEXT, "3000",
      OFF(unregister_broker_queue_capacity), I32, "pending unregistrations before refusing"},
-    {"supportActingMaster", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "false",
+    {"supportActingMaster", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
      OFF(support_acting_master), NOR, "let a slave act as master in routes"},
-    {"enableAllTopicList", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "true",
+    {"enableAllTopicList", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "true",
      OFF(enable_all_topic_list), NOR, "serve GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206)"},
-    {"enableTopicList", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "true", OFF(enable_topic_list),
+    {"enableTopicList", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "true", OFF(enable_topic_list),
      NOR, "serve topic list queries 224 and 311-313"},
-    {"notifyMinBrokerIdChanged", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "false",
+    {"notifyMinBrokerIdChanged", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
      OFF(notify_min_broker_id_changed), NOR, "send NOTIFY_MIN_BROKER_ID_CHANGE to brokers"},
     {"enableControllerInNamesrv", NULL, T_BOOL, G_NAMESRV, 0, D_TEXT, "false",
      OFF(enable_controller_in_namesrv), NOR, "embedded controller (not supported by mqnamesrv)"},
-    {"needWaitForService", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "false",
+    {"needWaitForService", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
      OFF(need_wait_for_service), NOR, "refuse route queries during waitSecondsForService"},
-    {"waitSecondsForService", NULL, T_INT, G_NAMESRV, F_RUNTIME, D_TEXT, "45",
+    {"waitSecondsForService", NULL, T_INT, G_NAMESRV, R_RUNTIME, D_TEXT, "45",
      OFF(wait_seconds_for_service), I32, "seconds after start before routes are served"},
-    {"deleteTopicWithBrokerRegistration", NULL, T_BOOL, G_NAMESRV, F_RUNTIME, D_TEXT, "false",
+    {"deleteTopicWithBrokerRegistration", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
      OFF(delete_topic_with_broker_registration), NOR, "drop topics a broker no longer registers"},
-    {"configBlackList", NULL, T_STR, G_NAMESRV, 0, D_TEXT,
+    {"configBlackList", NULL, T_STR, G_NAMESRV, R_NEVER, D_TEXT,
      "configBlackList;configStorePath;kvConfigPath", OFF(config_black_list), NOR,
      "keys 318 may not change, ';'-separated"},
 
     /* NettyServerConfig (listenPort: class default 0, NamesrvStartup sets 9876) */
     {"bindAddress", NULL, T_STR, G_SERVER, 0, D_TEXT, "0.0.0.0", OFF(bind_address), NOR,
      "listen address"},
-    {"listenPort", NULL, T_INT, G_SERVER, 0, D_TEXT, "9876", OFF(listen_port), 0, 65535,
-     "listen port (0: any free port)"},
+    {"listenPort", NULL, T_INT, G_SERVER, 0, D_TEXT, "9876", OFF(listen_port),
+     REMOTE(0, 65535, 1, 65535), "listen port (0: any free port)"},
     {"serverWorkerThreads", NULL, T_INT, G_SERVER, 0, D_TEXT, "8", OFF(server_worker_threads), I32,
      "Java worker threads (accepted, unused)"},
     {"serverCallbackExecutorThreads", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
@@ -124,18 +136,20 @@ static const opt_t opts[] = {
     {"serverAsyncSemaphoreValue", NULL, T_INT, G_SERVER, 0, D_TEXT, "64",
      OFF(server_async_semaphore_value), I32, "Java async permits (accepted, unused)"},
     {"serverChannelMaxIdleTimeSeconds", NULL, T_INT, G_SERVER, 0, D_TEXT, "120",
-     OFF(server_channel_max_idle_time_seconds), I32,
+     OFF(server_channel_max_idle_time_seconds), REMOTE(INT32_MIN, INT32_MAX, 60, 86400),
      "close a connection idle this long, seconds (0: never)"},
     {"serverSocketSndBufSize", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
-     OFF(server_socket_snd_buf_size), I32, "SO_SNDBUF of accepted sockets (0: OS default)"},
+     OFF(server_socket_snd_buf_size), REMOTE(INT32_MIN, INT32_MAX, 0, 64 << 20),
+     "SO_SNDBUF of accepted sockets (0: OS default)"},
     {"serverSocketRcvBufSize", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
-     OFF(server_socket_rcv_buf_size), I32, "SO_RCVBUF of accepted sockets (0: OS default)"},
+     OFF(server_socket_rcv_buf_size), REMOTE(INT32_MIN, INT32_MAX, 0, 64 << 20),
+     "SO_RCVBUF of accepted sockets (0: OS default)"},
     {"writeBufferHighWaterMark", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
      OFF(write_buffer_high_water_mark), I32, "Netty write high water mark (accepted, unused)"},
     {"writeBufferLowWaterMark", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
      OFF(write_buffer_low_water_mark), I32, "Netty write low water mark (accepted, unused)"},
     {"serverSocketBacklog", NULL, T_INT, G_SERVER, 0, D_TEXT, "1024", OFF(server_socket_backlog),
-     I32, "listen backlog"},
+     REMOTE(INT32_MIN, INT32_MAX, 1, 65535), "listen backlog"},
     {"serverNettyWorkerGroupEnable", NULL, T_BOOL, G_SERVER, 0, D_TEXT, "true",
      OFF(server_netty_worker_group_enable), NOR, "Netty worker group (accepted, unused)"},
     {"serverPooledByteBufAllocatorEnable", NULL, T_BOOL, G_SERVER, 0, D_TEXT, "true",
@@ -143,7 +157,8 @@ static const opt_t opts[] = {
     {"enableShutdownGracefully", NULL, T_BOOL, G_SERVER, 0, D_TEXT, "false",
      OFF(enable_shutdown_gracefully), NOR, "Netty graceful shutdown (accepted, unused)"},
     {"shutdownWaitTimeSeconds", NULL, T_INT, G_SERVER, 0, D_TEXT, "30",
-     OFF(shutdown_wait_time_seconds), I32, "Netty shutdown wait (accepted, unused)"},
+     OFF(shutdown_wait_time_seconds), REMOTE(INT32_MIN, INT32_MAX, 0, 300),
+     "Netty shutdown wait (accepted, unused)"},
     {"useEpollNativeSelector", NULL, T_BOOL, G_SERVER, 0, D_TEXT, "false",
      OFF(use_epoll_native_selector), NOR, "Netty epoll (accepted, unused: libuv uses epoll)"},
 
@@ -193,18 +208,18 @@ static const opt_t opts[] = {
      * 64 MiB holds several full route replies for a slow reader, bounded so that a peer that
      * never reads cannot make us buffer without end. ioThreads: 256 is far above any useful
      * count of event loops. */
-    {"frameMaxLength", NULL, T_LONG, G_EXT, 0, D_TEXT, "16777216", OFF(frame_max_length), 1024,
-     INT32_MAX, "largest frame accepted from a peer, bytes"},
+    {"frameMaxLength", NULL, T_LONG, G_EXT, 0, D_TEXT, "16777216", OFF(frame_max_length),
+     REMOTE(1024, INT32_MAX, 1 << 20, 256 << 20), "largest frame accepted from a peer, bytes"},
     {"connectionMaxPendingWriteBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "67108864",
-     OFF(max_conn_output_bytes), 0, INT64_MAX,
+     OFF(max_conn_output_bytes), REMOTE(0, INT64_MAX, 1 << 20, 1 << 30),
      "reply bytes queued to a peer that does not read before it is cut off (0: no limit)"},
-    {"logPath", NULL, T_STR, G_EXT, 0, D_HOME, "/logs/rocketmqlogs/namesrv.log", OFF(log_path), NOR,
-     "log file (empty: no file)"},
-    {"logLevel", NULL, T_STR, G_EXT, F_RUNTIME, D_TEXT, "INFO", OFF(log_level), NOR,
+    {"logPath", NULL, T_STR, G_EXT, R_NEVER, D_HOME, "/logs/rocketmqlogs/namesrv.log",
+     OFF(log_path), NOR, "log file (empty: no file)"},
+    {"logLevel", NULL, T_STR, G_EXT, R_RUNTIME, D_TEXT, "INFO", OFF(log_level), NOR,
      "ERROR, WARN, INFO or DEBUG"},
-    {"portFile", NULL, T_STR, G_EXT, 0, D_TEXT, "", OFF(port_file), NOR,
+    {"portFile", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(port_file), NOR,
      "write the bound port to this file once listening (empty: none)"},
-    {"ioThreads", NULL, T_INT, G_EXT, 0, D_TEXT, "0", OFF(io_threads), 0, 256,
+    {"ioThreads", NULL, T_INT, G_EXT, 0, D_TEXT, "0", OFF(io_threads), RANGE(0, 256),
      "I/O event loop threads (0: one per CPU)"},
 };
 
@@ -222,17 +237,11 @@ static const char *opt_field_name(const opt_t *o)
     return o->field != NULL ? o->field : o->key;
 }
 
-static int ext_bit(const opt_t *o)
-{
-    return (int)(o - opts); /* extensions are the last entries: the bit is relative below */
-}
+_Static_assert(NOPTS <= NS_CONFIG_MAX_OPTS, "raise NS_CONFIG_MAX_OPTS");
 
-static uint32_t ext_mask(const opt_t *o)
+static size_t opt_index(const opt_t *o)
 {
-    size_t first = 0;
-    while (opts[first].group != G_EXT)
-        first++;
-    return 1u << (unsigned)(ext_bit(o) - (int)first);
+    return (size_t)(o - opts);
 }
 
 static int usable_cpus(void)
@@ -488,7 +497,7 @@ static int set_property(ns_config_t *cfg, const char *key, const char *value, bo
             object_key = true;
         if (o->group == G_EXT) {
             object_key = true;
-            cfg->ext_present |= ext_mask(o);
+            cfg->ext_set[opt_index(o)] = 1;
             if (live && o->off == OFF(log_level)) {
                 ns_log_level_t lv;
                 if (ns_log_level_parse(cfg->log_level, &lv))
@@ -691,11 +700,11 @@ out:
 
 /* ---- dumps ------------------------------------------------------------------------------- */
 
-void ns_config_dump_java_order(ns_config_t *cfg, ns_buf_t *out)
+static void dump_group(ns_config_t *cfg, ns_buf_t *out, bool extensions)
 {
     for (size_t i = 0; i < NOPTS; i++) {
         const opt_t *o = &opts[i];
-        if (o->group == G_EXT)
+        if ((o->group == G_EXT) != extensions)
             continue;
         ns_buf_append_str(out, opt_field_name(o));
         ns_buf_append_char(out, '=');
@@ -704,10 +713,21 @@ void ns_config_dump_java_order(ns_config_t *cfg, ns_buf_t *out)
     }
 }
 
+void ns_config_dump_java_order(ns_config_t *cfg, ns_buf_t *out)
+{
+    dump_group(cfg, out, false);
+}
+
+void ns_config_dump_extensions(ns_config_t *cfg, ns_buf_t *out)
+{
+    dump_group(cfg, out, true);
+}
+
 void ns_config_print(ns_config_t *cfg, FILE *fp)
 {
     ns_buf_t body = NS_BUF_INIT;
     ns_config_dump_java_order(cfg, &body);
+    ns_config_dump_extensions(cfg, &body);
     /* logback pattern %d{yyy-MM-dd HH:mm:ss,GMT+8}: wall time rendered in GMT+8. */
     time_t t = time(NULL) + 8 * 3600;
     struct tm tm;
@@ -744,7 +764,7 @@ static void dump_sorted_locked(ns_config_t *cfg, ns_buf_t *out)
         const opt_t *o = &opts[i];
         if (o->group == G_CLIENT)
             continue;
-        if (o->group == G_EXT && !(cfg->ext_present & ext_mask(o)))
+        if (o->group == G_EXT && !cfg->ext_set[opt_index(o)])
             continue;
         size_t start = vals.len;
         if (!format_value(cfg, o, &vals))
@@ -919,8 +939,52 @@ out:
     return rc;
 }
 
-ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len)
+static const opt_t *find_opt(const char *key, bool for_update)
 {
+    for (size_t i = 0; i < NOPTS; i++) {
+        if (strcmp(opts[i].key, key) != 0)
+            continue;
+        if (for_update && opts[i].group == G_CLIENT)
+            continue; /* 318 does not touch NettyClientConfig */
+        return &opts[i];
+    }
+    return NULL;
+}
+
+/* 318 may not set this pair: a key of class R_NEVER, or a number outside its remote range (a
+ * limit tuned past safe bounds, 0 = "unlimited" among them). Unparsable numbers are not
+ * refused here: Java ignores them, and so does apply(). */
+static bool refused_remotely(const char *key, const char *value, char *why, size_t whylen)
+{
+    const opt_t *o = find_opt(key, true);
+    if (o == NULL)
+        return false;
+    if (o->remote == R_NEVER) {
+        ns_set_err(why, whylen,
+                   "Can not update config %s remotely: it may only be set in the config file.",
+                   o->key);
+        return true;
+    }
+    if (o->type != T_INT && o->type != T_LONG)
+        return false;
+    int64_t v;
+    bool is_int = o->type == T_INT;
+    if (!java_parse_num(value, is_int ? INT32_MIN : INT64_MIN, is_int ? INT32_MAX : INT64_MAX, &v))
+        return false; /* not a number of its type: ignored, as Java does */
+    if (v >= o->rmin && v <= o->rmax)
+        return false;
+    ns_set_err(why, whylen,
+               "Can not update config %s=%lld remotely: outside %lld..%lld (wider values only in "
+               "the config file).",
+               o->key, (long long)v, (long long)o->rmin, (long long)o->rmax);
+    return true;
+}
+
+ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len,
+                                           char *why, size_t whylen)
+{
+    if (why != NULL && whylen > 0)
+        why[0] = '\0';
     ns_buf_t clean = NS_BUF_INIT;
     pair_list_t pairs = {NULL, 0};
     ns_config_update_result_t res = NS_CONFIG_UPDATE_OK;
@@ -936,6 +1000,14 @@ ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, s
         if (blacklisted(cfg, pairs.v[i].key)) {
             res = NS_CONFIG_UPDATE_BLACKLISTED;
             break;
+        }
+    }
+    for (size_t i = 0; i < pairs.n && res == NS_CONFIG_UPDATE_OK; i++) {
+        if (refused_remotely(pairs.v[i].key, pairs.v[i].value, why, whylen)) {
+            char k[200];
+            ns_log_escape(pairs.v[i].key, strlen(pairs.v[i].key), 64, k, sizeof(k));
+            NS_LOG_W("updateConfig refused: %s may not be changed remotely to that value", k);
+            res = NS_CONFIG_UPDATE_NOT_REMOTE;
         }
     }
     if (res == NS_CONFIG_UPDATE_OK) {

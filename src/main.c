@@ -22,6 +22,7 @@ static void log_config(ns_config_t *cfg)
 {
     ns_buf_t dump = NS_BUF_INIT;
     ns_config_dump_java_order(cfg, &dump);
+    ns_config_dump_extensions(cfg, &dump);
     const char *text = ns_buf_cstr(&dump);
     while (*text) {
         const char *eol = strchr(text, '\n');

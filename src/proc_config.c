@@ -14,7 +14,9 @@ int proc_update_namesrv_config(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *res
 {
     NS_LOG_I("updateConfig called by %s", ctx->peer != NULL ? ctx->peer : "-");
     if (req->body != NULL && req->body_len > 0) {
-        switch (ns_config_update(ctx->config, (const char *)req->body, req->body_len)) {
+        char why[256];
+        switch (ns_config_update(ctx->config, (const char *)req->body, req->body_len, why,
+                                 sizeof(why))) {
         case NS_CONFIG_UPDATE_OK:
             break;
         case NS_CONFIG_UPDATE_BAD_TEXT:
@@ -25,6 +27,10 @@ int proc_update_namesrv_config(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *res
         case NS_CONFIG_UPDATE_BLACKLISTED:
             resp->code = NS_RES_NO_PERMISSION;
             ns_cmd_set_remark(resp, "Can not update config in black list.");
+            return 0;
+        case NS_CONFIG_UPDATE_NOT_REMOTE:
+            resp->code = NS_RES_NO_PERMISSION;
+            ns_cmd_set_remark(resp, "%s", why);
             return 0;
         case NS_CONFIG_UPDATE_PERSIST_FAILED:
             if (PERSIST_FAILURE_IS_ERROR) {

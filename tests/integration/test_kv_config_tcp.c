@@ -249,17 +249,26 @@ static void test_namesrv_config_update_and_blacklist(void **state)
     assert_int_equal(pclose(p), 0);
     assert_true(found);
 
-    /* A key that is not a run-time switch is stored for the next start, not applied: an idle
-     * limit of 1 s would otherwise close this connection (and every broker's) at once. */
+    /* A limit outside the range 318 may set is refused as a whole: an idle limit of 1 s would
+     * close every broker's connection after the next start. */
     call(fd, &r, 318, "serverChannelMaxIdleTimeSeconds=1\n", NULL);
+    assert_int_equal(r.cmd.code, 16);
+    assert_non_null(r.cmd.remark);
+    assert_non_null(strstr(r.cmd.remark, "serverChannelMaxIdleTimeSeconds=1 remotely"));
+    reply_free(&r);
+    /* So is a key that names a file. */
+    call(fd, &r, 318, "portFile=/tmp/evil\n", NULL);
+    assert_int_equal(r.cmd.code, 16);
+    reply_free(&r);
+    /* A key that is not a run-time switch is stored for the next start, not applied. */
+    call(fd, &r, 318, "serverChannelMaxIdleTimeSeconds=600\n", NULL);
     assert_int_equal(r.cmd.code, 0);
     reply_free(&r);
-    struct timespec ts = {2, 500 * 1000000L};
-    nanosleep(&ts, NULL);
     call(fd, &r, 319, NULL, NULL);
     assert_int_equal(r.cmd.code, 0);
     text = strndup((const char *)r.cmd.body, r.cmd.body_len);
-    assert_non_null(strstr(text, "\nserverChannelMaxIdleTimeSeconds=1\n")); /* shown, as Java */
+    assert_non_null(strstr(text, "\nserverChannelMaxIdleTimeSeconds=600\n")); /* shown, as Java */
+    assert_null(strstr(text, "portFile=/tmp/evil"));
     free(text);
     reply_free(&r);
     close(fd);

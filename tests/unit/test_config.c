@@ -316,7 +316,6 @@ static void test_print_matches_java(void **state)
     ns_buf_t b = NS_BUF_INIT;
     ns_config_dump_java_order(&cfg, &b);
     assert_string_equal(ns_buf_cstr(&b), want);
-    ns_buf_free(&b);
 
     /* ns_config_print: the same lines behind "yyyy-MM-dd HH:mm:ss INFO main - ". */
     char *path = path_in_tmp("print.out");
@@ -325,7 +324,17 @@ static void test_print_matches_java(void **state)
     fclose(f);
     char *text = read_text(path);
     const char *line = text;
-    const char *w = want;
+    /* Java's 60 lines first, then our extensions (which Java does not have) */
+    ns_buf_t ext = NS_BUF_INIT;
+    ns_config_dump_extensions(&cfg, &ext);
+    assert_non_null(strstr(ns_buf_cstr(&ext), "frameMaxLength=16777216\n"));
+    assert_non_null(strstr(ns_buf_cstr(&ext), "portFile=\n"));
+    ns_buf_append_str(&b, ns_buf_cstr(&ext));
+    int ext_lines = 0;
+    for (const char *e = ns_buf_cstr(&ext); *e; e++)
+        ext_lines += *e == '\n';
+    ns_buf_free(&ext);
+    const char *w = ns_buf_cstr(&b);
     int lines = 0;
     while (*line) {
         assert_true(strlen(line) > 32);
@@ -339,7 +348,8 @@ static void test_print_matches_java(void **state)
         w = wnl + 1;
         lines++;
     }
-    assert_int_equal(lines, 60);
+    assert_int_equal(lines, 60 + ext_lines);
+    ns_buf_free(&b);
     free(text);
     unlink(path);
     free(path);
@@ -901,19 +911,21 @@ static void test_update_blacklist_and_bad_text(void **state)
     const char *refused[] = {"kvConfigPath=/x", "configStorePath=/x", "rocketmqHome=/x",
                              "configBlackList=", "listenPort=1\nconfigStorePath=/x"};
     for (size_t i = 0; i < NS_ARRAY_SIZE(refused); i++)
-        assert_int_equal(ns_config_update(&cfg, refused[i], strlen(refused[i])),
+        assert_int_equal(ns_config_update(&cfg, refused[i], strlen(refused[i]), NULL, 0),
                          NS_CONFIG_UPDATE_BLACKLISTED);
     assert_int_equal(cfg.listen_port, 9876); /* nothing applied */
-    assert_int_equal(ns_config_update(&cfg, "a=\\u12", 6), NS_CONFIG_UPDATE_BAD_TEXT);
+    assert_int_equal(ns_config_update(&cfg, "a=\\u12", 6, NULL, 0), NS_CONFIG_UPDATE_BAD_TEXT);
     struct stat st;
     assert_int_equal(stat(store, &st), -1); /* nothing written */
 
     /* configBlackList entries (set at startup) add to the fixed set */
     ns_config_set(&cfg, "configBlackList", "listenPort;;bindAddress;", true, NULL, 0);
-    assert_int_equal(ns_config_update(&cfg, "bindAddress=1.2.3.4", 19),
+    assert_int_equal(ns_config_update(&cfg, "bindAddress=1.2.3.4", 19, NULL, 0),
                      NS_CONFIG_UPDATE_BLACKLISTED);
-    assert_int_equal(ns_config_update(&cfg, "listenPort=1", 12), NS_CONFIG_UPDATE_BLACKLISTED);
-    assert_int_equal(ns_config_update(&cfg, "=x", 2), NS_CONFIG_UPDATE_BLACKLISTED); /* "" */
+    assert_int_equal(ns_config_update(&cfg, "listenPort=1", 12, NULL, 0),
+                     NS_CONFIG_UPDATE_BLACKLISTED);
+    assert_int_equal(ns_config_update(&cfg, "=x", 2, NULL, 0),
+                     NS_CONFIG_UPDATE_BLACKLISTED); /* "" */
     ns_config_free(&cfg);
     free(store);
 }
@@ -947,7 +959,7 @@ static void test_update_applies_and_persists(void **state)
                        "mystery=2\n"
                        "brandNew=3\n"
                        "productEnvName=caf\xc3\xa9\n";
-    assert_int_equal(ns_config_update(&cfg, body, strlen(body)), NS_CONFIG_UPDATE_OK);
+    assert_int_equal(ns_config_update(&cfg, body, strlen(body), NULL, 0), NS_CONFIG_UPDATE_OK);
     assert_false(NS_CFG_GET(cfg.enable_all_topic_list));
     assert_true(NS_CFG_GET(cfg.order_message_enable));
     assert_int_equal(NS_CFG_GET(cfg.wait_seconds_for_service), 7);
@@ -969,7 +981,8 @@ static void test_update_applies_and_persists(void **state)
 
     /* a second update keeps the previous file as .bak */
     char *before = read_text(store);
-    assert_int_equal(ns_config_update(&cfg, "enableTopicList=false", 21), NS_CONFIG_UPDATE_OK);
+    assert_int_equal(ns_config_update(&cfg, "enableTopicList=false", 21, NULL, 0),
+                     NS_CONFIG_UPDATE_OK);
     char *bak_text = read_text(bak);
     assert_string_equal(bak_text, before);
     char *after = read_text(store);
@@ -981,7 +994,7 @@ static void test_update_applies_and_persists(void **state)
 
     /* logLevel is applied to the logger at once */
     ns_log_level_t old = ns_log_get_level();
-    assert_int_equal(ns_config_update(&cfg, "logLevel=ERROR", 14), NS_CONFIG_UPDATE_OK);
+    assert_int_equal(ns_config_update(&cfg, "logLevel=ERROR", 14, NULL, 0), NS_CONFIG_UPDATE_OK);
     assert_int_equal(ns_log_get_level(), NS_LOG_ERROR);
     ns_log_set_level(old);
     dump = dump_sorted(&cfg);
@@ -989,7 +1002,7 @@ static void test_update_applies_and_persists(void **state)
     free(dump);
 
     /* empty text: nothing changes but the file is rewritten, as Java does */
-    assert_int_equal(ns_config_update(&cfg, "", 0), NS_CONFIG_UPDATE_OK);
+    assert_int_equal(ns_config_update(&cfg, "", 0, NULL, 0), NS_CONFIG_UPDATE_OK);
 
     ns_config_free(&cfg);
     unlink(store);
@@ -1012,7 +1025,7 @@ static void test_update_persist_failure(void **state)
     char *store = path_in_tmp("blocker/namesrv.properties");
     free(cfg.config_store_path);
     cfg.config_store_path = strdup(store);
-    assert_int_equal(ns_config_update(&cfg, "enableAllTopicList=false", 24),
+    assert_int_equal(ns_config_update(&cfg, "enableAllTopicList=false", 24, NULL, 0),
                      NS_CONFIG_UPDATE_PERSIST_FAILED);
     assert_false(NS_CFG_GET(cfg.enable_all_topic_list)); /* applied in memory all the same */
     ns_config_free(&cfg);
@@ -1021,8 +1034,9 @@ static void test_update_persist_failure(void **state)
     free(store);
 }
 
-/* 318 ignores a number the -c loader would refuse, so the persisted file still loads. */
-static void test_update_ignores_out_of_range(void **state)
+/* 318 refuses, as a whole, a key it may never set (a file, a directory, a protection) and a
+ * number outside the range it may set; the file is not rewritten and nothing is applied. */
+static void test_update_refuses_what_is_not_remote(void **state)
 {
     (void)state;
     char *store = path_in_tmp("range.properties");
@@ -1030,26 +1044,51 @@ static void test_update_ignores_out_of_range(void **state)
     ns_config_init_defaults(&cfg);
     free(cfg.config_store_path);
     cfg.config_store_path = strdup(store);
-    const char *body = "frameMaxLength=0\nlistenPort=-1\nenableTopicList=false\n";
-    capture_t cap;
+    static const char *const refused[] = {
+        "frameMaxLength=0\nenableTopicList=false\n",
+        "enableTopicList=false\nlistenPort=-1\n",
+        "listenPort=0\n", /* the -c file may ask for an ephemeral port, 318 may not */
+        "connectionMaxPendingWriteBytes=0\n",
+        "connectionMaxPendingWriteBytes=9999999999999\n",
+        "serverChannelMaxIdleTimeSeconds=1\n",
+        "serverChannelMaxIdleTimeSeconds=0\n",
+        "portFile=/tmp/evil\n",
+        "logPath=/tmp/evil.log\n",
+        "enableTopicList=false\nlogPath=\n",
+    };
     ns_log_set_stdout(true);
-    capture_begin(&cap);
-    assert_int_equal(ns_config_update(&cfg, body, strlen(body)), NS_CONFIG_UPDATE_OK);
-    capture_end(&cap);
+    for (size_t i = 0; i < NS_ARRAY_SIZE(refused); i++) {
+        char why[256] = "";
+        capture_t cap;
+        capture_begin(&cap);
+        assert_int_equal(ns_config_update(&cfg, refused[i], strlen(refused[i]), why, sizeof(why)),
+                         NS_CONFIG_UPDATE_NOT_REMOTE);
+        capture_end(&cap);
+        assert_non_null(strstr(why, "remotely"));
+        assert_non_null(strstr(cap.out, "updateConfig refused"));
+        capture_free(&cap);
+    }
     ns_log_set_stdout(false);
-    assert_non_null(strstr(cap.out, "updateConfig ignores frameMaxLength=0"));
-    assert_non_null(strstr(cap.out, "updateConfig ignores listenPort=-1"));
-    capture_free(&cap);
     assert_int_equal(cfg.frame_max_length, 16777216);
     assert_int_equal(cfg.listen_port, 9876);
-    assert_false(NS_CFG_GET(cfg.enable_topic_list)); /* the valid key still applies */
+    assert_int_equal(cfg.max_conn_output_bytes, 67108864);
+    assert_string_equal(cfg.port_file, "");
+    assert_true(NS_CFG_GET(cfg.enable_topic_list)); /* the whole update was refused */
+    assert_int_equal(access(store, F_OK), -1);      /* and nothing was written */
 
+    /* inside the remote range: applied (for the next start) and persisted */
+    const char *ok = "connectionMaxPendingWriteBytes=2097152\nframeMaxLength=33554432\n";
+    assert_int_equal(ns_config_update(&cfg, ok, strlen(ok), NULL, 0), NS_CONFIG_UPDATE_OK);
+    assert_int_equal(cfg.max_conn_output_bytes, 2097152);
     ns_config_t again;
     ns_config_init_defaults(&again);
     char why[256] = "";
     assert_int_equal(ns_config_load_file(&again, store, why, sizeof(why)), 0);
-    assert_int_equal(again.frame_max_length, 16777216);
+    assert_int_equal(again.frame_max_length, 33554432);
     ns_config_free(&again);
+    /* the -c file and --set still take the full range */
+    assert_int_equal(ns_config_set(&cfg, "connectionMaxPendingWriteBytes", "0", true, NULL, 0), 1);
+    assert_int_equal(cfg.max_conn_output_bytes, 0);
     ns_config_free(&cfg);
     unlink(store);
     free(store);
@@ -1064,7 +1103,8 @@ static void test_update_replaces_strings_safely(void **state)
     free(cfg.config_store_path);
     cfg.config_store_path = strdup(store);
     const char *seen = cfg.bind_address; /* a reader on another thread */
-    assert_int_equal(ns_config_update(&cfg, "bindAddress=127.0.0.1", 21), NS_CONFIG_UPDATE_OK);
+    assert_int_equal(ns_config_update(&cfg, "bindAddress=127.0.0.1", 21, NULL, 0),
+                     NS_CONFIG_UPDATE_OK);
     assert_string_equal(cfg.bind_address, "127.0.0.1");
     assert_string_equal(seen, "0.0.0.0"); /* still valid until ns_config_free */
     ns_config_free(&cfg);
@@ -1092,7 +1132,7 @@ int main(void)
         cmocka_unit_test(test_update_blacklist_and_bad_text),
         cmocka_unit_test(test_update_applies_and_persists),
         cmocka_unit_test(test_update_persist_failure),
-        cmocka_unit_test(test_update_ignores_out_of_range),
+        cmocka_unit_test(test_update_refuses_what_is_not_remote),
         cmocka_unit_test(test_update_replaces_strings_safely),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
