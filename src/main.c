@@ -67,6 +67,14 @@ int main(int argc, char **argv)
         status = -rc - 1;
         goto out;
     }
+    /* Java's TlsHelper reads tls.config.file over the -D values; ours are -c and --set. */
+    char tls_err[600];
+    rc = ns_config_load_tls_file(&cfg, false, tls_err, sizeof(tls_err));
+    if (rc < 0) {
+        fprintf(stderr, "mqnamesrv: tls.config.file: %s\n", tls_err);
+        status = 1;
+        goto out;
+    }
     if (cfg.print_config) {
         ns_config_print(&cfg, stdout);
         goto out;
