@@ -1,6 +1,12 @@
 /* One TCP connection: reads into a growable buffer, decodes every whole frame in it, dispatches
  * each request and writes all the replies of one read in a single vectored write. Requests
- * that are not cheap go to the worker (worker.c) and are answered when they come back. */
+ * that are not cheap go to the worker (worker.c) and are answered when they come back.
+ *
+ * The first bytes decide what the connection speaks (ns_sniff.h): an optional PROXY protocol
+ * header (its client becomes the peer), then TLS or plaintext as tls.server.mode allows. A TLS
+ * connection has a session (ns_tls.h) between the socket and the frames: ciphertext read goes
+ * through it into plaintext, and each batch of replies is encrypted into one piece of
+ * ciphertext before the write. Plaintext connections pay one pointer test per read and write. */
 #include "server_int.h"
 
 #include <stdlib.h>
@@ -35,17 +41,22 @@ typedef struct reply_seg {
 } reply_seg_t;
 
 struct ns_conn {
-    uv_tcp_t handle;         /* first: the handle's data points back here too */
-    ns_io_loop_t *loop;      /* owning loop */
-    ns_conn_t *prev, *next;  /* loop->conns list */
-    uint64_t id;             /* server-wide unique, never reused while running */
-    char peer[64];           /* "ip:port" for logs */
-    ns_buf_t in;             /* unread input */
-    uint64_t last_active_ms; /* last read or completed write, monotonic ms */
-    bool saw_first_byte;     /* first-byte sniffing done */
-    bool closing;            /* uv_close called or pending */
-    ns_buf_t out_headers;    /* replies of the current read: frame prefixes and headers */
-    reply_seg_t *segs;       /* pieces of the current batch, in wire order */
+    uv_tcp_t handle;               /* first: the handle's data points back here too */
+    ns_io_loop_t *loop;            /* owning loop */
+    ns_conn_t *prev, *next;        /* loop->conns list */
+    uint64_t id;                   /* server-wide unique, never reused while running */
+    char peer[64];                 /* "ip:port" for logs */
+    ns_buf_t in;                   /* unread input */
+    uint64_t last_active_ms;       /* last read or completed write, monotonic ms */
+    bool preamble_done;            /* first-bytes sniffing done (PROXY header, TLS or plaintext) */
+    bool after_proxy;              /* a PROXY header was taken; the next bytes decide TLS */
+    bool tls_ready;                /* the TLS handshake completed */
+    ns_tls_t *tls;                 /* the TLS session, or NULL: plaintext */
+    uint64_t preamble_deadline_ms; /* a TLS handshake or PROXY header begun must be done by then
+                                      (tlsHandshakeTimeoutMillis); 0: none running */
+    bool closing;                  /* uv_close called or pending */
+    ns_buf_t out_headers;          /* replies of the current read: frame prefixes and headers */
+    reply_seg_t *segs;             /* pieces of the current batch, in wire order */
     size_t seg_count;
     size_t seg_cap;
     size_t batch_bytes; /* bytes in segs: counted against connectionMaxPendingWriteBytes */
@@ -92,11 +103,26 @@ static void list_remove(ns_conn_t *conn)
     loop->conn_count--;
 }
 
+/* A TLS session we end says so (close_notify), best effort: only if the socket takes it now. */
+static void tls_say_goodbye(ns_conn_t *conn)
+{
+    ns_tls_shutdown(conn->tls);
+    ns_buf_t alert = NS_BUF_INIT;
+    ns_tls_take_output(conn->tls, &alert);
+    if (alert.len > 0 && uv_stream_get_write_queue_size((uv_stream_t *)&conn->handle) == 0) {
+        uv_buf_t b = uv_buf_init((char *)alert.data, (unsigned)alert.len);
+        (void)uv_try_write((uv_stream_t *)&conn->handle, &b, 1);
+    }
+    ns_buf_free(&alert);
+}
+
 void ns__conn_close(ns_conn_t *conn, const char *why)
 {
     if (conn->closing)
         return;
     conn->closing = true;
+    if (conn->tls != NULL && conn->tls_ready)
+        tls_say_goodbye(conn);
     NS_LOG_D("closing connection peer=%s id=%llu: %s", conn->peer, (unsigned long long)conn->id,
              why);
     uv_read_stop((uv_stream_t *)&conn->handle);
@@ -125,6 +151,8 @@ static void on_close(uv_handle_t *handle)
     list_remove(conn);
     ns_buf_free(&conn->in);
     ns_buf_free(&conn->out_headers);
+    ns_tls_free(conn->tls);
+    conn->tls = NULL;
     for (size_t i = 0; i < conn->seg_count; i++)
         ns_blob_unref(conn->segs[i].blob);
     free(conn->segs);
@@ -142,8 +170,10 @@ static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
     ns_conn_t *conn = handle->data;
     ns_io_loop_t *loop = conn->loop;
     NS_UNUSED(suggested);
-    if (conn->in.len == 0) {
-        /* Nothing pending: the loop's buffer (on_read consumes it before the next alloc). */
+    if (conn->in.len == 0 || conn->tls != NULL) {
+        /* Nothing pending: the loop's buffer (on_read consumes it before the next alloc). A TLS
+         * connection's ciphertext always goes there: its session takes all of it at once, and
+         * conn->in holds plaintext. */
         if (loop->read_buf == NULL)
             loop->read_buf = ns_xmalloc(READ_CHUNK);
         buf->base = (char *)loop->read_buf;
@@ -228,12 +258,45 @@ static void release_segs(ns_conn_t *conn, size_t from, size_t to)
 
 static bool output_over_limit(ns_conn_t *conn);
 
+/* TLS: the batch's pieces (and any handshake bytes waiting) become one piece of ciphertext in
+ * out_headers, which the plaintext path below then writes. */
+static void tls_seal(ns_conn_t *conn)
+{
+    size_t n = conn->seg_count;
+    if (n == 0 && ns_tls_pending_output(conn->tls) == 0)
+        return;
+    ns_tls_status_t st = NS_TLS_OK;
+    for (size_t i = 0; i < n && st == NS_TLS_OK;) {
+        ns_tls_iov_t iov[TRY_WRITE_SEGS];
+        size_t k = 0;
+        for (; k < TRY_WRITE_SEGS && i < n; k++, i++) {
+            uv_buf_t b = seg_buf(&conn->segs[i], conn->out_headers.data);
+            iov[k] = (ns_tls_iov_t){b.base, b.len};
+        }
+        st = ns_tls_encrypt(conn->tls, iov, k);
+    }
+    release_segs(conn, 0, n);
+    conn->seg_count = 0;
+    conn->batch_bytes = 0;
+    conn->out_headers.len = 0;
+    if (st != NS_TLS_OK) {
+        NS_LOG_W("closing connection %s: TLS: %s", conn->peer, ns_tls_error(conn->tls));
+        ns__conn_close(conn, "TLS write failed");
+        return;
+    }
+    ns_tls_take_output(conn->tls, &conn->out_headers);
+    if (conn->out_headers.len > 0)
+        add_seg(conn, 0, conn->out_headers.len, NULL);
+}
+
 /* Sends the batch built during one read as one vectored write: at once when the socket takes it
  * all (the usual case: no write request, no callback, and libuv does not touch the socket's
  * epoll registration afterwards, which cost a system call per reply), else the rest through a
  * write request. */
 static void flush_replies(ns_conn_t *conn)
 {
+    if (conn->tls != NULL && !conn->closing)
+        tls_seal(conn);
     if (conn->seg_count == 0)
         return;
     size_t n = conn->seg_count;
@@ -494,6 +557,189 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len)
     return pos;
 }
 
+/* Decodes and dispatches the whole frames of data[0..len), sends the replies and keeps the
+ * partial frame at the end, if any, for the next read. `shared`: data is the loop's buffer (or
+ * the loop's TLS plaintext buffer), else it is conn->in. */
+static void consume(ns_conn_t *conn, const uint8_t *data, size_t len, bool shared)
+{
+    size_t pos = handle_frames(conn, data, len);
+    flush_replies(conn);
+    if (conn->closing)
+        return;
+    if (shared) {
+        /* Keep the partial frame at the end, if any, for the next read. */
+        ns_buf_append(&conn->in, data + pos, len - pos);
+        return;
+    }
+    ns_buf_consume(&conn->in, pos);
+    /* Back to the shared buffer once empty; a buffer grown past one chunk by a large frame
+     * (a broker registration) is released at once. */
+    if (conn->in.len == 0 && conn->in.cap > READ_CHUNK)
+        ns_buf_free(&conn->in);
+}
+
+/* ---- the first bytes: PROXY header, TLS or plaintext ------------------------------------- */
+
+static void refuse(ns_conn_t *conn, const char *why, const uint8_t *data, size_t len)
+{
+    char sample[300];
+    ns_log_escape(data, len, 64, sample, sizeof(sample));
+    NS_LOG_W("closing connection %s: %s; first bytes: %s", conn->peer, why, sample);
+    __atomic_add_fetch(&conn->loop->server->stat_bad_frames, 1, __ATOMIC_RELAXED);
+    ns__conn_close(conn, why);
+}
+
+/* Java accepts a PROXY header from any peer; proxyProtocolTrustedProxies narrows that. */
+static bool proxy_allowed(ns_conn_t *conn)
+{
+    const ns_proxy_acl_t *acl = &conn->loop->server->tls.proxy_acl;
+    if (acl->any)
+        return true;
+    struct sockaddr_storage ss;
+    int sslen = sizeof(ss);
+    if (uv_tcp_getpeername(&conn->handle, (struct sockaddr *)&ss, &sslen) != 0)
+        return false;
+    if (ss.ss_family == AF_INET)
+        return ns_proxy_acl_allows(acl, (const uint8_t *)&((struct sockaddr_in *)&ss)->sin_addr,
+                                   false);
+    if (ss.ss_family == AF_INET6)
+        return ns_proxy_acl_allows(acl, ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr, true);
+    return false;
+}
+
+/* The client a PROXY header names becomes the peer: logs, DEBUG request lines, handlers. */
+static void take_proxy_header(ns_conn_t *conn, const ns_proxy_header_t *h)
+{
+    if (!h->has_source) {
+        NS_LOG_D("connection %s id=%llu: PROXY v%d header without a client address (%s)",
+                 conn->peer, (unsigned long long)conn->id, h->version,
+                 h->local ? "LOCAL" : "UNKNOWN or UNIX");
+        return;
+    }
+    char proxy[sizeof(conn->peer)];
+    memcpy(proxy, conn->peer, sizeof(proxy));
+    snprintf(conn->peer, sizeof(conn->peer), "%s:%u", h->src_addr, (unsigned)h->src_port);
+    NS_LOG_D("connection %s id=%llu: client %s (PROXY v%d header)", proxy,
+             (unsigned long long)conn->id, conn->peer, h->version);
+}
+
+/* Drops the first n bytes of what is being sniffed. */
+static void drop_front(ns_conn_t *conn, const uint8_t **data, size_t *len, bool shared, size_t n)
+{
+    if (shared) {
+        *data += n;
+        *len -= n;
+        return;
+    }
+    ns_buf_consume(&conn->in, n);
+    *data = conn->in.data;
+    *len = conn->in.len;
+}
+
+/* Runs the sniffer's verdicts on the first bytes. Returns true when the connection goes on with
+ * *data[0..*len) (what follows a PROXY header); false when it waits for more bytes (kept in
+ * conn->in) or was closed. */
+static bool preamble(ns_conn_t *conn, const uint8_t **data, size_t *len, bool shared)
+{
+    ns_server_t *server = conn->loop->server;
+    for (;;) {
+        ns_sniff_t s;
+        switch (ns_sniff(*data, *len, server->tls.mode, conn->after_proxy, &s)) {
+        case NS_SNIFF_PROXY:
+            if (!proxy_allowed(conn)) {
+                refuse(conn, "PROXY protocol header from a peer not in proxyProtocolTrustedProxies",
+                       *data, *len);
+                return false;
+            }
+            take_proxy_header(conn, &s.proxy);
+            conn->after_proxy = true;
+            conn->preamble_deadline_ms = 0; /* a client behind a proxy may stay silent */
+            drop_front(conn, data, len, shared, s.consumed);
+            continue;
+        case NS_SNIFF_NEED_MORE:
+            /* A PROXY header begun must end in time (a silent new connection is only bounded
+             * by the idle timeout, as in Java). */
+            if (*len > 0 && conn->preamble_deadline_ms == 0)
+                conn->preamble_deadline_ms = uv_now(&conn->loop->loop) + server->tls.handshake_ms;
+            if (shared)
+                ns_buf_append(&conn->in, *data, *len);
+            return false;
+        case NS_SNIFF_PLAIN:
+            conn->preamble_done = true;
+            conn->preamble_deadline_ms = 0;
+            return true;
+        case NS_SNIFF_TLS:
+            conn->tls = server->tls.server_ctx != NULL ? ns_tls_new(server->tls.server_ctx) : NULL;
+            if (conn->tls == NULL) {
+                /* Java: "Trying to establish an SSL connection but SslContext is null". */
+                NS_LOG_E("closing connection %s: TLS handshake, but the TLS server context could "
+                         "not be built (see the TLS error at start)",
+                         conn->peer);
+                ns__conn_close(conn, "no TLS context");
+                return false;
+            }
+            conn->preamble_done = true;
+            conn->preamble_deadline_ms = uv_now(&conn->loop->loop) + server->tls.handshake_ms;
+            return true;
+        case NS_SNIFF_REFUSE_TLS:
+            refuse(conn, "TLS handshake received, but tls.server.mode is disabled", *data, *len);
+            return false;
+        case NS_SNIFF_REFUSE_PLAIN:
+            refuse(conn, "plaintext request, but tls.server.mode is enforcing (TLS only)", *data,
+                   *len);
+            return false;
+        case NS_SNIFF_BAD_PROXY: {
+            char why[160];
+            snprintf(why, sizeof(why), "bad PROXY protocol header: %s", s.proxy.error);
+            refuse(conn, why, *data, *len);
+            return false;
+        }
+        }
+    }
+}
+
+/* ---- TLS connections ---------------------------------------------------------------------- */
+
+/* Ciphertext in: plaintext frames out, as on a plaintext connection. */
+static void tls_read(ns_conn_t *conn, const uint8_t *data, size_t len, bool shared)
+{
+    ns_io_loop_t *loop = conn->loop;
+    /* The first bytes after the sniffing may sit in conn->in; later ones never do. */
+    ns_buf_t first = NS_BUF_INIT;
+    if (!shared) {
+        first = conn->in;
+        conn->in = (ns_buf_t)NS_BUF_INIT;
+    }
+    bool plain_shared = conn->in.len == 0;
+    ns_buf_t *plain = plain_shared ? &loop->tls_plain : &conn->in;
+    ns_tls_status_t st = ns_tls_decrypt(conn->tls, data, len, plain);
+    ns_buf_free(&first);
+    if (!conn->tls_ready && ns_tls_handshake_done(conn->tls)) {
+        conn->tls_ready = true;
+        conn->preamble_deadline_ms = 0;
+        if (ns_log_get_level() >= NS_LOG_DEBUG) {
+            char desc[300];
+            ns_tls_describe(conn->tls, desc, sizeof(desc));
+            NS_LOG_D("connection %s id=%llu: TLS handshake done: %s", conn->peer,
+                     (unsigned long long)conn->id, desc);
+        }
+    }
+    if (st == NS_TLS_ERROR) {
+        if (plain_shared)
+            loop->tls_plain.len = 0;
+        flush_replies(conn); /* the alert, if any */
+        NS_LOG_W("closing connection %s: TLS %s: %s", conn->peer,
+                 conn->tls_ready ? "session failed" : "handshake failed", ns_tls_error(conn->tls));
+        ns__conn_close(conn, "TLS error");
+        return;
+    }
+    consume(conn, plain->data, plain->len, plain_shared);
+    if (plain_shared)
+        loop->tls_plain.len = 0;
+    if (st == NS_TLS_CLOSED)
+        ns__conn_close(conn, "peer closed (TLS close_notify)");
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     ns_conn_t *conn = stream->data;
@@ -515,32 +761,13 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         data = conn->in.data;
         len = conn->in.len;
     }
-    if (!conn->saw_first_byte) {
-        conn->saw_first_byte = true;
-        if (data[0] == 0x16) {
-            /* A TLS ClientHello: we do not speak TLS, so refuse cleanly instead of parsing a
-             * 369-MiB "frame length" out of it. */
-            NS_LOG_W("closing connection %s: TLS handshake received, TLS is not supported",
-                     conn->peer);
-            ns__conn_close(conn, "tls");
-            return;
-        }
-    }
-
-    size_t pos = handle_frames(conn, data, len);
-    flush_replies(conn);
-    if (conn->closing)
+    if (!conn->preamble_done && !preamble(conn, &data, &len, shared))
         return;
-    if (shared) {
-        /* Keep the partial frame at the end, if any, for the next read. */
-        ns_buf_append(&conn->in, data + pos, len - pos);
+    if (conn->tls != NULL) {
+        tls_read(conn, data, len, shared);
         return;
     }
-    ns_buf_consume(&conn->in, pos);
-    /* Back to the shared buffer once empty; a buffer grown past one chunk by a large frame
-     * (a broker registration) is released at once. */
-    if (conn->in.len == 0 && conn->in.cap > READ_CHUNK)
-        ns_buf_free(&conn->in);
+    consume(conn, data, len, shared);
 }
 
 /* Links a connection whose handle is open into its loop and starts reading. */
@@ -635,10 +862,19 @@ void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms)
     ns_conn_t *next;
     for (ns_conn_t *c = loop->conns; c != NULL; c = next) {
         next = c->next;
-        if (!c->closing && now_ms - c->last_active_ms > idle_ms) {
+        if (c->closing)
+            continue;
+        if (idle_ms > 0 && now_ms - c->last_active_ms > idle_ms) {
             NS_LOG_I("closing connection %s: idle for more than %llu s", c->peer,
                      (unsigned long long)(idle_ms / 1000));
             ns__conn_close(c, "idle");
+        } else if (c->preamble_deadline_ms != 0 && now_ms >= c->preamble_deadline_ms) {
+            const char *what = c->tls != NULL ? "TLS handshake" : "PROXY protocol header";
+            if (c->tls != NULL)
+                ns_tls_fail(c->tls, "handshake timeout");
+            NS_LOG_W("closing connection %s: %s not completed within %llu ms", c->peer, what,
+                     (unsigned long long)loop->server->tls.handshake_ms);
+            ns__conn_close(c, "handshake timeout");
         }
     }
 }

@@ -177,9 +177,8 @@ static void on_wakeup(uv_async_t *handle)
 static void on_idle_check(uv_timer_t *timer)
 {
     ns_io_loop_t *loop = timer->data;
-    uint64_t idle_ms = loop->server->limits.idle_ms;
-    if (idle_ms > 0)
-        ns__conn_close_idle(loop, uv_now(&loop->loop), idle_ms);
+    /* Idle connections, and TLS handshakes or PROXY headers past their deadline. */
+    ns__conn_close_idle(loop, uv_now(&loop->loop), loop->server->limits.idle_ms);
 }
 
 static void on_drain_timeout(uv_timer_t *timer)
@@ -364,29 +363,32 @@ static void on_stats(uv_timer_t *timer)
     size_t conns = 0;
     for (unsigned i = 0; i < server->loop_count; i++)
         conns += __atomic_load_n(&server->loops[i].conn_count, __ATOMIC_RELAXED);
+    char tls[120];
+    ns__server_tls_stats(server, tls, sizeof(tls));
     NS_LOG_I("[STATS] connections=%zu requests_last_min=%llu bad_frames_last_min=%llu "
-             "requests_total=%llu",
+             "requests_total=%llu%s",
              conns, (unsigned long long)(req - last_requests), (unsigned long long)(bad - last_bad),
-             (unsigned long long)req);
+             (unsigned long long)req, tls);
     last_requests = req;
     last_bad = bad;
 }
 
-/* SIGHUP: reopen logPath, so that logrotate can move the file away (Java has no equivalent: its
- * JVM treats SIGHUP as a shutdown). */
+/* SIGHUP: reopen logPath, so that logrotate can move the file away, then reload the TLS
+ * certificates (Java has no equivalent: its JVM treats SIGHUP as a shutdown). */
 static void on_sighup(uv_signal_t *sig, int signum)
 {
     (void)signum;
     ns_server_t *server = sig->data;
     const char *path = server->cfg->log_path;
-    if (path == NULL || path[0] == '\0')
-        return;
-    int rc = ns_log_open_file(path);
-    if (rc != 0)
-        NS_LOG_E("SIGHUP: cannot reopen log file %s: %s (still writing to the old one)", path,
-                 strerror(-rc));
-    else
-        NS_LOG_I("SIGHUP: log file %s reopened", path);
+    if (path != NULL && path[0] != '\0') {
+        int rc = ns_log_open_file(path);
+        if (rc != 0)
+            NS_LOG_E("SIGHUP: cannot reopen log file %s: %s (still writing to the old one)", path,
+                     strerror(-rc));
+        else
+            NS_LOG_I("SIGHUP: log file %s reopened", path);
+    }
+    ns__server_tls_reload(server, "SIGHUP");
 }
 
 static void on_go_away_done(uv_timer_t *timer)
@@ -426,6 +428,7 @@ static void begin_shutdown(ns_server_t *server)
     uv_close((uv_handle_t *)&server->kv_log_timer, NULL);
     uv_close((uv_handle_t *)&server->stats_timer, NULL);
     uv_close((uv_handle_t *)&server->go_away_timer, NULL);
+    ns__server_tls_stop(server);
     ns__notifier_close(server->notifier);
     for (unsigned i = 1; i < server->loop_count; i++) {
         ns_io_loop_t *loop = &server->loops[i];
@@ -523,6 +526,7 @@ int ns_server_run(ns_server_t *server)
     uv_timer_init(&loop0->loop, &server->go_away_timer);
     server->go_away_timer.data = server;
 
+    ns__server_tls_start(server);
     server->notifier = ns__notifier_new(loop0);
     server->worker = ns__worker_start(server);
     for (unsigned i = 1; i < server->loop_count; i++)
@@ -540,6 +544,7 @@ int ns_server_run(ns_server_t *server)
     server->worker = NULL;
     ns__notifier_free(server->notifier);
     server->notifier = NULL;
+    ns__server_tls_free(server);
     for (unsigned i = 0; i < server->loop_count; i++) {
         ns_io_loop_t *loop = &server->loops[i];
         /* Descriptors handed over after the loop stopped were queued but never adopted. */
@@ -549,6 +554,7 @@ int ns_server_run(ns_server_t *server)
         free(loop->close_ids);
         ns_buf_free(&loop->scratch);
         free(loop->read_buf);
+        ns_buf_free(&loop->tls_plain);
         if (uv_loop_close(&loop->loop) != 0)
             NS_LOG_W("event loop %u closed with open handles", i);
         pthread_mutex_destroy(&loop->lock);
