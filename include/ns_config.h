@@ -223,6 +223,12 @@ int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t er
  * "FILE:LINE: reason" (nothing applied), -errno for a file that exists but cannot be read. */
 int ns_config_load_tls_file(ns_config_t *cfg, bool live, char *err, size_t errlen);
 
+/* A TLS setting the server cannot start with, as a message, or NULL: outside test mode a
+ * server that accepts TLS needs tls.server.certPath and tls.server.keyPath (Java's NameServer
+ * dies at start then, with Netty's "NullPointerException: keyCertChain"). Files that cannot be
+ * read are not checked here: as in Java, the server then starts and refuses TLS clients. */
+const char *ns_config_tls_problem(const ns_config_t *cfg);
+
 /* Java's NettyClientConfig.useTLS default: tls.enable when it was given, else whether
  * tls.server.mode is enforcing; a useTLS key from -c or --set wins. ns_config_parse_cli()
  * calls it after --set. */

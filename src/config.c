@@ -928,6 +928,18 @@ out:
     return rc;
 }
 
+const char *ns_config_tls_problem(const ns_config_t *cfg)
+{
+    const ns_tls_config_t *t = &cfg->tls;
+    bool accepts_tls = t->server_mode == NULL || strcmp(t->server_mode, "disabled") != 0;
+    bool missing = t->server_cert_path == NULL || t->server_cert_path[0] == '\0' ||
+                   t->server_key_path == NULL || t->server_key_path[0] == '\0';
+    if (accepts_tls && !t->test_mode_enable && missing)
+        return "tls.test.mode.enable=false needs tls.server.certPath and tls.server.keyPath (or "
+               "tls.server.mode=disabled)";
+    return NULL;
+}
+
 void ns_config_derive_use_tls(ns_config_t *cfg)
 {
     if (extra_find(cfg, "useTLS") >= 0)

@@ -79,6 +79,12 @@ int main(int argc, char **argv)
         ns_config_print(&cfg, stdout);
         goto out;
     }
+    const char *tls_problem = ns_config_tls_problem(&cfg);
+    if (tls_problem != NULL) {
+        fprintf(stderr, "mqnamesrv: %s\n", tls_problem);
+        status = EXIT_FATAL;
+        goto out;
+    }
     if (ns_config_home_missing(&cfg)) {
         fputs(NS_CONFIG_HOME_MISSING_MSG, stdout);
         status = EXIT_NO_HOME;

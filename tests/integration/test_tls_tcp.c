@@ -590,10 +590,13 @@ static void test_notifier_mutual_tls(void **state)
     snprintf(ccert, sizeof(ccert), "tls.client.certPath=%s", pem("client.pem"));
     snprintf(ckey, sizeof(ckey), "tls.client.keyPath=%s", pem("client.key"));
     snprintf(ctrust, sizeof(ctrust), "tls.client.trustCertPath=%s", pem("ca.pem"));
+    char scert[600], skey[600];
+    snprintf(scert, sizeof(scert), "tls.server.certPath=%s", pem("server.pem"));
+    snprintf(skey, sizeof(skey), "tls.server.keyPath=%s", pem("server.key"));
     ns_testsrv_t srv;
     start(&srv,
           sets("notifyMinBrokerIdChanged=true", "tls.enable=true", "tls.test.mode.enable=false",
-               ccert, ckey, ctrust, "tls.client.authServer=true", NULL));
+               scert, skey, ccert, ckey, ctrust, "tls.client.authServer=true", NULL));
     int slave_conn = rmq_connect(srv.port), master_conn = rmq_connect(srv.port);
     assert_int_equal(
         rmq_register_broker(slave_conn, "TlsCluster", "broker-t", slave, "127.0.0.1:1", "1"), 0);
@@ -655,6 +658,15 @@ static void test_print_config_shows_tls_keys(void **state)
     assert_null(strstr(text, "hidden"));
     snprintf(cmd, sizeof(cmd), "%s -p --set tls.server.mode=enforce >%s 2>&1", bin, out);
     assert_int_equal(WEXITSTATUS(system(cmd)), 1); /* Java would take "permissive" */
+    /* Outside test mode a certificate is needed: Java dies at start then, and so do we. */
+    snprintf(cmd, sizeof(cmd), "ROCKETMQ_HOME=%s %s --set tls.test.mode.enable=false >%s 2>&1", pki,
+             bin, out);
+    assert_int_equal(WEXITSTATUS(system(cmd)), 255);
+    f = fopen(out, "r");
+    n = fread(text, 1, sizeof(text) - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(text, "needs tls.server.certPath and tls.server.keyPath"));
 }
 
 static int setup(void **state)
