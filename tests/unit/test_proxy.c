@@ -7,6 +7,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+
 #include "codec_test_util.h"
 #include "ns_buf.h"
 #include "ns_proxy.h"
@@ -377,6 +379,52 @@ static void test_absent(void **state)
     assert_int_equal(decode("\r\n\r\nX", 5, &h), NS_PROXY_ABSENT);
 }
 
+/* ---- trusted proxies ---------------------------------------------------------------------- */
+
+static bool allows(const ns_proxy_acl_t *acl, const char *ip)
+{
+    uint8_t a[16];
+    if (inet_pton(AF_INET, ip, a) == 1)
+        return ns_proxy_acl_allows(acl, a, false);
+    assert_int_equal(inet_pton(AF_INET6, ip, a), 1);
+    return ns_proxy_acl_allows(acl, a, true);
+}
+
+static void test_trusted_proxies(void **state)
+{
+    (void)state;
+    ns_proxy_acl_t acl;
+    char err[128];
+    assert_true(ns_proxy_acl_parse("", &acl, err, sizeof(err)));
+    assert_true(acl.any); /* Java: a PROXY header from any peer */
+    assert_true(allows(&acl, "203.0.113.1"));
+    assert_true(ns_proxy_acl_parse("none", &acl, err, sizeof(err)));
+    assert_false(allows(&acl, "127.0.0.1"));
+    assert_true(
+        ns_proxy_acl_parse(" 10.0.0.0/8, 192.168.1.7 ,fd00::/8,::1 ", &acl, err, sizeof(err)));
+    assert_int_equal(acl.count, 4);
+    assert_true(allows(&acl, "10.200.3.4"));
+    assert_false(allows(&acl, "11.0.0.1"));
+    assert_true(allows(&acl, "192.168.1.7"));
+    assert_false(allows(&acl, "192.168.1.8"));
+    assert_true(allows(&acl, "fd12:3456::1"));
+    assert_false(allows(&acl, "fe80::1"));
+    assert_true(allows(&acl, "::1"));
+    assert_true(allows(&acl, "::ffff:10.1.1.1")); /* IPv4-mapped: judged as IPv4 */
+    assert_true(ns_proxy_acl_parse("10.1.2.3/31", &acl, err, sizeof(err)));
+    assert_true(allows(&acl, "10.1.2.2"));
+    assert_false(allows(&acl, "10.1.2.4"));
+    assert_true(ns_proxy_acl_parse("0.0.0.0/0", &acl, err, sizeof(err)));
+    assert_true(allows(&acl, "8.8.8.8"));
+    assert_false(allows(&acl, "::1"));
+    static const char *const bad[] = {"10.0.0.0/33",  "10.0.0.0/",          "fd00::/129",
+                                      "host.example", "10.0.0.1,,10.0.0.2", "1.2.3.4/-1",
+                                      "1.2.3.4/8x"};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(bad); i++)
+        if (ns_proxy_acl_parse(bad[i], &acl, err, sizeof(err)))
+            fail_msg("accepted %s", bad[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -391,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_v2_largest),
         cmocka_unit_test(test_v2_bad),
         cmocka_unit_test(test_absent),
+        cmocka_unit_test(test_trusted_proxies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
