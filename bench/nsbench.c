@@ -1051,8 +1051,8 @@ static void usage(FILE *f)
             "                            (default: from the process id)\n"
             "      --rate R              pace route reads at R requests/s in total (latency at a\n"
             "                            given load; needs enough connections x inflight)\n"
-            "      --tls                 every connection (readers and brokers) speaks TLS, a\n"
-            "                            full handshake each, the server's certificate unchecked\n");
+            "      --tls                 every connection (readers, brokers) is a TLS session:\n"
+            "                            a full handshake each, no certificate check\n");
 }
 
 static void parse_addr(const char *s)
@@ -1076,6 +1076,8 @@ static void parse_addr(const char *s)
 
 static void parse_opts(int argc, char **argv)
 {
+    /* One option per line, whatever their number. */
+    /* clang-format off */
     static const struct option lo[] = {{"addr", 1, 0, 'a'},
                                        {"workload", 1, 0, 'w'},
                                        {"conns", 1, 0, 'c'},
@@ -1106,6 +1108,7 @@ static void parse_opts(int argc, char **argv)
                                        {"tls", 0, 0, 16},
                                        {"help", 0, 0, 'h'},
                                        {0, 0, 0, 0}};
+    /* clang-format on */
     opt.conns = 16;
     opt.inflight = 1;
     opt.threads = 1;
