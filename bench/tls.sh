@@ -187,6 +187,21 @@ start java java
 j_port=$PORT j_pid=$PID
 [[ -n $base ]] && { start base "$base" plain; b_port=$PORT b_pid=$PID; }
 
+# The JVM compiles its hot paths during the first seconds of load: both servers get an
+# untimed minute of the same loads first, so that Java is measured warm.
+if [[ $repeat -gt 0 ]]; then
+  log "-- warm-up (not recorded)"
+  for srv in "c $c_port $c_pid" "java $j_port $j_pid"; do
+    read -r name port pid <<<"$srv"
+    for shape in "64 1" "64 16"; do
+      read -r c p <<<"$shape"
+      "$nsbench" -w route -a "127.0.0.1:$port" "${DATA[@]}" -c "$c" -p "$p" -d 15 --warmup 0 \
+        --tls --label warm >/dev/null 2>&1 || true
+    done
+    timeout 30 openssl s_time -connect "127.0.0.1:$port" -new -time 10 >/dev/null 2>&1 || true
+  done
+fi
+
 for r in $(seq 1 "$repeat"); do
   log "-- round $r"
   for shape in "64 1" "64 16"; do
@@ -225,20 +240,25 @@ callgrind_route() {
     sleep 0.2
   done
   sleep 1
-  callgrind_control -i on "$pid" >/dev/null
+  callgrind_control -i on "$pid" >/dev/null 2>&1
   sleep 8
-  callgrind_control -i off "$pid" >/dev/null
-  callgrind_control -d "$pid" >/dev/null
+  callgrind_control -i off "$pid" >/dev/null 2>&1
+  callgrind_control -d "$pid" >/dev/null 2>&1
   wait "$bp" || true
   kill -TERM "$pid"
   wait "$pid" || true
   local f total calls
-  f=$(ls "$dir"/cg.out.* | head -1)
-  total=$(callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  f=$out/callgrind.$label.out
+  cp "$(ls "$dir"/cg.out.* | head -1)" "$f"
+  # (From another directory: where the sources are found, callgrind_annotate drops the callers
+  # of functions it annotates.)
+  total=$(cd / && callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
   # The requests served: the calls of ns_proc_dispatch (summed over its callers).
-  calls=$(callgrind_annotate --tree=caller "$f" 2>/dev/null | awk '
+  calls=$(cd / && callgrind_annotate --tree=caller "$f" 2>/dev/null | awk '
     /^ *[0-9,]+ .*< .*\(([0-9,]+)x\)/ { l[++n] = $0 }
-    /\* .*:ns_proc_dispatch / { for (i = 1; i <= n; i++) { m = l[i]; sub(/.*\(/, "", m); sub(/x\).*/, "", m); gsub(",", "", m); s += m } print s; exit }
+    /\* .*:ns_proc_dispatch / && !done {
+      for (i = 1; i <= n; i++) { m = l[i]; sub(/.*\(/, "", m); sub(/x\).*/, "", m); gsub(",", "", m); s += m }
+      print s; done = 1 }
     /^ *$/ { n = 0 }')
   local per
   per=$(awk -v t="$total" -v c="$calls" 'BEGIN {if (c > 0) printf "%d", t / c; else print "-"}')

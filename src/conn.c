@@ -891,6 +891,10 @@ static void on_shutdown(uv_shutdown_t *req, int status)
  * else after the queued writes (the write side is shut down, then it closes). */
 static void drain_conn(ns_conn_t *c)
 {
+    if (c->tls != NULL && c->tls_ready) {
+        ns_tls_shutdown(c->tls); /* close_notify, after the replies still queued */
+        flush_replies(c);
+    }
     if (uv_stream_get_write_queue_size((uv_stream_t *)&c->handle) == 0) {
         ns__conn_close(c, "server shutdown");
         return;

@@ -216,7 +216,6 @@ ns_tls_status_t ns_tls_decrypt(ns_tls_t *t, const uint8_t *data, size_t len, ns_
         count_failure(t);
     t->in = NULL;
     t->in_len = 0;
-    ERR_clear_error();
     return st;
 }
 
