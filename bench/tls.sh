@@ -209,8 +209,14 @@ for r in $(seq 1 "$repeat"); do
     route c "$c_port" "$c_pid" "tls-${c}x${p}" "$c" "$p" --tls
     route java "$j_port" "$j_pid" "tls-${c}x${p}" "$c" "$p" --tls
   done
-  route c "$c_port" "$c_pid" "plain-64x16" 64 16
-  [[ -n $base ]] && route base "$b_port" "$b_pid" "plain-64x16" 64 16
+  # Before/after: the order alternates between rounds, so that neither build always runs second.
+  if [[ -n $base && $((r % 2)) -eq 0 ]]; then
+    route base "$b_port" "$b_pid" "plain-64x16" 64 16
+    route c "$c_port" "$c_pid" "plain-64x16" 64 16
+  else
+    route c "$c_port" "$c_pid" "plain-64x16" 64 16
+    [[ -n $base ]] && route base "$b_port" "$b_pid" "plain-64x16" 64 16
+  fi
   handshakes c "$c_port" "$c_pid"
   handshakes java "$j_port" "$j_pid"
 done

@@ -186,7 +186,9 @@ ns_tls_status_t ns_tls_decrypt(ns_tls_t *t, const uint8_t *data, size_t len, ns_
     t->in = data;
     t->in_len = len;
     ns_tls_status_t st = NS_TLS_OK;
-    ERR_clear_error(); /* the queue is per thread: another session's leftovers would mislead */
+    /* OpenSSL's error queue (per thread) must be empty here for SSL_get_error to be right: every
+     * path that can leave an error clears it (failed(), ns_tls_new, the context loader). Not
+     * cleared on every call: that costs ~800 instructions, 7 % of a small request over TLS. */
     for (;;) {
         ns_buf_reserve(plain, RECORD_MAX);
         size_t room = plain->cap - plain->len - 1; /* reserve() keeps a spare byte for a NUL */
@@ -230,8 +232,7 @@ ns_tls_status_t ns_tls_encrypt(ns_tls_t *t, const ns_tls_iov_t *iov, size_t coun
 {
     if (!t->done || t->failed)
         return NS_TLS_ERROR;
-    ERR_clear_error();
-    uint8_t stage[RECORD_MAX];
+    uint8_t stage[RECORD_MAX]; /* (the error queue is empty: see ns_tls_decrypt) */
     size_t staged = 0;
     for (size_t i = 0; i < count; i++) {
         const uint8_t *p = iov[i].base;
