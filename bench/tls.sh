@@ -4,10 +4,10 @@
 #
 #   1. route reads over TLS, 64 connections x 1 and x 16 in flight (nsbench --tls), mqnamesrv
 #      and the Java NameServer both in their default mode (permissive, test-mode certificate);
-#      the same load over plaintext on mqnamesrv for the cost of TLS;
 #   2. full TLS handshakes per second and per server CPU-second (K parallel `openssl s_time
 #      -new`, no session resumption);
-#   3. plaintext route reads of a build without this change (--base BIN) against this build;
+#   3. plaintext route reads, 64 x 16, of this build (on a server of its own) and of a build
+#      without TLS (--base BIN): the cost of TLS support on the plaintext path, and of TLS;
 #   4. with --callgrind: instructions per route request (callgrind, docs/performance.md) of
 #      --base and this build over plaintext, and of this build over TLS.
 # Each of 1-3 runs --repeat times, alternating the servers, and prints every figure plus the
@@ -185,6 +185,10 @@ start c "$mqnamesrv"
 c_port=$PORT c_pid=$PID
 start java java
 j_port=$PORT j_pid=$PID
+# Before/after over plaintext: two fresh servers that see nothing else (the TLS runs above would
+# leave their allocator state to one of them only).
+start plain "$mqnamesrv"
+p_port=$PORT p_pid=$PID
 [[ -n $base ]] && { start base "$base" plain; b_port=$PORT b_pid=$PID; }
 
 # The JVM compiles its hot paths during the first seconds of load: both servers get an
@@ -212,9 +216,9 @@ for r in $(seq 1 "$repeat"); do
   # Before/after: the order alternates between rounds, so that neither build always runs second.
   if [[ -n $base && $((r % 2)) -eq 0 ]]; then
     route base "$b_port" "$b_pid" "plain-64x16" 64 16
-    route c "$c_port" "$c_pid" "plain-64x16" 64 16
+    route c "$p_port" "$p_pid" "plain-64x16" 64 16
   else
-    route c "$c_port" "$c_pid" "plain-64x16" 64 16
+    route c "$p_port" "$p_pid" "plain-64x16" 64 16
     [[ -n $base ]] && route base "$b_port" "$b_pid" "plain-64x16" 64 16
   fi
   handshakes c "$c_port" "$c_pid"

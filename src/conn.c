@@ -41,22 +41,19 @@ typedef struct reply_seg {
 } reply_seg_t;
 
 struct ns_conn {
-    uv_tcp_t handle;               /* first: the handle's data points back here too */
-    ns_io_loop_t *loop;            /* owning loop */
-    ns_conn_t *prev, *next;        /* loop->conns list */
-    uint64_t id;                   /* server-wide unique, never reused while running */
-    char peer[64];                 /* "ip:port" for logs */
-    ns_buf_t in;                   /* unread input */
-    uint64_t last_active_ms;       /* last read or completed write, monotonic ms */
-    bool preamble_done;            /* first-bytes sniffing done (PROXY header, TLS or plaintext) */
-    bool after_proxy;              /* a PROXY header was taken; the next bytes decide TLS */
-    bool tls_ready;                /* the TLS handshake completed */
-    ns_tls_t *tls;                 /* the TLS session, or NULL: plaintext */
-    uint64_t preamble_deadline_ms; /* a TLS handshake or PROXY header begun must be done by then
-                                      (tlsHandshakeTimeoutMillis); 0: none running */
-    bool closing;                  /* uv_close called or pending */
-    ns_buf_t out_headers;          /* replies of the current read: frame prefixes and headers */
-    reply_seg_t *segs;             /* pieces of the current batch, in wire order */
+    uv_tcp_t handle;         /* first: the handle's data points back here too */
+    ns_io_loop_t *loop;      /* owning loop */
+    ns_conn_t *prev, *next;  /* loop->conns list */
+    uint64_t id;             /* server-wide unique, never reused while running */
+    char peer[64];           /* "ip:port" for logs */
+    ns_buf_t in;             /* unread input */
+    uint64_t last_active_ms; /* last read or completed write, monotonic ms */
+    bool preamble_done;      /* first-bytes sniffing done (PROXY header, TLS or plaintext) */
+    bool closing;            /* uv_close called or pending */
+    bool after_proxy;        /* a PROXY header was taken; the next bytes decide TLS */
+    bool tls_ready;          /* the TLS handshake completed */
+    ns_buf_t out_headers;    /* replies of the current read: frame prefixes and headers */
+    reply_seg_t *segs;       /* pieces of the current batch, in wire order */
     size_t seg_count;
     size_t seg_cap;
     size_t batch_bytes; /* bytes in segs: counted against connectionMaxPendingWriteBytes */
@@ -64,6 +61,10 @@ struct ns_conn {
     bool reads_paused;  /* reading stopped (too many jobs, or the loop over budget) */
     bool handle_closed; /* on_close ran while jobs were out: freed when the last returns */
     bool sends_jobs;    /* has sent work to the worker: paused while the loop is over budget */
+    /* Last, so that the fields above keep the offsets (and cache lines) of a plaintext build. */
+    ns_tls_t *tls;                 /* the TLS session, or NULL: plaintext */
+    uint64_t preamble_deadline_ms; /* a TLS handshake or PROXY header begun must be done by then
+                                      (tlsHandshakeTimeoutMillis); 0: none running */
 };
 
 /* A write request and everything it keeps alive, in one allocation freed in on_write: the
