@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "fjson.h"
-#include "jfmt.h"
+#include "tables.h"
 #include "ns_common.h"
 #include "nsadmin.h"
 
@@ -77,174 +77,6 @@ static void fetch_stats(nsa_ctx_t *ctx, const char *addr, stats_t *st)
         snprintf(st->err, sizeof(st->err), "%s", res.reason);
 }
 
-static bool parse_long(const char *s, int64_t *out)
-{
-    return s != NULL && ns_parse_java_long(s, out);
-}
-
-/* The first space-separated field of a "putTps"-style value, as a double (mqadmin:
- * Double.parseDouble(tps.split(" ")[0])). */
-static bool first_tps(const char *s, double *out)
-{
-    char *word = ns_xstrndup(s, strcspn(s, " "));
-    bool ok = jf_parse_double(word, out);
-    free(word);
-    return ok;
-}
-
-static bool not_blank(const char *s)
-{
-    if (s == NULL)
-        return false;
-    for (; *s; s++)
-        if ((unsigned char)*s > ' ')
-            return true;
-    return false;
-}
-
-/* One row of mqadmin's base table, computed in the order mqadmin computes it (a value that
- * does not parse stops the rest of its block, as the exception does there). */
-static void base_row(ns_buf_t *b, const char *cluster, const char *broker, int64_t id,
-                     const char *addr, const stats_t *st, int64_t now_ms)
-{
-    double in = 0, out = 0;
-    const char *version = "", *send_q = "", *pull_q = "", *ack_q = "", *send_w = "", *pull_w = "",
-               *ack_w = "", *page_cache = "", *earliest = "", *ratio = "";
-    int64_t read_behind = 0, offset_behind = 0, congest = 0;
-    float enq_tps = 0, deq_tps = 0;
-    bool active = false;
-    if (st->ok) {
-        const nsa_kvlist_t *kv = &st->kv;
-        active = ns_parse_java_bool(nsa_kvlist_get(kv, "brokerActive"));
-        const char *put_tps = nsa_kvlist_get(kv, "putTps");
-        const char *get_tps = nsa_kvlist_get(kv, "getTransferredTps");
-        send_q = nsa_kvlist_get(kv, "sendThreadPoolQueueSize");
-        pull_q = nsa_kvlist_get(kv, "pullThreadPoolQueueSize");
-        ack_q = nsa_kvlist_get(kv, "ackThreadPoolQueueSize");
-        ack_q = ack_q ? ack_q : "N";
-        send_w = nsa_kvlist_get(kv, "sendThreadPoolQueueHeadWaitTimeMills");
-        pull_w = nsa_kvlist_get(kv, "pullThreadPoolQueueHeadWaitTimeMills");
-        ack_w = nsa_kvlist_get(kv, "ackThreadPoolQueueHeadWaitTimeMills");
-        ack_w = ack_w ? ack_w : "N";
-        page_cache = nsa_kvlist_get(kv, "pageCacheLockTimeMills");
-        earliest = nsa_kvlist_get(kv, "earliestMessageTimeStamp");
-        ratio = nsa_kvlist_get(kv, "commitLogDiskRatio");
-        (void)(parse_long(nsa_kvlist_get(kv, "timerReadBehind"), &read_behind) &&
-               parse_long(nsa_kvlist_get(kv, "timerOffsetBehind"), &offset_behind) &&
-               parse_long(nsa_kvlist_get(kv, "timerCongestNum"), &congest) &&
-               jf_parse_float(nsa_kvlist_get(kv, "timerEnqueueTps"), &enq_tps) &&
-               jf_parse_float(nsa_kvlist_get(kv, "timerDequeueTps"), &deq_tps));
-        version = nsa_kvlist_get(kv, "brokerVersionDesc");
-        bool go_on = true;
-        if (not_blank(put_tps))
-            go_on = first_tps(put_tps, &in);
-        if (go_on && not_blank(get_tps))
-            (void)first_tps(get_tps, &out);
-    }
-    double hour = 0.0, space = 0.0;
-    int64_t earliest_ms;
-    if (earliest && earliest[0] && parse_long(earliest, &earliest_ms))
-        hour = (double)(now_ms - earliest_ms) / 1000.0 / 60.0 / 60.0;
-    if (ratio && ratio[0])
-        (void)jf_parse_double(ratio, &space);
-
-    char id_text[NS_INT_TEXT_MAX + 1];
-    *ns_put_int(id_text, id) = '\0';
-    ns_buf_t cell = NS_BUF_INIT;
-    jf_pad(b, cluster, 22, true);
-    ns_buf_append_str(b, "  ");
-    jf_pad(b, broker, 22, true);
-    ns_buf_append_str(b, "  ");
-    jf_pad(b, id_text, 4, true);
-    ns_buf_append_str(b, "  ");
-    jf_pad(b, addr, 22, true);
-    ns_buf_append_str(b, " ");
-    jf_pad(b, version, 16, true);
-    ns_buf_append_str(b, "  ");
-
-    jf_fixed(&cell, in, 9, 2);
-    ns_buf_appendf(&cell, "(%s,%sms)", send_q ? send_q : "null", send_w ? send_w : "null");
-    jf_pad(b, ns_buf_cstr(&cell), 16, false);
-    cell.len = 0;
-    ns_buf_append_str(b, "  ");
-
-    jf_fixed(&cell, out, 9, 2);
-    ns_buf_appendf(&cell, "(%s,%sms|%s,%sms)", pull_q ? pull_q : "null", pull_w ? pull_w : "null",
-                   ack_q, ack_w);
-    jf_pad(b, ns_buf_cstr(&cell), 30, false);
-    cell.len = 0;
-    ns_buf_append_str(b, "  ");
-
-    ns_buf_appendf(&cell, "%lld-%lld(", (long long)read_behind, (long long)offset_behind);
-    jf_fixed(&cell, (double)((float)congest / 10000.0f), 0, 1);
-    ns_buf_append_str(&cell, "w, ");
-    jf_fixed(&cell, (double)enq_tps, 0, 1);
-    ns_buf_append_str(&cell, ", ");
-    jf_fixed(&cell, (double)deq_tps, 0, 1);
-    ns_buf_append_str(&cell, ")");
-    jf_pad(b, ns_buf_cstr(&cell), 22, true);
-    cell.len = 0;
-    ns_buf_append_str(b, "  ");
-
-    jf_pad(b, page_cache, 11, false);
-    ns_buf_append_str(b, "  ");
-    jf_fixed(&cell, hour, 2, 2);
-    jf_pad(b, ns_buf_cstr(&cell), 12, true);
-    cell.len = 0;
-    ns_buf_append_str(b, "  ");
-    jf_fixed(&cell, space, 0, 4);
-    jf_pad(b, ns_buf_cstr(&cell), 8, true);
-    ns_buf_append_str(b, "  ");
-    jf_pad(b, active ? "true" : "false", 10, false);
-    ns_buf_append_char(b, '\n');
-    ns_buf_free(&cell);
-}
-
-static void more_row(ns_buf_t *b, const char *cluster, const char *broker, const stats_t *st)
-{
-    int64_t in_yest = 0, out_yest = 0, in_today = 0, out_today = 0;
-    if (st->ok) {
-        const nsa_kvlist_t *kv = &st->kv;
-        int64_t put_yest, put_morning, put_now, get_yest, get_morning, get_now;
-        bool ok = parse_long(nsa_kvlist_get(kv, "msgPutTotalTodayMorning"), &put_morning) &&
-                  parse_long(nsa_kvlist_get(kv, "msgPutTotalYesterdayMorning"), &put_yest);
-        if (ok)
-            in_yest = put_morning - put_yest;
-        ok = ok && parse_long(nsa_kvlist_get(kv, "msgGetTotalTodayMorning"), &get_morning) &&
-             parse_long(nsa_kvlist_get(kv, "msgGetTotalYesterdayMorning"), &get_yest);
-        if (ok)
-            out_yest = get_morning - get_yest;
-        ok = ok && parse_long(nsa_kvlist_get(kv, "msgPutTotalTodayNow"), &put_now);
-        if (ok)
-            in_today = put_now - put_morning;
-        ok = ok && parse_long(nsa_kvlist_get(kv, "msgGetTotalTodayNow"), &get_now);
-        if (ok)
-            out_today = get_now - get_morning;
-    }
-    jf_pad(b, cluster, 16, true);
-    ns_buf_append_str(b, "  ");
-    jf_pad(b, broker, 32, true);
-    ns_buf_appendf(b, " %14lld %14lld %14lld %14lld\n", (long long)in_yest, (long long)out_yest,
-                   (long long)in_today, (long long)out_today);
-}
-
-static void header(ns_buf_t *b, const cluster_list_t *cl)
-{
-    if (cl->more)
-        ns_buf_appendf(b, "%-16s  %-32s %14s %14s %14s %14s\n", "#Cluster Name", "#Broker Name",
-                       "#InTotalYest", "#OutTotalYest", "#InTotalToday", "#OutTotalToday");
-    else if (cl->ns_only)
-        ns_buf_appendf(b, "%-22s  %-22s  %-4s  %s\n", "#Cluster Name", "#Broker Name", "#BID",
-                       "#Addr");
-    else
-        ns_buf_appendf(b,
-                       "%-22s  %-22s  %-4s  %-22s %-16s  %16s  %30s  %-22s  %-11s  %-12s  %-8s  "
-                       "%-10s\n",
-                       "#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Version", "#InTPS(LOAD)",
-                       "#OutTPS(LOAD)", "#Timer(Progress)", "#PCWait(ms)", "#Hour", "#SPACE",
-                       "#ACTIVATED");
-}
-
 static void json_row(fj_t *w, const char *cluster, const char *broker, int64_t id, const char *addr,
                      const stats_t *st, bool ns_only)
 {
@@ -281,7 +113,7 @@ static nsa_outcome_t cluster_list_read(nsa_ctx_t *ctx, nsa_conn_t *conn, void *a
         fj_key(&w, "brokers");
         fj_arr_begin(&w);
     } else {
-        header(&b, cl);
+        nsa_table_cluster_header(&b, cl->more, cl->ns_only);
     }
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -309,13 +141,14 @@ static nsa_outcome_t cluster_list_read(nsa_ctx_t *ctx, nsa_conn_t *conn, void *a
                     json_row(&w, names.items[i], brokers.items[k], bd->addrs[a].id,
                              bd->addrs[a].addr, &st, cl->ns_only);
                 else if (cl->more)
-                    more_row(&b, names.items[i], brokers.items[k], &st);
+                    nsa_table_cluster_more_row(&b, names.items[i], brokers.items[k],
+                                               st.ok ? &st.kv : NULL);
                 else if (cl->ns_only)
-                    ns_buf_appendf(&b, "%-22s  %-22s  %-4lld  %s\n", names.items[i],
-                                   brokers.items[k], (long long)bd->addrs[a].id, bd->addrs[a].addr);
+                    nsa_table_cluster_ns_row(&b, names.items[i], brokers.items[k], bd->addrs[a].id,
+                                             bd->addrs[a].addr);
                 else
-                    base_row(&b, names.items[i], brokers.items[k], bd->addrs[a].id,
-                             bd->addrs[a].addr, &st, now_ms);
+                    nsa_table_cluster_row(&b, names.items[i], brokers.items[k], bd->addrs[a].id,
+                                          bd->addrs[a].addr, st.ok ? &st.kv : NULL, now_ms);
                 nsa_kvlist_free(&st.kv);
             }
         }

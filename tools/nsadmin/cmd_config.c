@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fjson.h"
-#include "jfmt.h"
+#include "tables.h"
 #include "ns_common.h"
 #include "nsadmin.h"
 
@@ -31,10 +31,7 @@ static void get_config_one(nsa_ctx_t *ctx, const char *addr, nsa_conn_t *conn, v
     } else if (res->outcome == NSA_OK) {
         /* mqadmin: "============%s============\n" and "%-50s=  %s\n" per property. */
         ns_buf_appendf(&gc->out, "============%s============\n", addr);
-        for (size_t i = 0; i < props.len; i++) {
-            jf_pad(&gc->out, props.items[i].key, 50, true);
-            ns_buf_appendf(&gc->out, "=  %s\n", props.items[i].value);
-        }
+        nsa_table_properties(&gc->out, &props);
         nsa_emit(ctx, &gc->out);
     }
     nsa_kvlist_free(&props);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fjson.h"
-#include "jfmt.h"
+#include "tables.h"
 #include "ns_common.h"
 #include "nsadmin.h"
 
@@ -155,10 +155,7 @@ static nsa_outcome_t get_kv_list_read(nsa_ctx_t *ctx, nsa_conn_t *conn, void *ar
         fj_kvlist(&w, &kv);
         ns_buf_append_char(&b, '\n');
     } else {
-        for (size_t i = 0; i < kv.len; i++) {
-            jf_pad(&b, kv.items[i].key, 50, true);
-            ns_buf_appendf(&b, "=  %s\n", kv.items[i].value);
-        }
+        nsa_table_properties(&b, &kv);
     }
     nsa_emit(ctx, &b);
     nsa_kvlist_free(&kv);

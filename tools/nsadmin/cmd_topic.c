@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fjson.h"
-#include "jfmt.h"
+#include "tables.h"
 #include "ns_common.h"
 #include "nsadmin.h"
 
@@ -25,95 +25,6 @@ typedef struct topic_route {
     bool list;
 } topic_route_t;
 
-/* HashMap<Long, String>.toString(): {0=addr, 1=addr}. */
-static void java_map_text(ns_buf_t *b, const nsa_broker_data_t *bd)
-{
-    if (bd->addrs == NULL) {
-        ns_buf_append_str(b, "null");
-        return;
-    }
-    ns_buf_append_char(b, '{');
-    for (size_t i = 0; i < bd->naddrs; i++)
-        ns_buf_appendf(b, "%s%lld=%s", i ? ", " : "", (long long)bd->addrs[i].id,
-                       bd->addrs[i].addr);
-    ns_buf_append_char(b, '}');
-}
-
-static void route_row(ns_buf_t *b, const char *c1, const char *c2, const char *c3, const char *c4,
-                      const char *c5, const char *c6)
-{
-    jf_pad(b, c1, 45, true);
-    ns_buf_append_char(b, ' ');
-    jf_pad(b, c2, 32, true);
-    ns_buf_append_char(b, ' ');
-    jf_pad(b, c3, 50, true);
-    ns_buf_append_char(b, ' ');
-    jf_pad(b, c4, 10, true);
-    ns_buf_append_char(b, ' ');
-    jf_pad(b, c5, 11, true);
-    ns_buf_append_char(b, ' ');
-    jf_pad(b, c6, 5, true);
-    ns_buf_append_char(b, '\n');
-}
-
-static int cmp_broker_name(const void *a, const void *b)
-{
-    const nsa_broker_data_t *x = *(const nsa_broker_data_t *const *)a;
-    const nsa_broker_data_t *y = *(const nsa_broker_data_t *const *)b;
-    int c = strcmp(x->broker_name ? x->broker_name : "", y->broker_name ? y->broker_name : "");
-    return c ? c : (x < y ? -1 : x > y); /* stable, as List.sort */
-}
-
-/* mqadmin's -l table: brokers by name, with the queue data of their name. */
-static void route_list(ns_buf_t *b, const nsa_route_t *r)
-{
-    route_row(b, "#ClusterName", "#BrokerName", "#BrokerAddrs", "#ReadQueue", "#WriteQueue",
-              "#Perm");
-    const nsa_broker_data_t **sorted = ns_xcalloc(r->nbd ? r->nbd : 1, sizeof(*sorted));
-    for (size_t i = 0; i < r->nbd; i++)
-        sorted[i] = &r->bds[i];
-    qsort(sorted, r->nbd, sizeof(*sorted), cmp_broker_name);
-    long total_read = 0, total_write = 0;
-    for (size_t i = 0; i < r->nbd; i++) {
-        const nsa_broker_data_t *bd = sorted[i];
-        /* mqadmin's map keeps the last QueueData of each broker name */
-        const nsa_queue_data_t *qd = NULL;
-        for (size_t k = 0; k < r->nqd; k++)
-            if (r->qds[k].broker_name && bd->broker_name &&
-                strcmp(r->qds[k].broker_name, bd->broker_name) == 0)
-                qd = &r->qds[k];
-        ns_buf_t addrs = NS_BUF_INIT;
-        java_map_text(&addrs, bd);
-        char rq[16] = "", wq[16] = "", perm[16] = "";
-        if (qd) { /* mqadmin fails with a NullPointerException on a broker without one */
-            total_read += qd->read_queue_nums;
-            total_write += qd->write_queue_nums;
-            snprintf(rq, sizeof(rq), "%d", qd->read_queue_nums);
-            snprintf(wq, sizeof(wq), "%d", qd->write_queue_nums);
-            snprintf(perm, sizeof(perm), "%d", qd->perm);
-        }
-        route_row(b, bd->cluster, bd->broker_name, ns_buf_cstr(&addrs), rq, wq, perm);
-        ns_buf_free(&addrs);
-    }
-    free(sorted);
-    for (int i = 0; i < 158; i++)
-        ns_buf_append_char(b, '-');
-    ns_buf_append_char(b, '\n');
-    size_t names = 0;
-    for (size_t k = 0; k < r->nqd; k++) {
-        bool seen = false;
-        for (size_t j = 0; j < k && !seen; j++)
-            seen = r->qds[j].broker_name && r->qds[k].broker_name &&
-                   strcmp(r->qds[j].broker_name, r->qds[k].broker_name) == 0;
-        names += !seen;
-    }
-    char n_text[24], r_text[24], w_text[24];
-    snprintf(n_text, sizeof(n_text), "%zu", names);
-    snprintf(r_text, sizeof(r_text), "%ld", total_read);
-    snprintf(w_text, sizeof(w_text), "%ld", total_write);
-    route_row(b, "Total:", n_text, "", r_text, w_text, "");
-}
-
 static nsa_outcome_t topic_route_read(nsa_ctx_t *ctx, nsa_conn_t *conn, void *arg,
                                       nsa_result_t *res)
 {
@@ -123,7 +34,7 @@ static nsa_outcome_t topic_route_read(nsa_ctx_t *ctx, nsa_conn_t *conn, void *ar
         return res->outcome;
     ns_buf_t b = NS_BUF_INIT;
     if (tr->list && !ctx->json) {
-        route_list(&b, &r);
+        nsa_table_route_list(&b, &r);
     } else {
         fj_t w;
         fj_init(&w, &b, !ctx->json);
@@ -285,7 +196,7 @@ static nsa_outcome_t topic_list_cluster(nsa_ctx_t *ctx, nsa_conn_t *conn, const 
         fj_key(&w, "topics");
         fj_arr_begin(&w);
     } else {
-        ns_buf_appendf(&b, "%-20s  %-48s  %-48s\n", "#Cluster Name", "#Topic", "#Consumer Group");
+        nsa_table_topic_cluster_header(&b);
     }
     broker_pool_t pool = {0};
     nsa_outcome_t o = NSA_OK;
@@ -306,19 +217,8 @@ static nsa_outcome_t topic_list_cluster(nsa_ctx_t *ctx, nsa_conn_t *conn, const 
         } else if (o == NSA_OK) {
             if (groups.len == 0)
                 nsa_strlist_push(&groups, "");
-            char *c = jf_front(cluster, 20), *t = jf_front(topic, 64);
-            for (size_t g = 0; g < groups.len; g++) {
-                char *gr = jf_front(groups.items[g], 64);
-                jf_pad(&b, c, 20, true);
-                ns_buf_append_str(&b, "  ");
-                jf_pad(&b, t, 64, true);
-                ns_buf_append_str(&b, "  ");
-                jf_pad(&b, gr, 64, true);
-                ns_buf_append_char(&b, '\n');
-                free(gr);
-            }
-            free(c);
-            free(t);
+            for (size_t g = 0; g < groups.len; g++)
+                nsa_table_topic_cluster_row(&b, cluster, topic, groups.items[g]);
         }
         free(cluster);
         nsa_strlist_free(&groups);
