@@ -101,8 +101,15 @@ nsa_conn_t *nsa_connect(const nsa_client_cfg_t *cfg, const char *addr, char *err
     freeaddrinfo(res);
     if (fd < 0)
         return NULL;
+    return nsa_conn_adopt(cfg, fd, addr, host, err, errlen);
+}
+
+nsa_conn_t *nsa_conn_adopt(const nsa_client_cfg_t *cfg, int fd, const char *addr, const char *host,
+                           char *err, size_t errlen)
+{
     const nsa_transport_ops_t *ops = cfg->transport ? cfg->transport : &nsa_transport_tcp;
     void *state = NULL;
+    uint64_t deadline = ns_now_ms() + (uint64_t)cfg->connect_timeout_ms;
     if (ops->start(cfg->transport_cfg, fd, host, deadline, &state, err, errlen) != 0) {
         close(fd);
         return NULL;
@@ -205,7 +212,7 @@ static bool bad_prefix(const nsa_conn_t *c, char *err, size_t errlen)
             ns_set_err(err, errlen, "not a RocketMQ remoting reply: frame length %u", total);
         else
             ns_set_err(err, errlen,
-                       "reply of %llu bytes is larger than the limit of %zu bytes (--max-reply)",
+                       "reply of %llu bytes is larger than the limit of %zu bytes (--maxReply)",
                        (unsigned long long)total + 4, c->cfg->max_reply);
         return true;
     }

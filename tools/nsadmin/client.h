@@ -53,6 +53,11 @@ typedef struct nsa_conn nsa_conn_t;
  * must outlive the connection. */
 nsa_conn_t *nsa_connect(const nsa_client_cfg_t *cfg, const char *addr, char *err, size_t errlen);
 
+/* Makes a connection of a socket that is already connected (it is owned from now on, closed
+ * on failure too) and starts the transport on it. For tests and fuzzing. */
+nsa_conn_t *nsa_conn_adopt(const nsa_client_cfg_t *cfg, int fd, const char *addr,
+                           const char *host, char *err, size_t errlen);
+
 /* Closes and frees. NULL is a no-op. */
 void nsa_close(nsa_conn_t *c);
 

@@ -506,7 +506,11 @@ int nsa_decode_member_group(const uint8_t *body, size_t len, nsa_broker_data_t *
     cJSON *root = parse_object(body, len, err, errlen);
     if (root == NULL)
         return -1;
-    int rc = read_broker_data(root, out, err, errlen);
+    /* GetBrokerMemberGroupResponseBody wraps it; null when Java has none */
+    const cJSON *group;
+    int rc = read_container(root, "brokerMemberGroup", false, &group, err, errlen);
+    if (rc == 0 && group)
+        rc = read_broker_data(group, out, err, errlen);
     cJSON_Delete(root);
     return rc;
 }

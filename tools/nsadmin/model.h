@@ -114,7 +114,8 @@ int nsa_decode_kv_table(const uint8_t *body, size_t len, nsa_kvlist_t *out, char
 /* GroupList (QUERY_TOPIC_CONSUME_BY_WHO from a broker): "groupList". */
 int nsa_decode_group_list(const uint8_t *body, size_t len, nsa_strlist_t *out, char *err,
                           size_t errlen);
-/* GET_BROKER_MEMBER_GROUP (901): BrokerMemberGroup. */
+/* GET_BROKER_MEMBER_GROUP (901): the BrokerMemberGroup of GetBrokerMemberGroupResponseBody
+ * ({"brokerMemberGroup":{...}}); absent or null: an empty group. */
 int nsa_decode_member_group(const uint8_t *body, size_t len, nsa_broker_data_t *out, char *err,
                             size_t errlen);
 /* GET_NAMESRV_CONFIG (319): the body as mqadmin reads it, new String(body, UTF-8) then

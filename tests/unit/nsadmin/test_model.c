@@ -152,14 +152,22 @@ static void test_lists(void **state)
                      -1);
 
     nsa_broker_data_t bd;
-    assert_int_equal(nsa_decode_member_group(BODY("{\"brokerAddrs\":{},\"brokerName\":\"b\","
-                                                  "\"cluster\":\"C\"}"),
+    assert_int_equal(nsa_decode_member_group(BODY("{\"brokerMemberGroup\":{\"brokerAddrs\":{1:"
+                                                  "\"h:2\"},\"brokerName\":\"b\",\"cluster\":"
+                                                  "\"C\"}}"),
                                              &bd, err, sizeof(err)),
                      0);
     assert_string_equal(bd.broker_name, "b");
+    assert_int_equal(bd.naddrs, 1);
+    assert_string_equal(nsa_broker_select_addr(&bd), "h:2"); /* no master: a slave */
+    nsa_broker_data_free(&bd);
+    assert_int_equal(
+        nsa_decode_member_group(BODY("{\"brokerMemberGroup\":null}"), &bd, err, sizeof(err)), 0);
     assert_int_equal(bd.naddrs, 0);
     assert_null(nsa_broker_select_addr(&bd));
     nsa_broker_data_free(&bd);
+    assert_int_equal(
+        nsa_decode_member_group(BODY("{\"brokerMemberGroup\":[]}"), &bd, err, sizeof(err)), -1);
 }
 
 static void test_properties(void **state)
