@@ -2,8 +2,10 @@
 # The Debian package, end to end: builds the `package` preset, makes the .deb with CPack,
 # checks its contents and control data, installs it with dpkg into a scratch root (maintainer
 # scripts included: the account and the directories are created there), verifies the systemd
-# unit, then starts the installed binary the way the unit does (Type=notify socket, -c the
-# installed conf) and talks to it over TCP, stops it with SIGTERM, and removes the package.
+# unit and the logrotate snippet, then starts the installed binary the way the unit does
+# (Type=notify socket, -c the installed conf) and talks to it over TCP, stops it with SIGTERM,
+# and removes the package; finally systemd_boot.sh installs it in a Debian 12 root booted under
+# systemd-nspawn and drives it with systemctl.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$here"
@@ -27,7 +29,7 @@ pid=
 cleanup() { [[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null; true; }
 trap cleanup EXIT
 
-for tool in cpack dpkg dpkg-deb systemd-analyze systemd-sysusers systemd-tmpfiles python3; do
+for tool in cpack dpkg dpkg-deb systemd-analyze systemd-sysusers systemd-tmpfiles python3 logrotate; do
     command -v "$tool" >/dev/null || { echo "!!!!!!!! package test: missing $tool (bin/install-deps --test)" >&2; exit 1; }
 done
 
@@ -110,9 +112,14 @@ check "sd_notify: READY=1 with the address, then STOPPING=1" \
     python3 -c 'import sys; t=open(sys.argv[1]).read().split("\n---\n"); sys.exit(not (len(t)>=2 and "READY=1" in t[0] and "STATUS=serving on 127.0.0.1:" in t[0] and "STOPPING=1" in t[1]))' \
     "$work/notify.out"
 
+logrotate -d "$root/etc/logrotate.d/mqnamesrv" >"$work/logrotate.out" 2>&1 || true
+check "logrotate accepts the snippet" bash -c '! grep -qi "^error" "$1"' _ "$work/logrotate.out"
+
 dpkg --root="$root" --force-script-chrootless --log=/dev/null --purge mqnamesrv >"$work/dpkg-purge.out" 2>&1
 check "dpkg --purge removes the binary and keeps the KV store" \
     test ! -e "$root/usr/bin/mqnamesrv" -a -s "$root/var/lib/mqnamesrv/namesrv/kvConfig.json"
 
 echo "== package: $pass passed, $fail failed"
+# Then the same .deb under a real systemd (a Debian 12 root booted in systemd-nspawn).
+"$here/tests/package/systemd_boot.sh" "$deb" || fail=$((fail + 1))
 [[ $fail -eq 0 ]]
