@@ -1,6 +1,7 @@
 /* Configuration: defaults, `-p` (vs. the output of the Java 5.5.0 NameServer), the 319 body (vs.
- * protocol.md 3.19), value conversion, the -c loader, the command line (vs. commons-cli 1.5.0 as
- * NamesrvStartup uses it) and 318 updates with their persistence. */
+ * docs/protocol.md, section GET_NAMESRV_CONFIG (319)), value conversion, the -c loader, the
+ * command line (vs. commons-cli 1.5.0 as NamesrvStartup uses it) and 318 updates with their
+ * persistence. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,7 +86,8 @@ static const char java_p_output[] = "rocketmqHome=/opt/rocketmq\n"
                                     "maxReconnectIntervalTimeSeconds=60\n"
                                     "enableReconnectForGoAway=true\n";
 
-/* protocol.md 3.19, the default 319 body with HOME=/root, ROCKETMQ_HOME=/opt/rocketmq. */
+/* docs/protocol.md, section GET_NAMESRV_CONFIG (319): the default 319 body with HOME=/root,
+ * ROCKETMQ_HOME=/opt/rocketmq. */
 static const char default_319[] = "bindAddress=0.0.0.0\n"
                                   "clientRequestThreadPoolNums=8\n"
                                   "clientRequestThreadPoolQueueCapacity=50000\n"
