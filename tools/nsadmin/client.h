@@ -55,8 +55,8 @@ nsa_conn_t *nsa_connect(const nsa_client_cfg_t *cfg, const char *addr, char *err
 
 /* Makes a connection of a socket that is already connected (it is owned from now on, closed
  * on failure too) and starts the transport on it. For tests and fuzzing. */
-nsa_conn_t *nsa_conn_adopt(const nsa_client_cfg_t *cfg, int fd, const char *addr,
-                           const char *host, char *err, size_t errlen);
+nsa_conn_t *nsa_conn_adopt(const nsa_client_cfg_t *cfg, int fd, const char *addr, const char *host,
+                           char *err, size_t errlen);
 
 /* Closes and frees. NULL is a no-op. */
 void nsa_close(nsa_conn_t *c);

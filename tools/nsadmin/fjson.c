@@ -181,54 +181,86 @@ static int cmp_by_key(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void object_sorted(fj_t *w, const cJSON *obj)
+/* A container being written: its members in output order, the next one to write. */
+typedef struct level {
+    member_ref_t *m;
+    size_t n, next;
+    bool object, int_keys;
+} level_t;
+
+/* Opens a container and fills its level: array members in order, object members sorted by
+ * name, or by value when every key is an integer. */
+static void open_level(fj_t *w, const cJSON *c, level_t *lv)
 {
-    size_t n = (size_t)cJSON_GetArraySize(obj), i = 0;
-    member_ref_t *m = ns_xcalloc(n ? n : 1, sizeof(*m));
-    bool int_keys = n > 0;
+    lv->n = (size_t)cJSON_GetArraySize(c);
+    lv->next = 0;
+    lv->object = cJSON_IsObject(c);
+    lv->int_keys = lv->object && lv->n > 0;
+    lv->m = ns_xcalloc(lv->n ? lv->n : 1, sizeof(member_ref_t));
+    size_t i = 0;
     const cJSON *e;
-    cJSON_ArrayForEach(e, obj)
+    cJSON_ArrayForEach(e, c)
     {
-        m[i].item = e;
-        if (!ns_json_parse_int64_text(e->string, strlen(e->string), &m[i].key))
-            int_keys = false;
+        lv->m[i].item = e;
+        if (lv->object && !ns_json_parse_int64_text(e->string, strlen(e->string), &lv->m[i].key))
+            lv->int_keys = false;
         i++;
     }
-    qsort(m, n, sizeof(*m), int_keys ? cmp_by_key : cmp_by_name);
-    fj_obj_begin(w);
-    for (i = 0; i < n; i++) {
-        if (int_keys)
-            fj_key_long(w, m[i].key);
-        else
-            fj_key(w, m[i].item->string);
-        fj_cjson(w, m[i].item);
-    }
-    fj_obj_end(w);
-    free(m);
+    if (lv->object)
+        qsort(lv->m, lv->n, sizeof(member_ref_t), lv->int_keys ? cmp_by_key : cmp_by_name);
+    if (lv->object)
+        fj_obj_begin(w);
+    else
+        fj_arr_begin(w);
+}
+
+/* A value that is not a container. */
+static void scalar(fj_t *w, const cJSON *item)
+{
+    if (cJSON_IsBool(item))
+        fj_bool(w, cJSON_IsTrue(item));
+    else if (cJSON_IsNumber(item))
+        fj_double(w, item->valuedouble);
+    else if (cJSON_IsString(item))
+        fj_str(w, item->valuestring);
+    else
+        fj_null(w);
 }
 
 void fj_cjson(fj_t *w, const cJSON *item)
 {
-    if (item == NULL || cJSON_IsNull(item)) {
-        fj_null(w);
-    } else if (cJSON_IsBool(item)) {
-        fj_bool(w, cJSON_IsTrue(item));
-    } else if (cJSON_IsNumber(item)) {
-        fj_double(w, item->valuedouble);
-    } else if (cJSON_IsString(item)) {
-        fj_str(w, item->valuestring);
-    } else if (cJSON_IsArray(item)) {
-        fj_arr_begin(w);
-        const cJSON *e;
-        cJSON_ArrayForEach(e, item)
-        {
-            fj_cjson(w, e);
+    if (item == NULL || !(cJSON_IsArray(item) || cJSON_IsObject(item))) {
+        scalar(w, item);
+        return;
+    }
+    /* Iterative, with a stack of the open containers (parsed bodies nest at most
+     * NS_JSON_MAX_DEPTH levels; deeper ones are written as null). */
+    level_t stack[NS_JSON_MAX_DEPTH];
+    int top = 0;
+    open_level(w, item, &stack[0]);
+    while (top >= 0) {
+        level_t *lv = &stack[top];
+        if (lv->next == lv->n) {
+            if (lv->object)
+                fj_obj_end(w);
+            else
+                fj_arr_end(w);
+            free(lv->m);
+            top--;
+            continue;
         }
-        fj_arr_end(w);
-    } else if (cJSON_IsObject(item)) {
-        object_sorted(w, item);
-    } else {
-        fj_null(w);
+        const member_ref_t *m = &lv->m[lv->next++];
+        if (lv->object && lv->int_keys)
+            fj_key_long(w, m->key);
+        else if (lv->object)
+            fj_key(w, m->item->string);
+        bool container = cJSON_IsArray(m->item) || cJSON_IsObject(m->item);
+        if (container && top + 1 < NS_JSON_MAX_DEPTH)
+            open_level(w, m->item, &stack[++top]);
+        else if (container)
+            fj_null(w);
+        else
+            scalar(w, m->item);
     }
 }
 

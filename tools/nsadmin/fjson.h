@@ -17,7 +17,7 @@
 #include "model.h"
 #include "ns_buf.h"
 
-#define FJ_MAX_DEPTH 64
+#define FJ_MAX_DEPTH 80 /* above NS_JSON_MAX_DEPTH: whatever parsed can be written */
 
 typedef struct fj {
     ns_buf_t *out;

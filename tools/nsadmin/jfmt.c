@@ -58,10 +58,18 @@ static size_t shortest_digits(double v, char digits[20], int *exp10)
     for (; *q && *q != 'e'; q++)
         if (*q >= '0' && *q <= '9')
             digits[n++] = *q;
-    *exp10 = atoi(q + 1);
+    *exp10 = (int)strtol(q + 1, NULL, 10);
     while (n > 1 && digits[n - 1] == '0') /* trailing zeros carry nothing */
         n--;
     return n;
+}
+
+/* Digit i of digits[0..n), '0' outside. */
+static char digit_at(const char *digits, size_t n, long i)
+{
+    if (i < 0 || i >= (long)n)
+        return '0';
+    return digits[i];
 }
 
 void jf_fixed(ns_buf_t *out, double v, int width, int prec)
@@ -110,13 +118,12 @@ void jf_fixed(ns_buf_t *out, double v, int width, int prec)
             ns_buf_append_char(&text, '0');
         } else {
             for (long i = 0; i <= e; i++)
-                ns_buf_append_char(&text, i < (long)n ? digits[i] : '0');
+                ns_buf_append_char(&text, digit_at(digits, n, i));
         }
         if (prec > 0) {
             ns_buf_append_char(&text, '.');
             for (int k = 1; k <= prec; k++) {
-                long i = (long)e + k;
-                ns_buf_append_char(&text, i >= 0 && i < (long)n ? digits[i] : '0');
+                ns_buf_append_char(&text, digit_at(digits, n, (long)e + k));
             }
         }
     }

@@ -221,6 +221,31 @@ static void test_route_pretty_defaults_and_extras(void **state)
     nsa_route_free(&r);
 }
 
+static void test_deepest_route_prints(void **state)
+{
+    (void)state;
+    /* as deep as the reader accepts (NS_JSON_MAX_DEPTH levels), in the generic part */
+    ns_buf_t in = NS_BUF_INIT, out = NS_BUF_INIT;
+    ns_buf_append_str(&in, "{\"topicQueueMappingByBroker\":");
+    for (int i = 0; i < 62; i++)
+        ns_buf_append_str(&in, "{\"a\":");
+    ns_buf_append_str(&in, "[1]");
+    for (int i = 0; i < 63; i++)
+        ns_buf_append_char(&in, '}');
+    nsa_route_t r;
+    decode(&r, ns_buf_cstr(&in));
+    for (int pretty = 0; pretty < 2; pretty++) {
+        fj_t w;
+        fj_init(&w, &out, pretty);
+        fj_route(&w, &r);
+        assert_non_null(strstr(ns_buf_cstr(&out), pretty ? "\t1\n" : "{\"a\":[1]}"));
+        out.len = 0;
+    }
+    nsa_route_free(&r);
+    ns_buf_free(&in);
+    ns_buf_free(&out);
+}
+
 static void test_json_escaping(void **state)
 {
     (void)state;
@@ -435,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_java_strings),
         cmocka_unit_test(test_route_pretty),
         cmocka_unit_test(test_route_pretty_defaults_and_extras),
+        cmocka_unit_test(test_deepest_route_prints),
         cmocka_unit_test(test_json_escaping),
         cmocka_unit_test(test_cluster_rows),
         cmocka_unit_test(test_route_list_table),
