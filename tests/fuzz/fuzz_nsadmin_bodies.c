@@ -49,8 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fj_broker_data(&w, &ci.bds[i]);
                 for (size_t a = 0; a < ci.bds[i].naddrs; a++)
                     nsa_table_cluster_row(&out, ci.bds[i].cluster, ci.bds[i].broker_name,
-                                          ci.bds[i].addrs[a].id, ci.bds[i].addrs[a].addr, NULL,
-                                          0);
+                                          ci.bds[i].addrs[a].id, ci.bds[i].addrs[a].addr, NULL, 0);
             }
             nsa_cluster_info_free(&ci);
         }

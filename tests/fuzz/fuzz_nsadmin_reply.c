@@ -44,9 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == 0) {
         FUZZ_CHECK(reply.cmd.flag & NS_FLAG_RESPONSE);
         FUZZ_CHECK(reply.cmd.opaque == req.opaque);
-        FUZZ_CHECK(reply.cmd.body_len == 0 || (reply.cmd.body >= reply.frame.data &&
-                                               reply.cmd.body + reply.cmd.body_len <=
-                                                   reply.frame.data + reply.frame.len));
+        FUZZ_CHECK(reply.cmd.body_len == 0 ||
+                   (reply.cmd.body >= reply.frame.data &&
+                    reply.cmd.body + reply.cmd.body_len <= reply.frame.data + reply.frame.len));
         nsa_reply_free(&reply);
     } else {
         FUZZ_CHECK(err[0] != '\0');
