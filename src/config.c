@@ -113,8 +113,11 @@ static const opt_t opts[] = {
      OFF(enable_controller_in_namesrv), NOR, "embedded controller (not supported by mqnamesrv)"},
     {"needWaitForService", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
      OFF(need_wait_for_service), NOR, "refuse route queries during waitSecondsForService"},
+    /* with needWaitForService, route queries are refused this long after the start: 318 may not
+     * make that years */
     {"waitSecondsForService", NULL, T_INT, G_NAMESRV, R_RUNTIME, D_TEXT, "45",
-     OFF(wait_seconds_for_service), I32, "seconds after start before routes are served"},
+     OFF(wait_seconds_for_service), REMOTE(INT32_MIN, INT32_MAX, 0, 600),
+     "seconds after start before routes are served"},
     {"deleteTopicWithBrokerRegistration", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
      OFF(delete_topic_with_broker_registration), NOR, "drop topics a broker no longer registers"},
     {"configBlackList", NULL, T_STR, G_NAMESRV, R_NEVER, D_TEXT,

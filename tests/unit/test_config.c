@@ -1221,6 +1221,9 @@ static void test_update_refuses_what_is_not_remote(void **state)
         "portFile=/tmp/evil\n",
         "logPath=/tmp/evil.log\n",
         "enableTopicList=false\nlogPath=\n",
+        /* with needWaitForService (a run-time switch) this would refuse every route query for
+         * 68 years from the start on */
+        "needWaitForService=true\nwaitSecondsForService=2147483647\n",
     };
     ns_log_set_stdout(true);
     for (size_t i = 0; i < NS_ARRAY_SIZE(refused); i++) {
@@ -1240,7 +1243,9 @@ static void test_update_refuses_what_is_not_remote(void **state)
     assert_int_equal(cfg.max_conn_output_bytes, 67108864);
     assert_string_equal(cfg.port_file, "");
     assert_true(NS_CFG_GET(cfg.enable_topic_list)); /* the whole update was refused */
-    assert_int_equal(access(store, F_OK), -1);      /* and nothing was written */
+    assert_false(NS_CFG_GET(cfg.need_wait_for_service));
+    assert_int_equal(NS_CFG_GET(cfg.wait_seconds_for_service), 45);
+    assert_int_equal(access(store, F_OK), -1); /* and nothing was written */
 
     /* inside the remote range: applied (for the next start) and persisted */
     const char *ok = "connectionMaxPendingWriteBytes=2097152\nframeMaxLength=33554432\n";
