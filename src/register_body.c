@@ -257,16 +257,34 @@ static void jr_ws(jr_t *r)
 /* Reads the string at r->p (which is '"') as Java reads it (ns_json_read_string; `name`: an
  * object key). A literal of plain valid UTF-8 without escapes is a view into the input (*s);
  * any other is decoded into buf. Returns false on bad syntax or where Java throws. */
+/* Bytes that end a plain run of a string literal: the quote, a backslash, NUL, and the first
+ * byte of anything but ASCII (checked apart, rarely). One lookup per byte: strings are most of
+ * a registration body. */
+static const uint8_t jr_stop[256] = {
+    1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+
 static bool jr_string(jr_t *r, ns_buf_t *buf, bool name, const char **s, size_t *len)
 {
     const uint8_t *p = r->p + 1;
     const uint8_t *q = p;
-    uint8_t high = 0;
-    while (q < r->end && *q != '"' && *q != '\\' && *q != 0) {
-        high |= *q;
+    bool high = false;
+    for (;;) {
+        while (q < r->end && !jr_stop[*q])
+            q++;
+        if (q >= r->end || *q < 0x80)
+            break;
+        high = true;
         q++;
     }
-    if (q < r->end && *q == '"' && (high < 0x80 || ns_utf8_is_java_text(p, (size_t)(q - p)))) {
+    if (q < r->end && *q == '"' && (!high || ns_utf8_is_java_text(p, (size_t)(q - p)))) {
         *s = (const char *)p;
         *len = (size_t)(q - p);
         r->p = q + 1;
