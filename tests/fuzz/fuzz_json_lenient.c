@@ -2,6 +2,7 @@
  * the same tree; every string in it is Java text (ns_utf8.h) and must survive the writer in
  * both modes; anything plain cJSON accepts whole must parse leniently too, unless it holds
  * bytes that are not UTF-8 (which Java's reader may refuse). */
+#include <ctype.h>
 #include <string.h>
 
 #include "fuzz.h"
@@ -90,7 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_strings(root);
         cJSON_Delete(root);
     } else {
-        /* Strict JSON within our depth is never refused. */
+        /* Strict JSON within our depth is never refused (cJSON also takes a \u escape without 4
+         * hex digits, as U+0000: that is not JSON, and Java may refuse it). */
         const char *end = NULL;
         cJSON *strict = cJSON_ParseWithLengthOpts((const char *)data, size, &end, 0);
         if (strict != NULL) {
@@ -98,10 +100,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             while (pos < size && data[pos] <= 0x20)
                 pos++;
             size_t depth = 0, max = 0;
-            bool in_str = false;
+            bool in_str = false, bad_u = false;
             for (size_t i = 0; i < size; i++) {
                 if (in_str) {
-                    if (data[i] == '\\')
+                    if (data[i] == '\\' && i + 1 < size && data[i + 1] == 'u') {
+                        for (size_t k = i + 2; k < i + 6; k++)
+                            bad_u |= k >= size || !isxdigit(data[k]);
+                        i++;
+                    } else if (data[i] == '\\')
                         i++;
                     else if (data[i] == '"')
                         in_str = false;
@@ -114,7 +120,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     depth--;
                 }
             }
-            FUZZ_CHECK(pos < size || max > NS_JSON_MAX_DEPTH || !ns_utf8_is_java_text(data, size));
+            FUZZ_CHECK(pos < size || max > NS_JSON_MAX_DEPTH || bad_u ||
+                       !ns_utf8_is_java_text(data, size));
             cJSON_Delete(strict);
         }
     }
