@@ -150,7 +150,8 @@ int ns_json_item_bool(const cJSON *item, bool *out);
 
 /* Parses s[0..len) like Java's Long.parseLong / Integer.parseInt (ASCII digits only): an
  * optional '+' or '-', then at least one digit, nothing else, within range. Returns true with
- * *out set, or false. */
+ * *out set, or false. The one Java integer parser: header fields (ns_parse_java_long), config
+ * values and JSON bodies all use it. */
 bool ns_json_parse_int64_text(const char *s, size_t len, int64_t *out);
 bool ns_json_parse_int32_text(const char *s, size_t len, int32_t *out);
 

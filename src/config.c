@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ns_common.h"
+#include "ns_json.h"
 #include "ns_log.h"
 #include "ns_utf8.h"
 
@@ -277,25 +278,8 @@ static const char *home_dir(void)
  * sign, then ASCII digits only. Returns false for anything else or on overflow. */
 static bool java_parse_num(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
-    bool neg = false;
-    if (*s == '+' || *s == '-') {
-        neg = *s == '-';
-        s++;
-    }
-    if (*s == '\0')
-        return false;
-    uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    uint64_t v = 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return false;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (limit - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    int64_t r = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
-    if (r < lo || r > hi)
+    int64_t r;
+    if (!ns_json_parse_int64_text(s, strlen(s), &r) || r < lo || r > hi)
         return false;
     *out = r;
     return true;
