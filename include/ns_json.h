@@ -7,10 +7,10 @@
  * lenient mode, (2) quotes the bare integer object keys fastjson writes for
  * Map<Integer|Long,...> ({0:"a"} -> {"0":"a"}). So every string in the tree is Java text.
  * Writing: a small streaming writer that reproduces Java's output byte for byte in both modes
- * it uses (protocol.md section 2): the default mode (bare integer map keys) and the "standard"
- * mode of route answers to version >= 401 clients (quoted integer keys, longs above 2^53-1
- * quoted). Strings are escaped the same way in both (ns_json_escape).
- * The writer never sorts: callers emit properties in alphabetical order, as fastjson does. */
+ * it uses (docs/protocol.md, section JSON we write): the default mode (bare integer map keys) and
+ * the "standard" mode of route answers to version >= 401 clients (quoted integer keys, longs above
+ * 2^53-1 quoted). Strings are escaped the same way in both (ns_json_escape). The writer never
+ * sorts: callers emit properties in alphabetical order, as fastjson does. */
 #ifndef NS_JSON_H
 #define NS_JSON_H
 
