@@ -22,6 +22,7 @@
 #include "rmq_client.h"
 
 static ns_testsrv_t srv;
+static ns_testsrv_t own; /* a server one test starts itself; the teardown stops it if it fails */
 
 static const char FAQ[] = "\\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further "
                           "details.";
@@ -361,9 +362,9 @@ static void test_malformed_utf8_is_not_echoed(void **state)
 static void test_config_value_cannot_smuggle_a_key(void **state)
 {
     (void)state;
-    ns_testsrv_t s = {0};
-    assert_int_equal(ns_testsrv_start(&s, NULL), 0);
-    int fd = rmq_connect(s.port);
+    memset(&own, 0, sizeof(own));
+    assert_int_equal(ns_testsrv_start(&own, NULL), 0);
+    int fd = rmq_connect(own.port);
     raw_t r;
     assert_true(
         req(fd, 318, "", "productEnvName=x\\nrocketmqHome=/srv/evil\\r\\u000amystery=1", &r));
@@ -375,10 +376,10 @@ static void test_config_value_cannot_smuggle_a_key(void **state)
                            "\nproductEnvName=x\nrocketmqHome=/srv/evil\r\nmystery=1\n"));
     raw_free(&r);
     close(fd);
-    assert_int_equal(ns_testsrv_stop(&s), 0);
+    assert_int_equal(ns_testsrv_stop(&own), 0);
 
     char store[400], conf_arg[420];
-    snprintf(store, sizeof(store), "%s/namesrv.properties", s.dir);
+    snprintf(store, sizeof(store), "%s/namesrv.properties", own.dir);
     FILE *f = fopen(store, "r");
     assert_non_null(f);
     char file[8192] = "";
@@ -392,19 +393,20 @@ static void test_config_value_cannot_smuggle_a_key(void **state)
     /* the next start, from that file */
     snprintf(conf_arg, sizeof(conf_arg), "%s", store);
     const char *extra[] = {"-c", conf_arg, NULL};
-    assert_int_equal(ns_testsrv_start(&s, extra), 0);
-    fd = rmq_connect(s.port);
+    assert_int_equal(ns_testsrv_start(&own, extra), 0);
+    fd = rmq_connect(own.port);
     assert_true(req(fd, 319, "", NULL, &r));
     const char *text = (const char *)r.body.data;
     assert_non_null(strstr(text, "\nproductEnvName=x\nrocketmqHome=/srv/evil\r\nmystery=1\n"));
     char home[320];
-    snprintf(home, sizeof(home), "\nrocketmqHome=%s\n", s.dir); /* the environment's, unchanged */
+    snprintf(home, sizeof(home), "\nrocketmqHome=%s\n", own.dir); /* the environment's, unchanged */
     assert_non_null(strstr(text, home));
     assert_null(strstr(text, "\nmystery=1\nneedWaitForService=")); /* no key of its own */
     raw_free(&r);
     close(fd);
-    assert_int_equal(ns_testsrv_stop(&s), 0);
-    ns_testsrv_cleanup(&s);
+    assert_int_equal(ns_testsrv_stop(&own), 0);
+    ns_testsrv_cleanup(&own);
+    own.dir[0] = '\0';
 }
 
 static int setup(void **state)
@@ -416,6 +418,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
+    ns_testsrv_kill(&own); /* left running by a failed test (no-op otherwise) */
+    if (own.dir[0] != '\0')
+        ns_testsrv_cleanup(&own);
     int rc = ns_testsrv_stop(&srv);
     ns_testsrv_cleanup(&srv);
     return rc == 0 ? 0 : -1;
