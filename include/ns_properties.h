@@ -1,8 +1,9 @@
-/* Java .properties text and Java's UTF-8 replacement rules: pure functions over bytes, used by
- * the server's config (-c files, 318 bodies) and by nsadmin (319 bodies). */
+/* Java .properties text, both directions (Properties.load and Properties.store): pure functions
+ * over bytes, used by the server's config (-c files, 318 bodies) and by nsadmin (319 bodies). */
 #ifndef NS_PROPERTIES_H
 #define NS_PROPERTIES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ns_buf.h"
@@ -22,10 +23,12 @@ typedef int ns_properties_fn(void *arg, const char *key, const char *value, int 
 int ns_properties_parse(const char *text, size_t len, ns_properties_fn *fn, void *arg,
                         int *err_line);
 
-/* Rewrites bytes the way Java's new String(bytes, UTF_8).getBytes(UTF_8) does: every malformed
- * sequence (and every encoded surrogate) becomes EF BF BD (U+FFFD), following the JDK
- * decoder's rules for how many bytes one replacement covers. 318 bodies go through this
- * before ns_properties_parse(), as they do in Java. Appends to out. */
-void ns_utf8_java_sanitize(const void *data, size_t len, ns_buf_t *out);
+/* Appends Java text (ns_utf8.h) the way java.util.Properties.store(OutputStream) writes a key
+ * (is_key) or a value: '\\' and the separators and comment marks = : # ! escaped, \t \n \r \f,
+ * a space escaped in a key and at the start of a value, every other character outside
+ * U+0020..U+007E (U+0000 included) as \uXXXX, a code point above U+FFFF as its two surrogate
+ * escapes. ns_properties_parse() reads the result back as exactly `text`, and the output is
+ * ASCII on one line, whatever the text holds. */
+void ns_properties_escape(const char *text, bool is_key, ns_buf_t *out);
 
 #endif

@@ -9,6 +9,7 @@
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_properties.h"
+#include "ns_utf8.h"
 
 void nsa_strlist_push(nsa_strlist_t *l, const char *s)
 {
@@ -527,7 +528,7 @@ int nsa_decode_properties(const uint8_t *body, size_t len, nsa_kvlist_t *out, ch
 {
     memset(out, 0, sizeof(*out));
     ns_buf_t text = NS_BUF_INIT;
-    ns_utf8_java_sanitize(body, len, &text);
+    ns_utf8_decode_java(body, len, &text, NS_UTF8_KEEP_NUL);
     int line = 0;
     int rc = ns_properties_parse((const char *)text.data, text.len, put_property, out, &line);
     ns_buf_free(&text);

@@ -119,7 +119,8 @@ int nsa_decode_group_list(const uint8_t *body, size_t len, nsa_strlist_t *out, c
 int nsa_decode_member_group(const uint8_t *body, size_t len, nsa_broker_data_t *out, char *err,
                             size_t errlen);
 /* GET_NAMESRV_CONFIG (319): the body as mqadmin reads it, new String(body, UTF-8) then
- * Properties.load of its UTF-8 bytes (ns_properties.h). An empty body is an empty list. */
+ * Properties.load of its UTF-8 bytes (ns_utf8.h, ns_properties.h); values are Java text. An
+ * empty body is an empty list. */
 int nsa_decode_properties(const uint8_t *body, size_t len, nsa_kvlist_t *out, char *err,
                           size_t errlen);
 
