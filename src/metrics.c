@@ -1,0 +1,379 @@
+/* The metrics registry: per-thread shards, their sums, and the Prometheus text exposition of
+ * the registered series (see ns_metrics.h). */
+#include "ns_metrics.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ns_common.h"
+
+const uint32_t ns_metrics_bucket_us[NS_METRICS_BUCKETS] = {
+    10,    25,    50,     100,    250,    500,     1000,    2500,    5000,    10000,
+    25000, 50000, 100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000};
+/* The same bounds as the text Prometheus shows (le="..."). */
+static const char *const bucket_le[NS_METRICS_BUCKETS] = {
+    "0.00001", "0.000025", "0.00005", "0.0001", "0.00025", "0.0005", "0.001",
+    "0.0025",  "0.005",    "0.01",    "0.025",  "0.05",    "0.1",    "0.25",
+    "0.5",     "1",        "2.5",     "5",      "10"};
+
+/* The ResponseCode values ns_proc answers with (ns_proc.h); anything else counts as "other". */
+const int32_t ns_metrics_resp_codes[NS_METRICS_RESP_SLOTS - 1] = {0, 1, 2, 3, 16, 17, 22, 1500};
+
+__thread ns_metrics_shard_t *ns__metrics_tls;
+static ns_metrics_shard_t *shards;                              /* atomic head, newest first */
+static pthread_mutex_t shards_lock = PTHREAD_MUTEX_INITIALIZER; /* serialises linking */
+
+bool ns__metrics_counting, ns__metrics_timing;
+
+typedef struct row {
+    const char *name;
+    const char *labels;
+    const char *help;
+} row_t;
+
+#define NS__ROW(id, name, labels, help) {name, labels, help},
+static const row_t counter_rows[NS_M_COUNT] = {NS_METRIC_COUNTERS(NS__ROW)};
+static const row_t hist_rows[NS_H_COUNT] = {NS_METRIC_HISTOGRAMS(NS__ROW)};
+
+ns_metrics_shard_t *ns__metrics_shard_new(void)
+{
+    ns_metrics_shard_t *s = aligned_alloc(64, sizeof(*s));
+    NS_ASSERT(s != NULL);
+    memset(s, 0, sizeof(*s));
+    pthread_mutex_lock(&shards_lock);
+    s->next = shards;
+    __atomic_store_n(&shards, s, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&shards_lock);
+    ns__metrics_tls = s;
+    return s;
+}
+
+void ns_metrics_free_all(void)
+{
+    pthread_mutex_lock(&shards_lock);
+    ns_metrics_shard_t *s = shards;
+    __atomic_store_n(&shards, NULL, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&shards_lock);
+    while (s != NULL) {
+        ns_metrics_shard_t *next = s->next;
+        free(s);
+        s = next;
+    }
+    ns__metrics_tls = NULL;
+}
+
+void ns_metrics_configure(bool counting, bool timing)
+{
+    ns__metrics_counting = counting || timing;
+    ns__metrics_timing = timing;
+}
+
+uint64_t ns_metrics_clock_ns(void)
+{
+    if (!ns__metrics_timing)
+        return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+ns_hist_id_t ns_metrics_request_class(int32_t code)
+{
+    switch (code) {
+    case 105: /* GET_ROUTEINFO_BY_TOPIC */
+        return NS_H_LAT_ROUTE_READ;
+    case 103: /* REGISTER_BROKER */
+    case 104: /* UNREGISTER_BROKER */
+    case 322: /* QUERY_DATA_VERSION */
+    case 904: /* BROKER_HEARTBEAT */
+        return NS_H_LAT_REGISTRATION;
+    case 100: /* PUT_KV_CONFIG */
+    case 102: /* DELETE_KV_CONFIG */
+    case 106: /* GET_BROKER_CLUSTER_INFO */
+    case 205: /* WIPE_WRITE_PERM_OF_BROKER */
+    case 206: /* GET_ALL_TOPIC_LIST_FROM_NAMESERVER */
+    case 216: /* DELETE_TOPIC_IN_NAMESRV */
+    case 217: /* REGISTER_TOPIC_IN_NAMESRV */
+    case 219: /* GET_KVLIST_BY_NAMESPACE */
+    case 224: /* GET_TOPICS_BY_CLUSTER */
+    case 304: /* GET_SYSTEM_TOPIC_LIST_FROM_NS */
+    case 311: /* GET_UNIT_TOPIC_LIST */
+    case 312: /* GET_HAS_UNIT_SUB_TOPIC_LIST */
+    case 313: /* GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST */
+    case 318: /* UPDATE_NAMESRV_CONFIG */
+    case 319: /* GET_NAMESRV_CONFIG */
+    case 327: /* ADD_WRITE_PERM_OF_BROKER */
+        return NS_H_LAT_ADMIN;
+    default: /* GET_KV_CONFIG, GET_BROKER_MEMBER_GROUP, unknown codes */
+        return NS_H_LAT_OTHER;
+    }
+}
+
+ns_metric_id_t ns_metrics_frame_refusal(int frame_status)
+{
+    switch (frame_status) {
+    case -2: /* NS_FRAME_EBADTYPE */
+        return NS_M_FRAME_BAD_TYPE;
+    case -3: /* NS_FRAME_EBADHDR */
+        return NS_M_FRAME_BAD_HEADER_LEN;
+    default: /* NS_FRAME_EBADLEN */
+        return NS_M_FRAME_BAD_LENGTH;
+    }
+}
+
+static unsigned resp_slot(int32_t code)
+{
+    if (code == 0)
+        return 0;
+    for (unsigned i = 1; i < NS_METRICS_RESP_SLOTS - 1; i++)
+        if (ns_metrics_resp_codes[i] == code)
+            return i;
+    return NS_METRICS_RESP_SLOTS - 1;
+}
+
+static void observe(ns_metrics_shard_t *s, ns_hist_id_t h, uint64_t ns)
+{
+    /* Bucket b counts what is <= its bound and above the one before (le semantics). */
+    unsigned b = 0;
+    while (b < NS_METRICS_BUCKETS && ns > (uint64_t)ns_metrics_bucket_us[b] * 1000u)
+        b++;
+    ns__metrics_bump(&s->hist[h][b], 1);
+    ns__metrics_bump(&s->hist_sum_ns[h], ns);
+}
+
+void ns_metrics_observe_ns(ns_hist_id_t h, uint64_t ns)
+{
+    observe(ns__metrics_shard(), h, ns);
+}
+
+void ns_metrics_observe_since(ns_hist_id_t h, uint64_t t0)
+{
+    if (t0 == 0)
+        return;
+    uint64_t now = ns_metrics_clock_ns();
+    if (now >= t0)
+        observe(ns__metrics_shard(), h, now - t0);
+}
+
+void ns__metrics_request(unsigned slot, int32_t code, int32_t resp_code, bool replied, uint64_t t0)
+{
+    ns_metrics_shard_t *s = ns__metrics_shard();
+    if (slot >= NS_METRICS_REQ_SLOTS)
+        slot = 0;
+    unsigned r = resp_slot(resp_code);
+    ns__metrics_bump(&s->requests[slot][r], 1);
+    if (replied)
+        ns__metrics_bump(&s->replies[r], 1);
+    if (slot == 0) {
+        /* Remember the actual code for the traffic line, in a small table per thread. */
+        for (unsigned i = 0; i < NS_METRICS_UNKNOWN_CODES; i++) {
+            if (s->unknown_count[i] != 0 && s->unknown_code[i] != code)
+                continue;
+            if (s->unknown_count[i] == 0)
+                __atomic_store_n(&s->unknown_code[i], code, __ATOMIC_RELAXED);
+            /* Release: a reader that sees the count sees the code. */
+            __atomic_store_n(&s->unknown_count[i], s->unknown_count[i] + 1, __ATOMIC_RELEASE);
+            break;
+        }
+    }
+    if (t0 != 0) {
+        uint64_t now = ns_metrics_clock_ns();
+        if (now >= t0)
+            observe(s, ns_metrics_request_class(code), now - t0);
+    }
+}
+
+static uint64_t load(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+uint64_t ns_metrics_counter(ns_metric_id_t id)
+{
+    uint64_t sum = 0;
+    for (ns_metrics_shard_t *s = __atomic_load_n(&shards, __ATOMIC_ACQUIRE); s != NULL; s = s->next)
+        sum += load(&s->counters[id]);
+    return sum;
+}
+
+static void merge_unknown(ns_metrics_snapshot_t *out, int32_t code, uint64_t count)
+{
+    for (size_t i = 0; i < out->unknown_n; i++) {
+        if (out->unknown_code[i] == code) {
+            out->unknown_count[i] += count;
+            return;
+        }
+    }
+    if (out->unknown_n < NS_METRICS_UNKNOWN_MERGED) {
+        out->unknown_code[out->unknown_n] = code;
+        out->unknown_count[out->unknown_n++] = count;
+    }
+}
+
+void ns_metrics_snapshot(ns_metrics_snapshot_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (ns_metrics_shard_t *s = __atomic_load_n(&shards, __ATOMIC_ACQUIRE); s != NULL;
+         s = s->next) {
+        for (size_t i = 0; i < NS_M_COUNT; i++)
+            out->counters[i] += load(&s->counters[i]);
+        for (size_t i = 0; i < NS_METRICS_REQ_SLOTS; i++)
+            for (size_t r = 0; r < NS_METRICS_RESP_SLOTS; r++)
+                out->requests[i][r] += load(&s->requests[i][r]);
+        for (size_t r = 0; r < NS_METRICS_RESP_SLOTS; r++)
+            out->replies[r] += load(&s->replies[r]);
+        for (size_t h = 0; h < NS_H_COUNT; h++) {
+            for (size_t b = 0; b <= NS_METRICS_BUCKETS; b++)
+                out->hist[h][b] += load(&s->hist[h][b]);
+            out->hist_sum_ns[h] += load(&s->hist_sum_ns[h]);
+        }
+        for (size_t i = 0; i < NS_METRICS_UNKNOWN_CODES; i++) {
+            uint64_t n = __atomic_load_n(&s->unknown_count[i], __ATOMIC_ACQUIRE);
+            if (n > 0)
+                merge_unknown(out, __atomic_load_n(&s->unknown_code[i], __ATOMIC_RELAXED), n);
+        }
+    }
+}
+
+/* ---- exposition ------------------------------------------------------------------------- */
+
+void ns_metrics_escape_label(ns_buf_t *out, const char *value)
+{
+    for (const char *p = value; *p; p++) {
+        if (*p == '\\')
+            ns_buf_append_str(out, "\\\\");
+        else if (*p == '"')
+            ns_buf_append_str(out, "\\\"");
+        else if (*p == '\n')
+            ns_buf_append_str(out, "\\n");
+        else
+            ns_buf_append_char(out, *p);
+    }
+}
+
+void ns_metrics_write_family(ns_buf_t *out, const char *name, const char *type, const char *help)
+{
+    ns_buf_appendf(out, "# HELP %s ", name);
+    /* HELP text escapes only backslash and line feed. */
+    for (const char *p = help; *p; p++) {
+        if (*p == '\\')
+            ns_buf_append_str(out, "\\\\");
+        else if (*p == '\n')
+            ns_buf_append_str(out, "\\n");
+        else
+            ns_buf_append_char(out, *p);
+    }
+    ns_buf_appendf(out, "\n# TYPE %s %s\n", name, type);
+}
+
+static void sample_name(ns_buf_t *out, const char *name, const char *labels)
+{
+    ns_buf_append_str(out, name);
+    if (labels[0] != '\0')
+        ns_buf_appendf(out, "{%s}", labels);
+    ns_buf_append_char(out, ' ');
+}
+
+void ns_metrics_write_sample(ns_buf_t *out, const char *name, const char *labels, double value)
+{
+    sample_name(out, name, labels);
+    ns_buf_appendf(out, "%.15g\n", value);
+}
+
+void ns_metrics_write_sample_u64(ns_buf_t *out, const char *name, const char *labels, uint64_t v)
+{
+    sample_name(out, name, labels);
+    ns_buf_appendf(out, "%llu\n", (unsigned long long)v);
+}
+
+/* Nanoseconds as exact decimal seconds. */
+static void write_sample_seconds(ns_buf_t *out, const char *name, const char *labels, uint64_t ns)
+{
+    sample_name(out, name, labels);
+    ns_buf_appendf(out, "%llu.%09llu\n", (unsigned long long)(ns / 1000000000u),
+                   (unsigned long long)(ns % 1000000000u));
+}
+
+static bool starts_family(const row_t *rows, size_t i)
+{
+    return i == 0 || strcmp(rows[i - 1].name, rows[i].name) != 0;
+}
+
+static void write_counters(const ns_metrics_snapshot_t *snap, ns_buf_t *out)
+{
+    for (size_t i = 0; i < NS_M_COUNT; i++) {
+        const row_t *r = &counter_rows[i];
+        if (starts_family(counter_rows, i))
+            ns_metrics_write_family(out, r->name, "counter", r->help);
+        ns_metrics_write_sample_u64(out, r->name, r->labels, snap->counters[i]);
+    }
+}
+
+static void write_histograms(const ns_metrics_snapshot_t *snap, ns_buf_t *out)
+{
+    char name[128], labels[256];
+    for (size_t h = 0; h < NS_H_COUNT; h++) {
+        const row_t *r = &hist_rows[h];
+        if (starts_family(hist_rows, h))
+            ns_metrics_write_family(out, r->name, "histogram", r->help);
+        const char *sep = r->labels[0] ? "," : "";
+        snprintf(name, sizeof(name), "%s_bucket", r->name);
+        uint64_t cum = 0;
+        for (size_t b = 0; b < NS_METRICS_BUCKETS; b++) {
+            cum += snap->hist[h][b];
+            snprintf(labels, sizeof(labels), "%s%sle=\"%s\"", r->labels, sep, bucket_le[b]);
+            ns_metrics_write_sample_u64(out, name, labels, cum);
+        }
+        cum += snap->hist[h][NS_METRICS_BUCKETS];
+        snprintf(labels, sizeof(labels), "%s%sle=\"+Inf\"", r->labels, sep);
+        ns_metrics_write_sample_u64(out, name, labels, cum);
+        snprintf(name, sizeof(name), "%s_sum", r->name);
+        write_sample_seconds(out, name, r->labels, snap->hist_sum_ns[h]);
+        snprintf(name, sizeof(name), "%s_count", r->name);
+        ns_metrics_write_sample_u64(out, name, r->labels, cum);
+    }
+}
+
+static void write_requests(const ns_metrics_snapshot_t *snap, ns_metrics_slot_name_fn *slot_name,
+                           ns_buf_t *out)
+{
+    static const char *const name = "mqnamesrv_requests_total";
+    ns_metrics_write_family(out, name, "counter",
+                            "Requests served, by request code and response code (unknown request "
+                            "codes are one series; response_code=\"other\" never happens).");
+    ns_buf_t labels = NS_BUF_INIT;
+    for (unsigned i = 0; i < NS_METRICS_REQ_SLOTS; i++) {
+        int32_t code = 0;
+        const char *rname = i == 0 ? "UNKNOWN" : slot_name(i, &code);
+        if (rname == NULL)
+            break;
+        for (unsigned r = 0; r < NS_METRICS_RESP_SLOTS; r++) {
+            uint64_t v = snap->requests[i][r];
+            if (v == 0)
+                continue; /* a series appears with its first request */
+            labels.len = 0;
+            if (i == 0)
+                ns_buf_append_str(&labels, "request_code=\"unknown\",request_name=\"");
+            else
+                ns_buf_appendf(&labels, "request_code=\"%d\",request_name=\"", (int)code);
+            ns_metrics_escape_label(&labels, rname);
+            if (r == NS_METRICS_RESP_SLOTS - 1)
+                ns_buf_append_str(&labels, "\",response_code=\"other\"");
+            else
+                ns_buf_appendf(&labels, "\",response_code=\"%d\"", (int)ns_metrics_resp_codes[r]);
+            ns_metrics_write_sample_u64(out, name, ns_buf_cstr(&labels), v);
+        }
+    }
+    ns_buf_free(&labels);
+}
+
+void ns_metrics_write(const ns_metrics_snapshot_t *snap, ns_metrics_slot_name_fn *slot_name,
+                      ns_buf_t *out)
+{
+    write_requests(snap, slot_name, out);
+    write_histograms(snap, out);
+    write_counters(snap, out);
+}
