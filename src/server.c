@@ -483,6 +483,8 @@ int ns_server_run(ns_server_t *server)
     }
     if (rc == 0)
         rc = listen_on(server);
+    if (rc == 0) /* before portFile: whoever waits for that file finds the server ready */
+        ns_health_set_listening(server->loop_count, server->bound_port, server->start_ms);
     if (rc == 0 && server->cfg->port_file && server->cfg->port_file[0]) {
         int prc = write_port_file(server->cfg->port_file, server->bound_port);
         if (prc != 0)
@@ -536,7 +538,6 @@ int ns_server_run(ns_server_t *server)
     for (unsigned i = 1; i < server->loop_count; i++)
         uv_thread_create(&server->loops[i].thread, loop_thread_main, &server->loops[i]);
 
-    ns_health_set_listening(server->loop_count, server->bound_port, server->start_ms);
     NS_LOG_I("The Name Server boot success. serializeType=JSON, address %s (%u I/O loop%s)",
              server->bound_addr, server->loop_count, server->loop_count == 1 ? "" : "s");
 
