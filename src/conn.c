@@ -539,6 +539,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         }
     }
 
+    ns_metrics_batch_begin();
     size_t pos = handle_frames(conn, data, len);
     flush_replies(conn);
     if (conn->closing)

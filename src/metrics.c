@@ -80,6 +80,11 @@ uint64_t ns_metrics_clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void ns__metrics_batch_begin(void)
+{
+    ns__metrics_shard()->chain_ns = ns_metrics_clock_ns();
+}
+
 ns_hist_id_t ns_metrics_request_class(int32_t code)
 {
     switch (code) {
@@ -183,6 +188,7 @@ void ns__metrics_request(unsigned slot, int32_t code, int32_t resp_code, bool re
         uint64_t now = ns_metrics_clock_ns();
         if (now >= t0)
             observe(s, ns_metrics_request_class(code), now - t0);
+        s->chain_ns = now;
     }
 }
 

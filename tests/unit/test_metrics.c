@@ -181,6 +181,30 @@ static void test_request_timing_and_class(void **state)
     assert_int_equal(snap.requests[slot_of(105)][0], 1); /* unchanged */
 }
 
+/* On a loop, requests are timed back to back from the batch's start: one clock read each. */
+static void test_request_timing_chains_within_a_batch(void **state)
+{
+    (void)state;
+    assert_int_equal(ns_metrics_request_start(), 0); /* no batch yet on this thread */
+    ns_metrics_batch_begin();
+    uint64_t t0 = ns_metrics_request_start();
+    assert_true(t0 != 0);
+    ns_metrics_request(slot_of(105), 105, 0, true, t0);
+    uint64_t t1 = ns_metrics_request_start();
+    assert_true(t1 >= t0); /* the first request's end */
+    ns_metrics_request(slot_of(105), 105, 0, true, t1);
+    assert_true(ns_metrics_request_start() >= t1);
+    ns_metrics_snapshot_t snap;
+    ns_metrics_snapshot(&snap);
+    uint64_t n = 0;
+    for (int b = 0; b <= NS_METRICS_BUCKETS; b++)
+        n += snap.hist[NS_H_LAT_ROUTE_READ][b];
+    assert_int_equal(n, 2);
+    ns_metrics_configure(true, false); /* counting without timing: no clock, no start */
+    ns_metrics_batch_begin();
+    assert_int_equal(ns_metrics_request_start(), 0);
+}
+
 /* le is "less or equal": 10 us exactly is in le="0.00001", 10.001 us in the next one; the
  * buckets printed are cumulative, +Inf equals _count, _sum is exact. */
 static void test_histogram_cumulative(void **state)
@@ -479,6 +503,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_requests_by_code_and_response, reset, teardown),
         cmocka_unit_test_setup_teardown(test_request_timing_and_class, reset, teardown),
+        cmocka_unit_test_setup_teardown(test_request_timing_chains_within_a_batch, reset, teardown),
         cmocka_unit_test_setup_teardown(test_histogram_cumulative, reset, teardown),
         cmocka_unit_test_setup_teardown(test_label_and_help_escaping, reset, teardown),
         cmocka_unit_test_setup_teardown(test_frame_refusal_reasons, reset, teardown),
