@@ -99,9 +99,9 @@ if [[ $callgrind -eq 1 ]]; then
     scraper=""
     [[ $name == on ]] && { scrape_every_second "${mport[$name]}" 40; scraper=$!; }
     "$nsbench" -w route -a "127.0.0.1:${port[$name]}" -T 20000 -B 200 -W 4 -c 16 -p 4 -d 14 \
-      --warmup 3 --run-id $((run_id++)) >"$work/$name.cg.log" 2>&1 &
+      --warmup 3 --run-id $((run_id++)) >"$work/$name.nsbench.log" 2>&1 &
     nb=$!
-    for ((i = 0; i < 600; i++)); do grep -q '^SETUP' "$work/$name.cg.log" && break; sleep 0.1; done
+    for ((i = 0; i < 600; i++)); do grep -q '^SETUP' "$work/$name.nsbench.log" && break; sleep 0.1; done
     sleep 2
     callgrind_control -i on "${pid[$name]}" >/dev/null
     sleep 8
@@ -109,13 +109,28 @@ if [[ $callgrind -eq 1 ]]; then
     callgrind_control -d "${pid[$name]}" >/dev/null
     wait "$nb"
     [[ -n $scraper ]] && kill "$scraper" 2>/dev/null
-    f=$(ls -t "$work/$name.cg"* | grep -v '\.log$' | head -1)
-    total=$(callgrind_annotate --inclusive=yes "$f" 2>/dev/null | grep 'PROGRAM TOTALS' | awk '{gsub(",","",$1); print $1}')
-    calls=$(callgrind_annotate --inclusive=yes --tree=caller "$f" 2>/dev/null |
-      grep -E '^\s*[0-9,]+ .*\* .*ns_proc_dispatch' | head -1 | sed -E 's/.*\(([0-9,]+)x\).*/\1/' | tr -d ,)
-    [[ -n $calls ]] || calls=$(callgrind_annotate --inclusive=yes --tree=calling "$f" 2>/dev/null |
-      grep -E 'ns_proc_dispatch' | grep -oE '\(([0-9,]+)x\)' | head -1 | tr -d '(),x')
-    echo "callgrind $name: $total instructions, $calls requests dispatched, $((total / calls)) per request"
+    f=$(ls -t "$work/$name.cg".* | head -1)
+    # Total instructions of the window, and the calls of ns_proc_dispatch (one per request).
+    python3 - "$f" "$name" <<'EOF'
+import re, sys
+names, calls, total, cfn = {}, 0, 0, None
+for line in open(sys.argv[1]):
+    m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?", line)
+    if m:
+        kind, i, nm = m.groups()
+        if nm:
+            names[i] = nm.strip()
+        if kind == "cfn":
+            cfn = names.get(i)
+        continue
+    m = re.match(r"calls=(\d+)", line)
+    if m and cfn == "ns_proc_dispatch":
+        calls += int(m.group(1))
+    if line.startswith("totals:") or line.startswith("summary:"):
+        total = int(line.split()[1])
+print("callgrind %s: %d instructions, %d requests dispatched, %.0f per request"
+      % (sys.argv[2], total, calls, total / calls if calls else 0))
+EOF
     kill -TERM "${pid[$name]}"; wait "${pid[$name]}" || true; unset "pid[$name]"
   done
   exit 0

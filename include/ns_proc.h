@@ -65,8 +65,8 @@ typedef struct ns_ctx {
     ns_buf_t *scratch;   /* a buffer handlers may reuse across requests (owned by the loop that
                             dispatches, one thread at a time), NULL = none */
     bool going_away;     /* graceful shutdown (enableShutdownGracefully) is under way */
-    uint64_t t0_ns;      /* ns_metrics_clock_ns() when the request was queued for the worker;
-                            0 = from ns_metrics_request_start() (the I/O loops' batches) */
+    uint64_t t0;         /* ns_metrics_clock() when the request was queued for the worker;
+                               0 = from ns_metrics_request_start() (the I/O loops' batches) */
 } ns_ctx_t;
 
 /* Requests above this version (MQVersion V5_3_1) understand GO_AWAY and are sent elsewhere

@@ -79,7 +79,7 @@ bool ns_proc_runs_on_loop(int32_t code)
 
 bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
-    uint64_t t0 = ctx->t0_ns ? ctx->t0_ns : ns_metrics_request_start();
+    uint64_t t0 = ctx->t0 ? ctx->t0 : ns_metrics_request_start();
     ns_cmd_init(resp);
     resp->opaque = req->opaque;
     resp->flag = NS_FLAG_RESPONSE;

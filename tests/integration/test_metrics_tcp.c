@@ -145,9 +145,20 @@ static char *scrape(int port)
 
 /* ---- the server ------------------------------------------------------------------------- */
 
+/* The server of the running test; the teardown kills it when an assertion left it running. */
+static ns_testsrv_t srv;
+
+static int teardown(void **state)
+{
+    (void)state;
+    ns_testsrv_kill(&srv);
+    ns_testsrv_cleanup(&srv);
+    return 0;
+}
+
 /* Starts a server with the exporter on 127.0.0.1, any port, plus `extra` (--set pairs); returns
  * the exporter's port. */
-static int start_with_metrics(ns_testsrv_t *srv, const char *const *more)
+static int start_with_metrics(ns_testsrv_t *server, const char *const *more)
 {
     const char *args[32];
     size_t n = 0;
@@ -159,11 +170,11 @@ static int start_with_metrics(ns_testsrv_t *srv, const char *const *more)
     for (size_t i = 0; more && more[i] && n < 28; i++)
         args[n++] = more[i];
     args[n] = NULL;
-    memset(srv, 0, sizeof(*srv));
-    if (ns_testsrv_start(srv, args) != 0)
+    memset(server, 0, sizeof(*server));
+    if (ns_testsrv_start(server, args) != 0)
         return -1;
     char line[512];
-    if (!ns_testsrv_wait_output(srv, "metrics exporter (Prometheus) listening on", 10000, line,
+    if (!ns_testsrv_wait_output(server, "metrics exporter (Prometheus) listening on", 10000, line,
                                 sizeof(line)))
         return -1;
     const char *p = strstr(line, "listening on 127.0.0.1:");
@@ -238,7 +249,6 @@ static int route_read(int fd, const char *topic, uint64_t *in, uint64_t *out)
 static void test_counters_and_gauges_move_by_what_was_done(void **state)
 {
     (void)state;
-    ns_testsrv_t srv;
     char traffic_path[400];
     char tp_arg[420];
     /* The traffic log in the server's private directory (known once started: use a fixed name
@@ -372,7 +382,6 @@ static void test_counters_and_gauges_move_by_what_was_done(void **state)
 static void test_readiness_follows_the_server(void **state)
 {
     (void)state;
-    ns_testsrv_t srv;
     const char *more[] = {
         "--set", "needWaitForService=true",       "--set", "waitSecondsForService=2",
         "--set", "enableShutdownGracefully=true", "--set", "shutdownWaitTimeSeconds=3",
@@ -445,7 +454,6 @@ static void test_hostile_http_clients(void **state)
         rl.rlim_cur = rl.rlim_max < IDLE_CONNS + 200 ? rl.rlim_max : IDLE_CONNS + 200;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-    ns_testsrv_t srv;
     const char *two_loops[] = {"--set", "ioThreads=2", NULL};
     int mport = start_with_metrics(&srv, two_loops);
     assert_true(mport > 0);
@@ -531,7 +539,6 @@ static void test_hostile_http_clients(void **state)
 static void test_off_by_default(void **state)
 {
     (void)state;
-    ns_testsrv_t srv;
     memset(&srv, 0, sizeof(srv));
     assert_int_equal(ns_testsrv_start(&srv, NULL), 0);
     assert_false(ns_testsrv_wait_output(&srv, "metrics exporter", 300, NULL, 0));
@@ -542,10 +549,10 @@ static void test_off_by_default(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_counters_and_gauges_move_by_what_was_done),
-        cmocka_unit_test(test_readiness_follows_the_server),
-        cmocka_unit_test(test_hostile_http_clients),
-        cmocka_unit_test(test_off_by_default),
+        cmocka_unit_test_teardown(test_counters_and_gauges_move_by_what_was_done, teardown),
+        cmocka_unit_test_teardown(test_readiness_follows_the_server, teardown),
+        cmocka_unit_test_teardown(test_hostile_http_clients, teardown),
+        cmocka_unit_test_teardown(test_off_by_default, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kv_int.h"
 #include "ns_exporter.h"
@@ -155,7 +156,7 @@ static void test_requests_by_code_and_response(void **state)
 static void test_request_timing_and_class(void **state)
 {
     (void)state;
-    uint64_t t0 = ns_metrics_clock_ns();
+    uint64_t t0 = ns_metrics_clock();
     assert_true(t0 != 0);
     ns_metrics_request(slot_of(105), 105, 0, true, t0);
     ns_metrics_request(slot_of(318), 318, 0, true, t0);
@@ -175,10 +176,25 @@ static void test_request_timing_and_class(void **state)
     assert_int_equal(ns_metrics_request_class(99999), NS_H_LAT_OTHER);
 
     ns_metrics_configure(false, false);
-    assert_int_equal(ns_metrics_clock_ns(), 0);
+    assert_int_equal(ns_metrics_clock(), 0);
     ns_metrics_request(slot_of(105), 105, 0, true, 0);
     ns_metrics_snapshot(&snap);
     assert_int_equal(snap.requests[slot_of(105)][0], 1); /* unchanged */
+}
+
+/* Whatever the clock (TSC or CLOCK_MONOTONIC), a duration comes out in nanoseconds. */
+static void test_clock_measures_nanoseconds(void **state)
+{
+    (void)state;
+    uint64_t t = ns_metrics_clock();
+    assert_true(t != 0);
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    ns_metrics_observe_since(NS_H_WORKER_WAIT, t);
+    ns_metrics_snapshot_t snap;
+    ns_metrics_snapshot(&snap);
+    assert_true(snap.hist_sum_ns[NS_H_WORKER_WAIT] >= 19000000u);
+    assert_true(snap.hist_sum_ns[NS_H_WORKER_WAIT] < 2000000000u); /* a loaded machine */
 }
 
 /* On a loop, requests are timed back to back from the batch's start: one clock read each. */
@@ -503,6 +519,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_requests_by_code_and_response, reset, teardown),
         cmocka_unit_test_setup_teardown(test_request_timing_and_class, reset, teardown),
+        cmocka_unit_test_setup_teardown(test_clock_measures_nanoseconds, reset, teardown),
         cmocka_unit_test_setup_teardown(test_request_timing_chains_within_a_batch, reset, teardown),
         cmocka_unit_test_setup_teardown(test_histogram_cumulative, reset, teardown),
         cmocka_unit_test_setup_teardown(test_label_and_help_escaping, reset, teardown),
