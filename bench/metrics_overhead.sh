@@ -7,7 +7,9 @@
 # ratio of the rate and of the rate per server CPU-second.
 #
 #   bench/metrics_overhead.sh [--rounds N] [--duration S] [--conns N] [--inflight N]
-#   bench/metrics_overhead.sh --callgrind   instructions per route request, off then on
+#   bench/metrics_overhead.sh --callgrind   instructions per route request: off, on, on and
+#                                           scraped every second (and per scrape)
+#   KEEP=1 bench/metrics_overhead.sh ...     keep the work directory (logs, callgrind files)
 #
 # Loopback only, bounded in time. Needs a release build (cmake --preset release && cmake
 # --build build/release), python3, and valgrind for --callgrind.
@@ -34,7 +36,7 @@ cleanup() {
   local p
   for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$work"
+  if [[ -n ${KEEP:-} ]]; then echo "kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
@@ -93,11 +95,11 @@ bench() {
 
 if [[ $callgrind -eq 1 ]]; then
   command -v valgrind >/dev/null || { echo "valgrind missing" >&2; exit 2; }
-  for name in off on; do
+  for name in off on onscrape; do
     start "$name" valgrind --tool=callgrind --instr-atstart=no \
       --callgrind-out-file="$work/$name.cg"
     scraper=""
-    [[ $name == on ]] && { scrape_every_second "${mport[$name]}" 40; scraper=$!; }
+    [[ $name == onscrape ]] && { scrape_every_second "${mport[$name]}" 40; scraper=$!; }
     "$nsbench" -w route -a "127.0.0.1:${port[$name]}" -T 20000 -B 200 -W 4 -c 16 -p 4 -d 14 \
       --warmup 3 --run-id $((run_id++)) >"$work/$name.nsbench.log" 2>&1 &
     nb=$!
@@ -113,7 +115,10 @@ if [[ $callgrind -eq 1 ]]; then
     # Total instructions of the window, and the calls of ns_proc_dispatch (one per request).
     python3 - "$f" "$name" <<'EOF'
 import re, sys
-names, calls, total, cfn = {}, 0, 0, None
+# Calls of ns_proc_dispatch (one per request) and of ns_exporter_render (one per scrape), with
+# the instructions spent inside the latter (the cost line after each calls= line).
+names, calls, total, cfn, want = {}, {}, 0, None, None
+incl = {}
 for line in open(sys.argv[1]):
     m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?", line)
     if m:
@@ -123,13 +128,25 @@ for line in open(sys.argv[1]):
         if kind == "cfn":
             cfn = names.get(i)
         continue
+    if want is not None:
+        parts = line.split()
+        if len(parts) >= 2:
+            incl[want] = incl.get(want, 0) + int(parts[1])
+        want = None
+        continue
     m = re.match(r"calls=(\d+)", line)
-    if m and cfn == "ns_proc_dispatch":
-        calls += int(m.group(1))
+    if m and cfn in ("ns_proc_dispatch", "ns_exporter_render"):
+        calls[cfn] = calls.get(cfn, 0) + int(m.group(1))
+        want = cfn
     if line.startswith("totals:") or line.startswith("summary:"):
         total = int(line.split()[1])
-print("callgrind %s: %d instructions, %d requests dispatched, %.0f per request"
-      % (sys.argv[2], total, calls, total / calls if calls else 0))
+req = calls.get("ns_proc_dispatch", 0)
+scr = calls.get("ns_exporter_render", 0)
+scr_incl = incl.get("ns_exporter_render", 0)
+line = "callgrind %-9s %d instructions, %d requests, %.0f per request" % (sys.argv[2] + ":", total, req, total / req if req else 0)
+if scr:
+    line += "; %d scrapes of %.0f instructions each, %.0f per request without them" % (scr, scr_incl / scr, (total - scr_incl) / req)
+print(line)
 EOF
     kill -TERM "${pid[$name]}"; wait "${pid[$name]}" || true; unset "pid[$name]"
   done
