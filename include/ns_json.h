@@ -3,9 +3,10 @@
  * Reading: cJSON, after a pass that quotes the bare integer object keys fastjson writes for
  * Map<Integer|Long,...> ({0:"a"} -> {"0":"a"}), so nothing a broker sends is rejected.
  * Writing: a small streaming writer that reproduces fastjson 1.2.83 output byte for byte in
- * both of its modes (protocol.md section 2): the default mode (bare integer map keys, '/' not
- * escaped, raw UTF-8) and the "standard" mode used for route answers to version >= 401 clients
- * (quoted keys, "\/", \uXXXX for every char >= U+007F, longs above 2^53-1 quoted).
+ * both of its modes (docs/protocol.md, section JSON we write): the default mode (bare integer
+ * map keys, '/' not escaped, raw UTF-8) and the "standard" mode used for route answers to
+ * version >= 401 clients (quoted keys, "\/", \uXXXX for every char >= U+007F, longs above
+ * 2^53-1 quoted).
  * The writer never sorts: callers emit properties in alphabetical order, as fastjson does. */
 #ifndef NS_JSON_H
 #define NS_JSON_H

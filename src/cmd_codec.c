@@ -596,10 +596,11 @@ static int bin_ext(const uint8_t *p, size_t n, ns_cmd_t *out)
     return 0;
 }
 
-/* Layout in protocol.md 1.4. Stricter than Java, which reads strings straight from the frame
- * buffer and so may run into the body: here every length must fit inside the header, and
- * negative lengths are errors (Java ignores a negative ext_len). Bytes after the ext area are
- * ignored, as Java ignores them (it then misplaces the body; we take the body from the frame). */
+/* Layout in docs/protocol.md, section ROCKETMQ binary header. Stricter than Java, which reads
+ * strings straight from the frame buffer and so may run into the body: here every length must
+ * fit inside the header, and negative lengths are errors (Java ignores a negative ext_len).
+ * Bytes after the ext area are ignored, as Java ignores them (it then misplaces the body; we
+ * take the body from the frame). */
 static int decode_binary(const uint8_t *h, size_t len, ns_cmd_t *out)
 {
     if (len < BIN_FIXED_LEN)
@@ -817,9 +818,10 @@ static void set_be32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-/* protocol.md 1.4; code and version are cut to 16 bits as Java's (short) casts do. Entries
- * with an empty key or value are skipped (they would decode as null). NS_ETOOBIG: a key longer
- * than an int16 length can say, or a string past the 24-bit header limit. */
+/* docs/protocol.md, section ROCKETMQ binary header; code and version are cut to 16 bits as
+ * Java's (short) casts do. Entries with an empty key or value are skipped (they would decode
+ * as null). NS_ETOOBIG: a key longer than an int16 length can say, or a string past the 24-bit
+ * header limit. */
 static int encode_binary(const ns_cmd_t *cmd, ns_buf_t *b)
 {
     put_be16(b, (uint16_t)cmd->code);

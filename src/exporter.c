@@ -26,13 +26,7 @@
 #include "ns_metrics.h"
 #include "ns_proc.h"
 #include "ns_procstat.h"
-
-#ifndef NS_VERSION
-#define NS_VERSION "unknown"
-#endif
-#ifndef NS_GIT_REVISION
-#define NS_GIT_REVISION "unknown"
-#endif
+#include "ns_version.h"
 
 struct ns_exporter {
     struct MHD_Daemon *daemon;
@@ -99,9 +93,9 @@ static void write_server(const ns_metrics_snapshot_t *snap, ns_config_t *cfg, ns
           ready ? 1 : 0);
     ns_buf_t labels = NS_BUF_INIT;
     ns_buf_append_str(&labels, "version=\"");
-    ns_metrics_escape_label(&labels, NS_VERSION);
+    ns_metrics_escape_label(&labels, ns_version());
     ns_buf_append_str(&labels, "\",revision=\"");
-    ns_metrics_escape_label(&labels, NS_GIT_REVISION);
+    ns_metrics_escape_label(&labels, ns_git_revision());
     ns_buf_appendf(&labels, "\",remoting_version=\"%d\"", NS_SERVER_VERSION);
     ns_metrics_write_family(out, "mqnamesrv_build_info", "gauge",
                             "Always 1: the mqnamesrv version, its git revision and the remoting "

@@ -17,9 +17,12 @@ static uint64_t boot_time(void)
         return 0;
     char line[256];
     unsigned long long bt = 0;
-    while (fgets(line, sizeof(line), f) != NULL)
-        if (sscanf(line, "btime %llu", &bt) == 1)
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "btime ", 6) == 0) {
+            bt = strtoull(line + 6, NULL, 10);
             break;
+        }
+    }
     fclose(f);
     return bt;
 }

@@ -83,11 +83,10 @@ static int cmp_i32(const void *a, const void *b)
 bool ns_traffic_dist_line(ns_traffic_dist_t *d, const int32_t *code, const uint64_t *count,
                           size_t n, ns_buf_t *out)
 {
-    uint64_t cur[NS_TRAFFIC_MAX_CODES];
+    uint64_t cur[NS_TRAFFIC_MAX_CODES] = {0};
     for (size_t i = 0; i < d->n; i++)
         cur[i] = d->last[i];
-    int32_t fresh[NS_TRAFFIC_MAX_CODES];
-    uint64_t fresh_count[NS_TRAFFIC_MAX_CODES];
+    int32_t fresh[NS_TRAFFIC_MAX_CODES] = {0};
     size_t nfresh = 0;
     for (size_t k = 0; k < n; k++) {
         if (count[k] == 0)
@@ -102,14 +101,15 @@ bool ns_traffic_dist_line(ns_traffic_dist_t *d, const int32_t *code, const uint6
     }
     qsort(fresh, nfresh, sizeof(fresh[0]), cmp_i32);
     for (size_t f = 0; f < nfresh && d->n < NS_TRAFFIC_MAX_CODES; f++) {
+        uint64_t total = 0;
         for (size_t k = 0; k < n; k++)
             if (code[k] == fresh[f])
-                fresh_count[f] = count[k];
+                total = count[k];
         d->code[d->n] = fresh[f];
         d->last[d->n] = 0;
-        cur[d->n++] = fresh_count[f];
+        cur[d->n++] = total;
     }
-    size_t idx[NS_TRAFFIC_MAX_CODES];
+    size_t idx[NS_TRAFFIC_MAX_CODES] = {0};
     for (size_t i = 0; i < d->n; i++)
         idx[i] = i;
     sort_by_bucket(idx, d->n, d->code, (uint32_t)chm_capacity(d->n) - 1, true);

@@ -30,14 +30,16 @@ Common keys
   "version"   request version (default 479); "language" (default "JAVA"); "remark" (default none)
   "flag"      extra flag bits (default 0); "oneway": true sets bit 1 and expects no reply
   "wait"      seconds to wait for the reply (default 10); its absence ("timeout") is compared
-  "binary"    true: ROCKETMQ binary header instead of JSON (protocol.md 1.4)
+  "binary"    true: ROCKETMQ binary header instead of JSON (docs/protocol.md, section ROCKETMQ
+              binary header)
   "header"    raw JSON header text, sent verbatim instead of one built from the keys above
               ("opaque" inside it is replaced by the replayer's counter); for odd headers
   body, at most one of:
     "body"       text, sent as UTF-8
     "body_json"  a JSON value, sent compact (keys in the order written)
     "body_b64"   base64 bytes; "body_hex" hex bytes
-    "body_zlib"  the compressed RegisterBrokerBody (protocol.md 3.4), built here:
+    "body_zlib"  the compressed RegisterBrokerBody (docs/protocol.md, section Compressed
+                 register body), built here:
                  {"dataVersion": <text or object>, "topics": ["T 8 8 6 SINGLE_TAG {}", ...],
                   "filter": "[]", "mappings": [<TopicQueueMappingInfo text>, ...]}
                  "mappings" absent: no mapping section (what a version < 413 broker sends)
@@ -1254,7 +1256,8 @@ def cmd_selftest(_args):
     if decode_frame(frame[:-1])[0] is not None or decode_frame(frame)[0].body != b"xyz":
         bad += 1
         print("selftest FAILED: frame decoding")
-    # protocol.md 3.4: the masked CRC of {"filterServerList":[]} is 2053024402.
+    # docs/protocol.md, section CRC32 check: the masked CRC of {"filterServerList":[]} is
+    # 2053024402.
     if masked_crc(b'{"filterServerList":[]}') != 2053024402:
         bad += 1
         print("selftest FAILED: masked CRC32")

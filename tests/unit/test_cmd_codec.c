@@ -1,6 +1,6 @@
 /* Header codec: JSON and ROCKETMQ binary headers, both directions. Golden frames from
- * protocol.md 1.3/1.4 (tests/data/frames/), tolerant JSON reading, hostile binary lengths, exact
- * Java output, round trips. */
+ * docs/protocol.md, sections JSON header and ROCKETMQ binary header (tests/data/frames/),
+ * tolerant JSON reading, hostile binary lengths, exact Java output, round trips. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,7 @@
 /* Configuration: defaults, `-p` (vs. the output of the Java 5.5.0 NameServer), the 319 body (vs.
- * protocol.md 3.19), value conversion, the -c loader, the command line (vs. commons-cli 1.5.0 as
- * NamesrvStartup uses it) and 318 updates with their persistence. */
+ * docs/protocol.md, section GET_NAMESRV_CONFIG (319)), value conversion, the -c loader, the
+ * command line (vs. commons-cli 1.5.0 as NamesrvStartup uses it) and 318 updates with their
+ * persistence. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 
 #include "ns_common.h"
 #include "ns_config.h"
+#include "ns_version.h"
 #include "ns_log.h"
 
 /* `mqnamesrv -p` of Apache RocketMQ 5.5.0 with HOME=/root, ROCKETMQ_HOME=/opt/rocketmq, the
@@ -84,7 +86,8 @@ static const char java_p_output[] = "rocketmqHome=/opt/rocketmq\n"
                                     "maxReconnectIntervalTimeSeconds=60\n"
                                     "enableReconnectForGoAway=true\n";
 
-/* protocol.md 3.19, the default 319 body with HOME=/root, ROCKETMQ_HOME=/opt/rocketmq. */
+/* docs/protocol.md, section GET_NAMESRV_CONFIG (319): the default 319 body with HOME=/root,
+ * ROCKETMQ_HOME=/opt/rocketmq. */
 static const char default_319[] = "bindAddress=0.0.0.0\n"
                                   "clientRequestThreadPoolNums=8\n"
                                   "clientRequestThreadPoolQueueCapacity=50000\n"
@@ -324,7 +327,12 @@ static void test_print_matches_java(void **state)
     fclose(f);
     char *text = read_text(path);
     const char *line = text;
-    /* Java's 60 lines first, then our extensions (which Java does not have) */
+    /* a first line naming the build (no '=': key=value readers skip it) */
+    char first[160];
+    snprintf(first, sizeof(first), " INFO main - %s\n", ns_version_line());
+    assert_memory_equal(line + 19, first, strlen(first));
+    line = strchr(line, '\n') + 1;
+    /* then Java's 60 lines, then our extensions (which Java does not have) */
     ns_buf_t ext = NS_BUF_INIT;
     ns_config_dump_extensions(&cfg, &ext);
     assert_non_null(strstr(ns_buf_cstr(&ext), "frameMaxLength=16777216\n"));

@@ -385,7 +385,7 @@ static void test_writer_nesting(void **state)
     ns_buf_free(&b);
 }
 
-/* ---- protocol.md 2.6 golden outputs ---- */
+/* ---- docs/protocol.md, section Body shapes: golden outputs ---- */
 
 typedef struct addr {
     int64_t id;

@@ -20,7 +20,7 @@
 #define V4 397 /* a 4.9.x broker's version (V4_9_3) */
 #define V_OLD 36
 
-/* The 5.x example body of protocol.md 2.6. */
+/* The 5.x example body of docs/protocol.md, section Body shapes. */
 static const char BODY_5X[] =
     "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":0,"
     "\"stateVersion\":0,\"timestamp\":1700000000000},\"mappingDataVersion\":{\"counter\":0,"
@@ -29,7 +29,7 @@ static const char BODY_5X[] =
     "\"SINGLE_TAG\",\"topicName\":\"TopicA\",\"topicSysFlag\":0,\"writeQueueNums\":8}},"
     "\"topicQueueMappingDetailMap\":{},\"topicQueueMappingInfoMap\":{}}}";
 
-/* The worked example of protocol.md 3.4 (599 bytes). */
+/* The worked example of docs/protocol.md, section REGISTER_BROKER example (599 bytes). */
 static const char BODY_WORKED[] =
     "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":1,"
     "\"stateVersion\":0,\"timestamp\":1700000000000},\"mappingDataVersion\":{\"counter\":0,"
@@ -486,7 +486,8 @@ static int decode_z(const ns_buf_t *inflated, int32_t version, ns_register_body_
     return rc;
 }
 
-/* The example stream of protocol.md 3.4: 1 topic, no mapping, 104 bytes. */
+/* The example stream of docs/protocol.md, section Compressed register body: 1 topic, no
+ * mapping, 104 bytes. */
 static void example_stream(ns_buf_t *s)
 {
     put_item(s, "{\"counter\":3,\"stateVersion\":0,\"timestamp\":1700000000000}");
