@@ -117,8 +117,13 @@ static inline void ns__metrics_bump(uint64_t *p, uint64_t n)
     __atomic_store_n(p, *p + n, __ATOMIC_RELAXED); /* one writer: the owning thread */
 }
 
-#define NS_METRIC_ADD(id, n) ns__metrics_bump(&ns__metrics_shard()->counters[NS_M_##id], (n))
-#define NS_METRIC_INC(id) NS_METRIC_ADD(id, 1)
+/* Counts an event of counter `id` (n of them) in the calling thread's shard. */
+static inline void ns_metrics_add(ns_metric_id_t id, uint64_t n)
+{
+    ns__metrics_bump(&ns__metrics_shard()->counters[id], n);
+}
+#define NS_METRIC_ADD(id, n) ns_metrics_add(NS_M_##id, (n))
+#define NS_METRIC_INC(id) ns_metrics_add(NS_M_##id, 1)
 
 /* ---- switches (set once at startup, before other threads run) ---------------------------- */
 

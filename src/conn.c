@@ -328,7 +328,7 @@ static void flush_replies(ns_conn_t *conn)
 static void bad_frame(ns_conn_t *conn, ns_metric_id_t reason, const char *why, const uint8_t *data,
                       size_t len)
 {
-    ns__metrics_bump(&ns__metrics_shard()->counters[reason], 1);
+    ns_metrics_add(reason, 1);
     char sample[300];
     ns_log_escape(data, len, 64, sample, sizeof(sample));
     NS_LOG_W("closing connection %s: %s; first bytes: %s", conn->peer, why, sample);
