@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "ns_buf.h"
+#include "ns_properties.h"
 
 #define NS_CFG_GET(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
 #define NS_CFG_SET(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
@@ -140,9 +141,14 @@ typedef struct ns_config {
     char *log_path;                /* logPath: log file ("" = none) */
     char *log_level;               /* logLevel: ERROR, WARN, INFO or DEBUG; RUNTIME (318 applies
                                       it to the logger at once) */
-    char *port_file;     /* portFile: write the bound port here once listening ("" = no) */
-    int32_t io_threads;  /* ioThreads: I/O event loops (0 = one per CPU) */
-    ns_tls_config_t tls; /* tls.* and the PROXY protocol (see above) */
+    char *port_file;             /* portFile: write the bound port here once listening ("" = no) */
+    int32_t io_threads;          /* ioThreads: I/O event loops (0 = one per CPU) */
+    char *metrics_exporter_type; /* metricsExporterType: PROM or DISABLE (RocketMQ 5.x key) */
+    int32_t metrics_prom_exporter_port; /* metricsPromExporterPort (5557; 0 = any free port) */
+    char *metrics_prom_exporter_host;   /* metricsPromExporterHost ("" = every IPv4 address) */
+    bool traffic_log_enable;            /* trafficLogEnable: Java's per-second traffic lines */
+    char *traffic_log_path;             /* trafficLogPath: where they go */
+    ns_tls_config_t tls;                /* tls.* and the PROXY protocol (see above) */
     unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
                                                    (319 shows it) */
 
@@ -183,27 +189,6 @@ void ns_config_free(ns_config_t *cfg);
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, bool strict, char *err,
                   size_t errlen);
 
-/* Parses Java .properties text exactly as java.util.Properties.load(InputStream) of JDK 9+
- * does: ISO-8859-1 bytes (a byte >= 0x80 is the code point U+0080..U+00FF), '#'/'!' comment
- * lines, key ended by an unescaped '=', ':' or blank, blanks around the separator skipped,
- * '\' line continuation (leading blanks of the next line dropped), escapes \t \n \r \f \uXXXX,
- * "\x" -> "x" otherwise, duplicate keys reported each time (the last one wins in Java).
- * Calls fn for each pair, key and value as NUL-terminated UTF-8 (a surrogate pair of \u escapes
- * becomes one 4-byte sequence, a lone surrogate '?', as Java's UTF-8 encoder writes them; U+0000
- * becomes the two bytes C0 80 so that strings stay NUL-terminated), with the 1-based line the
- * pair starts on. Stops and returns fn's result when it is non-zero. Returns 0, or NS_EPROTO
- * for a malformed \uXXXX escape (Java's IllegalArgumentException), its line in *err_line
- * (may be NULL). */
-typedef int ns_properties_fn(void *arg, const char *key, const char *value, int line);
-int ns_properties_parse(const char *text, size_t len, ns_properties_fn *fn, void *arg,
-                        int *err_line);
-
-/* Rewrites bytes the way Java's new String(bytes, UTF_8).getBytes(UTF_8) does: every malformed
- * sequence (and every encoded surrogate) becomes EF BF BD (U+FFFD), following the JDK
- * decoder's rules for how many bytes one replacement covers. 318 bodies go through this
- * before ns_properties_parse(), as they do in Java. Appends to out. */
-void ns_utf8_java_sanitize(const void *data, size_t len, ns_buf_t *out);
-
 /* Loads a -c file: parses it, applies every pair strictly (a key given twice: the last one,
  * as in Java), warns on stderr "mqnamesrv: unknown property X at FILE:LINE" for keys no Java
  * config object nor mqnamesrv knows (they are kept, see extra_keys), sets configStorePath and
@@ -238,11 +223,13 @@ void ns_config_derive_use_tls(ns_config_t *cfg);
  * -c/--configFile <file>, -p/--printConfigItem, -h/--help, -n/--namesrvAddr <list> (accepted,
  * ignored); unique prefixes of long options, --configFile=FILE, -cFILE, -c=FILE, bundled -pc F;
  * the first -c wins; non-option words are ignored. Plus mqnamesrv's long-only, repeatable
- * `--set key=value`, applied strictly after the -c file (unknown keys refused). Then loads -c.
+ * `--set key=value`, applied strictly after the -c file (unknown keys refused), and
+ * `--version` (prints "mqnamesrv x.y.z (git REV)" to stdout, exit 0). Then loads -c.
  * Output: -h prints Java's usage to stdout; a parse error prints "Unrecognized option: -x" or
  * "Missing argument for option: c" to stderr and the usage to stdout; -c/--set problems go to
  * stderr. Sets print_config for -p (the caller prints ns_config_print() and exits 0).
- * Returns 0 to go on, or -(status + 1) when the process should exit now with `status`: help 0,
+ * Returns 0 to go on, or -(status + 1) when the process should exit now with `status`: help and
+ * version 0,
  * usage error 1, bad value 1, unreadable or malformed -c file 255 (Java's -1). */
 int ns_config_parse_cli(ns_config_t *cfg, int argc, char **argv);
 
@@ -252,6 +239,9 @@ extern const char ns_config_usage[];
 /* True when rocketmqHome is unset: main must then print NS_CONFIG_HOME_MISSING_MSG to stdout
  * and exit 254, as Java does (after -p handling: -p does not need it). */
 bool ns_config_home_missing(const ns_config_t *cfg);
+
+/* True when metricsExporterType is PROM (any case): main starts the HTTP exporter. */
+bool ns_config_metrics_enabled(const ns_config_t *cfg);
 #define NS_CONFIG_HOME_MISSING_MSG                                                                 \
     "Please set the ROCKETMQ_HOME variable in your environment to match the location of the "      \
     "RocketMQ installation\n"
@@ -274,19 +264,29 @@ void ns_config_print(ns_config_t *cfg, FILE *fp);
 
 /* Appends the 319 GET_NAMESRV_CONFIG body: every non-null NamesrvConfig and NettyServerConfig
  * property (current value), the extensions that were set, and every extra key (raw text), sorted
- * by key (byte order), "key=value\n" each, no escaping. Takes cfg->lock. */
+ * by key (byte order), "key=value\n" each, no escaping, as Java sends it (so a value holding a
+ * line break shows as two lines; U+0000 is a 0x00 byte). Takes cfg->lock. */
 void ns_config_dump_sorted(ns_config_t *cfg, ns_buf_t *out);
 
+/* Appends what 318 writes to configStorePath: the pairs of ns_config_dump_sorted(), each key
+ * and value escaped as java.util.Properties.store escapes them (ns_properties_escape), so that
+ * ns_config_load_file() reads back exactly the configuration in memory, whatever a value holds
+ * (Java writes the 319 text instead, see docs/config.md). Takes cfg->lock. */
+void ns_config_dump_file(ns_config_t *cfg, ns_buf_t *out);
+
 /* Applies a 318 UPDATE_NAMESRV_CONFIG body (properties text, as received) with Java's
- * semantics: body sanitised as UTF-8 then parsed as ISO-8859-1; any key in the blacklist
+ * semantics: body decoded as UTF-8 (ns_utf8_decode_java) then parsed as ISO-8859-1; any key in
+ * the blacklist
  * (configBlackList, configStorePath, kvConfigPath, rocketmqHome, plus the ';'-separated
  * configBlackList entries) refuses the whole update; so does a key that 318 may never set (a
  * file, a directory or a protection switch) or a number outside the range 318 may set (the
  * option table's remote class and range, see docs/config.md); otherwise each known key is applied
  * with strict=false (bad numbers ignored), extra keys already present get their new text, unknown
- * keys are dropped; then the sorted dump is written to configStorePath atomically (temp file in
- * the same directory, fsync, rename, directory fsync; the previous file is first copied to
- * <path>.bak, as Java keeps one). Takes cfg->lock. */
+ * keys are dropped; then ns_config_dump_file() is written to configStorePath atomically (temp
+ * file in the same directory, fsync, rename, directory fsync; the previous file is first copied
+ * to <path>.bak, as Java keeps one). A value 318 would persist as text that the -c loader
+ * refuses (logLevel=LOUD) is refused like a key that is not remote, so that the file always
+ * loads at the next start. Takes cfg->lock. */
 typedef enum ns_config_update_result {
     NS_CONFIG_UPDATE_OK = 0,
     NS_CONFIG_UPDATE_BLACKLISTED = 1,    /* 16 "Can not update config in black list." */

@@ -1,6 +1,9 @@
 /* KV config (RocketMQ KVConfigManager): namespace -> key -> value, all strings, persisted to
  * kvConfigPath in the Java file format {"configTable":{ns:{key:value}}}.
  *
+ * Strings are Java text (ns_utf8.h), as the request decoders make them: a U+0000 inside is the
+ * two bytes C0 80 (so "victim\u0000evil" is its own key), and the file writes it \u0000.
+ *
  * Thread-safe: one mutex inside. Every change is written atomically before the call returns:
  * the whole file goes to <path>.tmp in the same directory (fsync'd), the previous file is
  * hard-linked (or, where links fail, copied) to <path>.bak as Java keeps it, the temp file is
@@ -69,6 +72,10 @@ int ns_kv_get_table_json(ns_kv_t *kv, const char *ns, ns_buf_t *out);
  * so that cached answers that embed KV values (orderTopicConf) can tell they are stale.
  * Lock-free (an atomic read). */
 unsigned long ns_kv_generation(ns_kv_t *kv);
+
+/* Keys over every namespace (valueless keys included); *namespaces (may be NULL) gets the
+ * number of namespaces. Takes the mutex (memory only). */
+size_t ns_kv_count(ns_kv_t *kv, size_t *namespaces);
 
 /* Logs the whole store at INFO in Java's periodic format: a dashed line, "configTable SIZE: <n
  * namespaces>", then "configTable NS: <ns> Key: <k> Value: <v>" per key, sorted. */

@@ -17,6 +17,7 @@
 #include "ns_common.h"
 #include "ns_frame.h"
 #include "ns_log.h"
+#include "ns_metrics.h"
 #include "ns_proc.h"
 
 /* Reads land in chunks of this size at least; a request is a few hundred bytes, a broker
@@ -149,6 +150,7 @@ static void on_close(uv_handle_t *handle)
 {
     ns_conn_t *conn = handle->data;
     ns_io_loop_t *loop = conn->loop;
+    NS_METRIC_INC(CONN_CLOSED);
     list_remove(conn);
     ns_buf_free(&conn->in);
     ns_buf_free(&conn->out_headers);
@@ -301,6 +303,8 @@ static void flush_replies(ns_conn_t *conn)
     if (conn->seg_count == 0)
         return;
     size_t n = conn->seg_count;
+    if (!conn->closing)
+        NS_METRIC_ADD(BYTES_OUT, conn->batch_bytes);
     conn->batch_bytes = 0; /* every path below hands the segments on or releases them */
     if (conn->closing) {
         release_segs(conn, 0, n);
@@ -385,8 +389,10 @@ static void flush_replies(ns_conn_t *conn)
     (void)output_over_limit(conn);
 }
 
-static void bad_frame(ns_conn_t *conn, const char *why, const uint8_t *data, size_t len)
+static void bad_frame(ns_conn_t *conn, ns_metric_id_t reason, const char *why, const uint8_t *data,
+                      size_t len)
 {
+    ns_metrics_add(reason, 1);
     char sample[300];
     ns_log_escape(data, len, 64, sample, sizeof(sample));
     NS_LOG_W("closing connection %s: %s; first bytes: %s", conn->peer, why, sample);
@@ -486,7 +492,8 @@ static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
     ns_server_t *server = conn->loop->server;
     ns_cmd_t req;
     if (ns_cmd_decode(frame, &req) != 0) {
-        bad_frame(conn, "undecodable remoting header", frame->header, frame->header_len);
+        bad_frame(conn, NS_M_FRAME_BAD_HEADER, "undecodable remoting header", frame->header,
+                  frame->header_len);
         return;
     }
     if (req.flag & NS_FLAG_RESPONSE) {
@@ -534,6 +541,8 @@ static bool output_over_limit(ns_conn_t *conn)
         return false;
     NS_LOG_W("closing connection %s: %zu reply bytes unread (limit %zu)", conn->peer,
              queued + conn->batch_bytes, limit);
+    NS_METRIC_INC(CUT_OUTPUT_LIMIT);
+    NS_METRIC_ADD(REPLY_BYTES_DROPPED, queued + conn->batch_bytes);
     ns__conn_close(conn, "output limit");
     return true;
 }
@@ -549,7 +558,8 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len)
         if (st == NS_FRAME_NEED_MORE)
             break;
         if (st != NS_FRAME_OK) {
-            bad_frame(conn, ns_frame_strerror(st), data + pos, len - pos);
+            bad_frame(conn, ns_metrics_frame_refusal(st), ns_frame_strerror(st), data + pos,
+                      len - pos);
             break;
         }
         handle_frame(conn, &frame);
@@ -563,6 +573,7 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len)
  * the loop's TLS plaintext buffer), else it is conn->in. */
 static void consume(ns_conn_t *conn, const uint8_t *data, size_t len, bool shared)
 {
+    ns_metrics_batch_begin();
     size_t pos = handle_frames(conn, data, len);
     flush_replies(conn);
     if (conn->closing)
@@ -580,15 +591,6 @@ static void consume(ns_conn_t *conn, const uint8_t *data, size_t len, bool share
 }
 
 /* ---- the first bytes: PROXY header, TLS or plaintext ------------------------------------- */
-
-static void refuse(ns_conn_t *conn, const char *why, const uint8_t *data, size_t len)
-{
-    char sample[300];
-    ns_log_escape(data, len, 64, sample, sizeof(sample));
-    NS_LOG_W("closing connection %s: %s; first bytes: %s", conn->peer, why, sample);
-    __atomic_add_fetch(&conn->loop->server->stat_bad_frames, 1, __ATOMIC_RELAXED);
-    ns__conn_close(conn, why);
-}
 
 /* Java accepts a PROXY header from any peer; proxyProtocolTrustedProxies narrows that. */
 static bool proxy_allowed(ns_conn_t *conn)
@@ -648,11 +650,13 @@ static bool preamble(ns_conn_t *conn, const uint8_t **data, size_t *len, bool sh
         switch (ns_sniff(*data, *len, server->tls.mode, conn->after_proxy, &s)) {
         case NS_SNIFF_PROXY:
             if (!proxy_allowed(conn)) {
-                refuse(conn, "PROXY protocol header from a peer not in proxyProtocolTrustedProxies",
-                       *data, *len);
+                bad_frame(conn, NS_M_FRAME_PROXY_UNTRUSTED,
+                          "PROXY protocol header from a peer not in proxyProtocolTrustedProxies",
+                          *data, *len);
                 return false;
             }
             take_proxy_header(conn, &s.proxy);
+            NS_METRIC_INC(PROXY_HEADERS);
             conn->after_proxy = true;
             conn->preamble_deadline_ms = 0; /* a client behind a proxy may stay silent */
             drop_front(conn, data, len, shared, s.consumed);
@@ -683,16 +687,18 @@ static bool preamble(ns_conn_t *conn, const uint8_t **data, size_t *len, bool sh
             conn->preamble_deadline_ms = uv_now(&conn->loop->loop) + server->tls.handshake_ms;
             return true;
         case NS_SNIFF_REFUSE_TLS:
-            refuse(conn, "TLS handshake received, but tls.server.mode is disabled", *data, *len);
+            bad_frame(conn, NS_M_FRAME_TLS,
+                      "TLS handshake received, but tls.server.mode is disabled", *data, *len);
             return false;
         case NS_SNIFF_REFUSE_PLAIN:
-            refuse(conn, "plaintext request, but tls.server.mode is enforcing (TLS only)", *data,
-                   *len);
+            bad_frame(conn, NS_M_FRAME_PLAINTEXT,
+                      "plaintext request, but tls.server.mode is enforcing (TLS only)", *data,
+                      *len);
             return false;
         case NS_SNIFF_BAD_PROXY: {
             char why[160];
             snprintf(why, sizeof(why), "bad PROXY protocol header: %s", s.proxy.error);
-            refuse(conn, why, *data, *len);
+            bad_frame(conn, NS_M_FRAME_PROXY, why, *data, *len);
             return false;
         }
         }
@@ -751,6 +757,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     conn->last_active_ms = uv_now(&conn->loop->loop);
+    NS_METRIC_ADD(BYTES_IN, (uint64_t)nread);
     bool shared = buf->base == (char *)conn->loop->read_buf;
     const uint8_t *data;
     size_t len;
@@ -783,6 +790,7 @@ static void conn_start(ns_io_loop_t *loop, ns_conn_t *conn)
     loop->conns = conn;
     loop->conn_count++;
     __atomic_add_fetch(&server->stat_connections, 1, __ATOMIC_RELAXED);
+    NS_METRIC_INC(CONN_ACCEPTED);
 
     struct sockaddr_storage ss;
     int sslen = sizeof(ss);
@@ -852,6 +860,8 @@ void ns__conn_close_by_id(ns_io_loop_t *loop, uint64_t id, const char *why)
 {
     for (ns_conn_t *c = loop->conns; c != NULL; c = c->next) {
         if (c->id == id) {
+            if (!c->closing)
+                NS_METRIC_INC(CUT_BROKER_EXPIRED);
             ns__conn_close(c, why);
             return;
         }
@@ -868,11 +878,13 @@ void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms)
         if (idle_ms > 0 && now_ms - c->last_active_ms > idle_ms) {
             NS_LOG_I("closing connection %s: idle for more than %llu s", c->peer,
                      (unsigned long long)(idle_ms / 1000));
+            NS_METRIC_INC(CUT_IDLE);
             ns__conn_close(c, "idle");
         } else if (c->preamble_deadline_ms != 0 && now_ms >= c->preamble_deadline_ms) {
             const char *what = c->tls != NULL ? "TLS handshake" : "PROXY protocol header";
             if (c->tls != NULL)
                 ns_tls_fail(c->tls, "handshake timeout");
+            NS_METRIC_INC(CUT_HANDSHAKE_TIMEOUT);
             NS_LOG_W("closing connection %s: %s not completed within %llu ms", c->peer, what,
                      (unsigned long long)loop->server->tls.handshake_ms);
             ns__conn_close(c, "handshake timeout");

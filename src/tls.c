@@ -12,6 +12,7 @@
 #include <openssl/err.h>
 
 #include "ns_common.h"
+#include "ns_metrics.h"
 
 /* Largest TLS record payload: small pieces are coalesced into records of this size. */
 #define RECORD_MAX 16384
@@ -102,6 +103,7 @@ static void count_failure(ns_tls_t *t)
     if (!t->done && !t->failed) {
         t->failed = true;
         __atomic_add_fetch(&t->ctx->failures, 1, __ATOMIC_RELAXED);
+        ns_metrics_add(t->ctx->server ? NS_M_TLS_FAILURES_SERVER : NS_M_TLS_FAILURES_CLIENT, 1);
     }
 }
 
@@ -176,6 +178,7 @@ static void check_done(ns_tls_t *t)
     if (!t->done && !t->failed && SSL_is_init_finished(t->ssl)) {
         t->done = true;
         __atomic_add_fetch(&t->ctx->handshakes, 1, __ATOMIC_RELAXED);
+        ns_metrics_add(t->ctx->server ? NS_M_TLS_HANDSHAKES_SERVER : NS_M_TLS_HANDSHAKES_CLIENT, 1);
     }
 }
 

@@ -17,6 +17,7 @@
 #include <openssl/x509v3.h>
 
 #include "ns_common.h"
+#include "ns_metrics.h"
 
 /* TLS 1.3 suites are set apart in OpenSSL (SSL_CTX_set_ciphersuites). */
 static const char *const tls13_suites[] = {
@@ -602,6 +603,7 @@ int ns_tls_ctx_load(ns_tls_ctx_t *ctx, const ns_tls_settings_t *s, char *err, si
     pthread_mutex_unlock(&ctx->lock);
     SSL_CTX_free(old); /* sessions made from it hold their own references */
     __atomic_add_fetch(sc != NULL ? &ctx->reloads : &ctx->reload_errors, 1, __ATOMIC_RELAXED);
+    ns_metrics_add(sc != NULL ? NS_M_TLS_RELOAD_OK : NS_M_TLS_RELOAD_ERROR, 1);
     return sc != NULL ? 0 : NS_ECONFIG;
 }
 

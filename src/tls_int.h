@@ -28,7 +28,7 @@ struct ns_tls_ctx {
     tls_file_sig_t files[TLS_MAX_FILES];
     size_t file_count;
     char desc[320];
-    /* Counters (relaxed atomics; ns_tls_stats_t). */
+    /* Counters (relaxed atomics; ns_tls_stats_t), also counted in the metrics registry. */
     uint64_t handshakes;
     uint64_t failures;
     uint64_t reloads;
