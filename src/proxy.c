@@ -176,25 +176,38 @@ static uint16_t be16(const uint8_t *p)
 }
 
 /* Netty's readTlvs: TLVs while 4 or more bytes are left; each must fit; an SSL TLV (0x20) holds
- * a client byte, a 32-bit verify result and nested TLVs. */
-static const char *check_tlvs(const uint8_t *p, size_t n, int depth)
+ * a client byte, a 32-bit verify result and nested TLVs, which Netty reads (depth first) only
+ * when 4 bytes or more follow them, up to MAX_TLV_NESTING levels. An explicit stack of the
+ * levels being read, not recursion. */
+static const char *check_tlvs(const uint8_t *p, size_t n)
 {
-    if (depth > MAX_TLV_NESTING)
-        return "v2 header with SSL TLVs nested too deep";
-    while (n >= 4) {
-        size_t l = be16(p + 1);
-        if (l > n - 3)
-            return "v2 header with a TLV longer than the header";
-        if (p[0] == 0x20) {
-            if (l < 5)
-                return "v2 header with an SSL TLV shorter than 5 bytes";
-            /* Netty looks for nested TLVs only when 4 bytes or more follow. */
-            const char *why = l - 5 >= 4 ? check_tlvs(p + 3 + 5, l - 5, depth + 1) : NULL;
-            if (why != NULL)
-                return why;
+    struct level {
+        const uint8_t *p;
+        size_t n;
+    } stack[MAX_TLV_NESTING + 1];
+    int top = 0;
+    stack[0] = (struct level){p, n};
+    while (top >= 0) {
+        struct level *lv = &stack[top];
+        if (lv->n < 4) {
+            top--;
+            continue;
         }
-        p += 3 + l;
-        n -= 3 + l;
+        const uint8_t *tlv = lv->p;
+        size_t l = be16(tlv + 1);
+        if (l > lv->n - 3)
+            return "v2 header with a TLV longer than the header";
+        lv->p += 3 + l;
+        lv->n -= 3 + l;
+        if (tlv[0] != 0x20)
+            continue;
+        if (l < 5)
+            return "v2 header with an SSL TLV shorter than 5 bytes";
+        if (l - 5 >= 4) {
+            if (top + 1 > MAX_TLV_NESTING)
+                return "v2 header with SSL TLVs nested too deep";
+            stack[++top] = (struct level){tlv + 3 + 5, l - 5};
+        }
     }
     return NULL;
 }
@@ -256,7 +269,7 @@ static ns_proxy_status_t decode_v2(const uint8_t *buf, size_t len, ns_proxy_head
         out->dst_port = be16(info + 34);
         out->ipv6 = true;
     }
-    const char *why = check_tlvs(info + block, info_len - block, 0);
+    const char *why = check_tlvs(info + block, info_len - block);
     if (why != NULL)
         return bad(out, why);
     /* Java takes the source only with a port above 0 (RemotingHelper.getProxyProtocolAddress). */
