@@ -113,6 +113,10 @@ typedef struct ns_config {
                                       it to the logger at once) */
     char *port_file;    /* portFile: write the bound port here once listening ("" = no) */
     int32_t io_threads; /* ioThreads: I/O event loops (0 = one per CPU) */
+    bool acl_enable;    /* aclEnable: check signatures (ns_acl.h); never remote */
+    bool acl_reads_require_signature; /* aclReadsRequireSignature; never remote */
+    char *acl_plain_file; /* aclPlainFile: the account file ("" = conf/plain_acl.yml), relative
+                             to rocketmqHome unless absolute; never remote */
     unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
                                                    (319 shows it) */
 
