@@ -17,6 +17,9 @@
 
 /* The broker's AclConstants.ACCESS_KEY_MIN_LENGTH / SECRET_KEY_MIN_LENGTH: longer than this. */
 #define KEY_MIN_LENGTH 6
+/* Deepest nesting of sequences and mappings accepted. An account file needs 4; libyaml's time
+ * grows with the square of the depth (a megabyte of '[' would take many minutes). */
+#define MAX_DEPTH 32
 
 typedef struct walk {
     yaml_document_t *doc;
@@ -239,6 +242,46 @@ static int parse_root(walk_t *w, yaml_node_t *root, ns_acl_accounts_t *set)
     return rc;
 }
 
+/* A first pass over the events, which stops at the first node nested deeper than MAX_DEPTH,
+ * before the document loader (which would go all the way) runs. */
+static int check_depth(const char *text, size_t len, char *err, size_t errlen)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) {
+        ns_set_err(err, errlen, "cannot initialise the YAML parser");
+        return NS_EINVAL;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int depth = 0, rc = 0;
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) {
+            ns_set_err(err, errlen, "line %lu: not YAML: %s",
+                       (unsigned long)parser.problem_mark.line + 1,
+                       parser.problem ? parser.problem : "parse error");
+            rc = NS_EINVAL;
+            break;
+        }
+        yaml_event_type_t type = ev.type;
+        unsigned long line = (unsigned long)ev.start_mark.line + 1;
+        yaml_event_delete(&ev);
+        if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+            if (++depth > MAX_DEPTH) {
+                ns_set_err(err, errlen, "line %lu: nested more than %d levels deep", line,
+                           MAX_DEPTH);
+                rc = NS_EINVAL;
+                break;
+            }
+        } else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+            depth--;
+        } else if (type == YAML_STREAM_END_EVENT) {
+            break;
+        }
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 int ns_acl_accounts_parse(const char *text, size_t len, ns_acl_accounts_t **out, char *err,
                           size_t errlen)
 {
@@ -247,6 +290,9 @@ int ns_acl_accounts_parse(const char *text, size_t len, ns_acl_accounts_t **out,
         ns_set_err(err, errlen, "%zu bytes, more than the %u accepted", len, NS_ACL_FILE_MAX);
         return NS_ETOOBIG;
     }
+    int rc = check_depth(text, len, err, errlen);
+    if (rc != 0)
+        return rc;
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser)) {
@@ -263,7 +309,6 @@ int ns_acl_accounts_parse(const char *text, size_t len, ns_acl_accounts_t **out,
     }
     ns_acl_accounts_t *set = ns_xcalloc(1, sizeof(*set));
     walk_t w = {&doc, err, errlen};
-    int rc = 0;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root != NULL) {
         rc = parse_root(&w, root, set);
