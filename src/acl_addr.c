@@ -152,6 +152,8 @@ static int compile_list(const char *prefix, const char *list, size_t len, ns_acl
             return NS_EINVAL;
         if (item[0] != '\0') { /* Java's split drops empty items */
             ns_acl_addr_entry_t e;
+            if (plen + strlen(item) >= sizeof(addr))
+                return NS_EINVAL; /* longer than any address */
             memcpy(addr, prefix, plen);
             memcpy(addr + plen, item, strlen(item) + 1);
             if (!parse_literal(addr, &e))

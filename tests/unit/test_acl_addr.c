@@ -121,6 +121,10 @@ static void test_refused(void **state)
     assert_true(refused("1:2::*")); /* no "::" before the range part */
     assert_true(refused("1.2.3.-"));
     assert_true(refused("1.2.3.5-"));
+    char long_prefix[240];
+    memset(long_prefix, '1', 200);
+    strcpy(long_prefix + 200, ".{1,2}"); /* found by the fuzzer: overflowed a buffer */
+    assert_true(refused(long_prefix));
     char big[600];
     memset(big, '1', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
