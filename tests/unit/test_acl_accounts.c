@@ -246,12 +246,29 @@ static void test_load_file(void **state)
     assert_non_null(strstr(err, "cannot open"));
 }
 
+/* The example shipped in conf/ parses, with the accounts it describes. */
+static void test_shipped_example(void **state)
+{
+    (void)state;
+    ns_acl_accounts_t *set = NULL;
+    char err[256] = "";
+    int rc = ns_acl_accounts_load_file(NS_TEST_DATA_DIR "/../../conf/plain_acl.yml.example", &set,
+                                       err, sizeof(err));
+    if (rc != 0)
+        fail_msg("%s", err);
+    assert_int_equal(set->count, 2);
+    assert_false(ns_acl_accounts_find(set, "brokerAccessKey")->admin);
+    assert_true(ns_acl_accounts_find(set, "opsAdminKey")->admin);
+    assert_int_equal(set->global_white_count, 0);
+    ns_acl_accounts_free(set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_broker_sample), cmocka_unit_test(test_yaml_forms),
         cmocka_unit_test(test_errors),        cmocka_unit_test(test_hostile),
-        cmocka_unit_test(test_load_file),
+        cmocka_unit_test(test_load_file),     cmocka_unit_test(test_shipped_example),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
