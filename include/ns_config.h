@@ -191,11 +191,13 @@ int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t er
  * -c/--configFile <file>, -p/--printConfigItem, -h/--help, -n/--namesrvAddr <list> (accepted,
  * ignored); unique prefixes of long options, --configFile=FILE, -cFILE, -c=FILE, bundled -pc F;
  * the first -c wins; non-option words are ignored. Plus mqnamesrv's long-only, repeatable
- * `--set key=value`, applied strictly after the -c file (unknown keys refused). Then loads -c.
+ * `--set key=value`, applied strictly after the -c file (unknown keys refused), and
+ * `--version` (prints "mqnamesrv x.y.z (git REV)" to stdout, exit 0). Then loads -c.
  * Output: -h prints Java's usage to stdout; a parse error prints "Unrecognized option: -x" or
  * "Missing argument for option: c" to stderr and the usage to stdout; -c/--set problems go to
  * stderr. Sets print_config for -p (the caller prints ns_config_print() and exits 0).
- * Returns 0 to go on, or -(status + 1) when the process should exit now with `status`: help 0,
+ * Returns 0 to go on, or -(status + 1) when the process should exit now with `status`: help and
+ * version 0,
  * usage error 1, bad value 1, unreadable or malformed -c file 255 (Java's -1). */
 int ns_config_parse_cli(ns_config_t *cfg, int argc, char **argv);
 

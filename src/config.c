@@ -19,6 +19,7 @@
 
 #include "ns_common.h"
 #include "ns_log.h"
+#include "ns_version.h"
 
 typedef enum opt_type { T_STR, T_BOOL, T_INT, T_LONG } opt_type_t;
 
@@ -742,6 +743,8 @@ void ns_config_print(ns_config_t *cfg, FILE *fp)
     char stamp[32];
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+    /* A first line that names the build (it has no '=', so key=value readers skip it). */
+    fprintf(fp, "%s INFO main - %s\n", stamp, ns_version_line());
     const char *s = ns_buf_cstr(&body);
     while (*s) {
         const char *nl = strchr(s, '\n');

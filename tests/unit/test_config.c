@@ -19,6 +19,7 @@
 
 #include "ns_common.h"
 #include "ns_config.h"
+#include "ns_version.h"
 #include "ns_log.h"
 
 /* `mqnamesrv -p` of Apache RocketMQ 5.5.0 with HOME=/root, ROCKETMQ_HOME=/opt/rocketmq, the
@@ -324,7 +325,12 @@ static void test_print_matches_java(void **state)
     fclose(f);
     char *text = read_text(path);
     const char *line = text;
-    /* Java's 60 lines first, then our extensions (which Java does not have) */
+    /* a first line naming the build (no '=': key=value readers skip it) */
+    char first[160];
+    snprintf(first, sizeof(first), " INFO main - %s\n", ns_version_line());
+    assert_memory_equal(line + 19, first, strlen(first));
+    line = strchr(line, '\n') + 1;
+    /* then Java's 60 lines, then our extensions (which Java does not have) */
     ns_buf_t ext = NS_BUF_INIT;
     ns_config_dump_extensions(&cfg, &ext);
     assert_non_null(strstr(ns_buf_cstr(&ext), "frameMaxLength=16777216\n"));
