@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "ns_acl_addr.h"
+#include "ns_acl_sign.h"
 
 /* Files above this size are refused (a real one is a few KB). */
 #define NS_ACL_FILE_MAX (1u << 20)
@@ -30,6 +31,7 @@
 typedef struct ns_acl_account {
     char *access_key;
     char *secret_key;
+    ns_acl_key_t *key; /* secret_key prepared for checks */
     bool admin;
     ns_acl_addr_t white; /* whiteRemoteAddress (blank: none) */
 } ns_acl_account_t;

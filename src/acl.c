@@ -203,7 +203,7 @@ bool ns_acl_check(ns_acl_t *acl, ns_acl_class_t cls, const char *name, const ns_
         } else if (sig == NULL) {
             snprintf(reason, sizeof(reason), "missing signature (AccessKey %s sent no Signature)",
                      ak_text);
-        } else if (ns_acl_signature(req, a->secret_key, expect) != 0) {
+        } else if (ns_acl_signature_with(req, a->key, expect) != 0) {
             snprintf(reason, sizeof(reason), "cannot compute the signature");
         } else if (!ns_acl_sig_equal(expect, sig)) {
             snprintf(reason, sizeof(reason), "bad signature for AccessKey %s", ak_text);

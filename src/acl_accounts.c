@@ -112,6 +112,7 @@ static int compile_white(walk_t *w, const yaml_node_t *n, ns_acl_addr_t *out)
 static void account_free(ns_acl_account_t *a)
 {
     free(a->access_key);
+    ns_acl_key_free(a->key);
     if (a->secret_key != NULL) {
         /* Do not leave the secret in freed memory. */
         memset(a->secret_key, 0, strlen(a->secret_key));
@@ -154,6 +155,9 @@ static int parse_account(walk_t *w, yaml_node_t *m, ns_acl_account_t *a)
         char_count(a->access_key) <= KEY_MIN_LENGTH || char_count(a->secret_key) <= KEY_MIN_LENGTH)
         return fail(w, m,
                     "an account needs an accessKey and a secretKey of more than 6 characters");
+    a->key = ns_acl_key_new(a->secret_key);
+    if (a->key == NULL)
+        return fail(w, m, "cannot prepare the account's key (libcrypto)");
     return 0;
 }
 

@@ -66,8 +66,8 @@ int ns_acl_java_strcmp(const char *a, const char *b)
 static EVP_MAC *hmac_impl;
 static pthread_once_t hmac_once = PTHREAD_ONCE_INIT;
 
-/* One fetch for the process: EVP_MAC objects are shared between threads (each call has its own
- * context). Freed by the OpenSSL exit handler. */
+/* One fetch, kept for the life of the process: an EVP_MAC is shared between threads (each
+ * signature has its own context). */
 static void hmac_fetch(void)
 {
     hmac_impl = EVP_MAC_fetch(NULL, "HMAC", NULL);
@@ -80,12 +80,45 @@ static int cmp_fields(const void *x, const void *y)
     return ns_acl_java_strcmp(a->key, b->key);
 }
 
-int ns_acl_signature(const ns_cmd_t *cmd, const char *secret, char out[NS_ACL_SIG_SIZE])
+struct ns_acl_key {
+    EVP_MAC_CTX *ctx; /* initialised with the secret; only ever duplicated */
+};
+
+ns_acl_key_t *ns_acl_key_new(const char *secret)
 {
-    out[0] = '\0';
     pthread_once(&hmac_once, hmac_fetch);
     if (hmac_impl == NULL)
-        return NS_EINVAL;
+        return NULL;
+    EVP_MAC_CTX *ctx = EVP_MAC_CTX_new(hmac_impl);
+    char digest_name[] = "SHA1";
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
+        OSSL_PARAM_construct_end(),
+    };
+    /* An empty secret is a valid HMAC key for OpenSSL (Java refuses it; so do account files). */
+    static const unsigned char no_key[1];
+    size_t key_len = strlen(secret);
+    const unsigned char *key = key_len ? (const unsigned char *)secret : no_key;
+    if (ctx == NULL || !EVP_MAC_init(ctx, key, key_len, params)) {
+        EVP_MAC_CTX_free(ctx);
+        return NULL;
+    }
+    ns_acl_key_t *k = ns_xmalloc(sizeof(*k));
+    k->ctx = ctx;
+    return k;
+}
+
+void ns_acl_key_free(ns_acl_key_t *key)
+{
+    if (key == NULL)
+        return;
+    EVP_MAC_CTX_free(key->ctx); /* clears the key material */
+    free(key);
+}
+
+int ns_acl_signature_with(const ns_cmd_t *cmd, const ns_acl_key_t *key, char out[NS_ACL_SIG_SIZE])
+{
+    out[0] = '\0';
     /* The fields in signing order (keys are unique in an ns_cmd_t, as in Java's map). */
     const ns_ext_field_t *stack_fields[32];
     const ns_ext_field_t **fields = stack_fields;
@@ -98,19 +131,11 @@ int ns_acl_signature(const ns_cmd_t *cmd, const char *secret, char out[NS_ACL_SI
     qsort(fields, n, sizeof(*fields), cmp_fields);
 
     int rc = NS_EINVAL;
-    EVP_MAC_CTX *ctx = EVP_MAC_CTX_new(hmac_impl);
-    char digest_name[] = "SHA1";
-    OSSL_PARAM params[] = {
-        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
-        OSSL_PARAM_construct_end(),
-    };
+    /* A copy of the keyed context: the shared one is only read. */
+    EVP_MAC_CTX *ctx = EVP_MAC_CTX_dup(key->ctx);
     unsigned char mac[EVP_MAX_MD_SIZE];
     size_t mac_len = 0;
-    /* An empty secret is a valid HMAC key for OpenSSL (Java refuses it; so do account files). */
-    static const unsigned char no_key[1];
-    size_t key_len = strlen(secret);
-    const unsigned char *key = key_len ? (const unsigned char *)secret : no_key;
-    if (ctx == NULL || !EVP_MAC_init(ctx, key, key_len, params))
+    if (ctx == NULL)
         goto out;
     for (size_t i = 0; i < n; i++)
         if (!EVP_MAC_update(ctx, (const unsigned char *)fields[i]->value, strlen(fields[i]->value)))
@@ -129,6 +154,17 @@ out:
         free(fields);
     if (rc != 0)
         out[0] = '\0';
+    return rc;
+}
+
+int ns_acl_signature(const ns_cmd_t *cmd, const char *secret, char out[NS_ACL_SIG_SIZE])
+{
+    out[0] = '\0';
+    ns_acl_key_t *key = ns_acl_key_new(secret);
+    if (key == NULL)
+        return NS_EINVAL;
+    int rc = ns_acl_signature_with(cmd, key, out);
+    ns_acl_key_free(key);
     return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,59 @@ static void test_many_fields(void **state)
     ns_cmd_free(&b);
 }
 
+/* A prepared key gives the same signatures, also shared by threads signing at the same time
+ * (the server's loops and worker check with one account's key concurrently). */
+typedef struct sign_job {
+    const ns_acl_key_t *key;
+    const ns_cmd_t *cmd;
+    const char *want;
+    int bad;
+} sign_job_t;
+
+static void *sign_many(void *arg)
+{
+    sign_job_t *j = arg;
+    for (int i = 0; i < 2000; i++) {
+        char sig[NS_ACL_SIG_SIZE];
+        if (ns_acl_signature_with(j->cmd, j->key, sig) != 0 || strcmp(sig, j->want) != 0)
+            j->bad++;
+    }
+    return NULL;
+}
+
+static void test_prepared_key_shared(void **state)
+{
+    (void)state;
+    vector_t vs[16];
+    size_t n = load_vectors(vs, 16);
+    ns_cmd_t cmds[16];
+    ns_acl_key_t *keys[16];
+    for (size_t i = 0; i < n; i++) {
+        build_request(&vs[i], &cmds[i], true);
+        keys[i] = ns_acl_key_new(vs[i].sk);
+        assert_non_null(keys[i]);
+        char sig[NS_ACL_SIG_SIZE];
+        assert_int_equal(ns_acl_signature_with(&cmds[i], keys[i], sig), 0);
+        assert_string_equal(sig, vs[i].sig);
+    }
+    pthread_t th[4];
+    sign_job_t jobs[4];
+    for (int t = 0; t < 4; t++) {
+        size_t v = (size_t)t % 2; /* two threads per key */
+        jobs[t] = (sign_job_t){keys[v], &cmds[v], vs[v].sig, 0};
+        assert_int_equal(pthread_create(&th[t], NULL, sign_many, &jobs[t]), 0);
+    }
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(jobs[t].bad, 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        ns_acl_key_free(keys[i]);
+        ns_cmd_free(&cmds[i]);
+        vector_free(&vs[i]);
+    }
+}
+
 static void test_java_strcmp(void **state)
 {
     (void)state;
@@ -242,9 +296,13 @@ static void test_sig_equal(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_java_vectors),         cmocka_unit_test(test_sign_cmd_matches_java),
-        cmocka_unit_test(test_every_part_is_signed), cmocka_unit_test(test_many_fields),
-        cmocka_unit_test(test_java_strcmp),          cmocka_unit_test(test_sig_equal),
+        cmocka_unit_test(test_java_vectors),
+        cmocka_unit_test(test_sign_cmd_matches_java),
+        cmocka_unit_test(test_every_part_is_signed),
+        cmocka_unit_test(test_many_fields),
+        cmocka_unit_test(test_prepared_key_shared),
+        cmocka_unit_test(test_java_strcmp),
+        cmocka_unit_test(test_sig_equal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
