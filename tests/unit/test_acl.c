@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +314,51 @@ static void test_reload(void **state)
     assert_int_equal(f->t->resp.code, NS_RES_SUCCESS);
 }
 
+/* Checks on several threads while the account set is replaced again and again (loop 0 reloads
+ * while loops and the worker check): each check sees a whole set, and the old sets are freed
+ * by their last user (ASan, TSan). */
+typedef struct check_job {
+    ns_acl_t *acl;
+    const ns_cmd_t *req;
+    int passed;
+} check_job_t;
+
+static void *check_many(void *arg)
+{
+    check_job_t *j = arg;
+    char why[256];
+    for (int i = 0; i < 3000; i++)
+        j->passed += ns_acl_check(j->acl, NS_ACL_ADMIN, "PUT_KV_CONFIG", j->req, "127.0.0.1:1",
+                                  (uint64_t)i, why, sizeof(why));
+    return NULL;
+}
+
+static void test_reload_while_checking(void **state)
+{
+    fx_t *f = *state;
+    ns_cmd_t req;
+    put_kv_req(&req, "v");
+    assert_int_equal(ns_acl_sign_cmd(&req, "adminKey", "adminSecret", NULL), 0);
+    pthread_t th[3];
+    check_job_t jobs[3];
+    for (int t = 0; t < 3; t++) {
+        jobs[t] = (check_job_t){f->acl, &req, 0};
+        assert_int_equal(pthread_create(&th[t], NULL, check_many, &jobs[t]), 0);
+    }
+    static const char other[] = "accounts:\n"
+                                "  - {accessKey: adminKey, secretKey: adminSecret, admin: true}\n"
+                                "  - {accessKey: extraKey1, secretKey: extraSecret}\n";
+    for (int i = 0; i < 50; i++) {
+        write_file(f->path, i % 2 ? accounts_yml : other);
+        assert_true(ns_acl_poll(f->acl, true));
+    }
+    for (int t = 0; t < 3; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(jobs[t].passed, 3000);
+    }
+    ns_cmd_free(&req);
+}
+
 static size_t count_lines(const char *path, const char *needle)
 {
     FILE *fp = fopen(path, "r");
@@ -363,6 +409,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_white_lists, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_warn_rate_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reload_while_checking, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
