@@ -24,10 +24,11 @@
 
 #include "ns_cmd.h"
 
+/* ADMIN is 0: a table row that forgets its class is admin-only, never anonymous. */
 typedef enum ns_acl_class {
-    NS_ACL_READ = 0,
+    NS_ACL_ADMIN = 0,
     NS_ACL_BROKER = 1,
-    NS_ACL_ADMIN = 2,
+    NS_ACL_READ = 2,
 } ns_acl_class_t;
 
 typedef struct ns_acl ns_acl_t;

@@ -15,9 +15,9 @@
  * send it when ACL is on. */
 #define LOOP true
 #define WORKER false
-/* The last column: who may send the request when aclEnable=true (ns_acl.h). READ: anyone
- * (unless aclReadsRequireSignature), BROKER: any account's valid signature, ADMIN: an admin
- * account's. */
+/* The last column: who may send the request when aclEnable=true (ns_acl.h; a row without it
+ * is ADMIN). READ: anyone (unless aclReadsRequireSignature), BROKER: any account's valid
+ * signature, ADMIN: an admin account's. */
 #define READ NS_ACL_READ
 #define BROKER NS_ACL_BROKER
 #define ADMIN NS_ACL_ADMIN
