@@ -4,9 +4,11 @@
  *
  * where v1..vn are the values of every ext field but "Signature", in the order of their keys as
  * Java's TreeMap<String, String> sorts them (UTF-16 code units, so U+1F600 sorts before U+FF21),
- * all as UTF-8, and body is the request body as sent. AccessKey (and SecurityToken, when the
- * client has one) are ext fields like any other, so they are signed too. There is no timestamp
- * and no nonce: a signed request stays valid for ever (see docs/operations.md, Security).
+ * all as UTF-8 (ext fields are Java text, ns_utf8.h: a U+0000 is signed as the byte 0x00, as
+ * Java's getBytes writes it), and body is the request body as sent. AccessKey (and
+ * SecurityToken, when the client has one) are ext fields like any other, so they are signed too.
+ * There is no timestamp and no nonce: a signed request stays valid for ever (see
+ * docs/operations.md, Security).
  *
  * Pure functions over an ns_cmd_t (no state, no I/O; OpenSSL's libcrypto for HMAC-SHA1 and
  * base64): any thread. Used by the server's check (acl.c) and by clients that sign. */

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns_buf.h"
 #include "ns_common.h"
+#include "ns_utf8.h"
 
 /* ---- Java's String order over UTF-8 ------------------------------------------------------ */
 
@@ -80,6 +82,20 @@ static int cmp_fields(const void *x, const void *y)
     return ns_acl_java_strcmp(a->key, b->key);
 }
 
+/* Feeds a value as the UTF-8 Java signs: Java text keeps U+0000 as C0 80 (ns_utf8.h), which
+ * Java's getBytes(UTF_8) writes as one 0x00 byte; every other byte is as Java writes it. */
+static bool mac_java_text(EVP_MAC_CTX *ctx, const char *value)
+{
+    size_t len = strlen(value);
+    if (memchr(value, 0xC0, len) == NULL)
+        return EVP_MAC_update(ctx, (const unsigned char *)value, len) == 1;
+    ns_buf_t utf8 = NS_BUF_INIT;
+    ns_java_text_put_utf8(&utf8, value, len);
+    bool ok = EVP_MAC_update(ctx, utf8.data, utf8.len) == 1;
+    ns_buf_free(&utf8);
+    return ok;
+}
+
 struct ns_acl_key {
     EVP_MAC_CTX *ctx; /* initialised with the secret; only ever duplicated */
 };
@@ -138,7 +154,7 @@ int ns_acl_signature_with(const ns_cmd_t *cmd, const ns_acl_key_t *key, char out
     if (ctx == NULL)
         goto out;
     for (size_t i = 0; i < n; i++)
-        if (!EVP_MAC_update(ctx, (const unsigned char *)fields[i]->value, strlen(fields[i]->value)))
+        if (!mac_java_text(ctx, fields[i]->value))
             goto out;
     if (cmd->body_len > 0 && !EVP_MAC_update(ctx, cmd->body, cmd->body_len))
         goto out;

@@ -76,6 +76,9 @@ public class MakeSignVectors {
         emit("utf8-and-utf16-order", 100, "\u00e9t\u00e9-key", "s\u00e9cr\u00e8t-\u4e2d\u6587", null,
             "\u00e9\u00e0\ud83d\ude00".getBytes(StandardCharsets.UTF_8),
             "\uff21", "fullwidth-A", "\ud83d\ude00", "emoji-key", "a", "\u4e2d\u6587", "B", "Caf\u00e9");
+        // U+0000 and a lone surrogate in values: Java signs their UTF-8 (0x00, and '?').
+        emit("nul-and-lone-surrogate", 100, "nulTester", "nulSecret1", null, null,
+            "namespace", "a\u0000b", "key", "x\ud800y", "value", "\u0000");
         StringBuilder longKey = new StringBuilder();
         for (int i = 0; i < 100; i++)
             longKey.append((char) ('a' + i % 26));
