@@ -111,10 +111,15 @@ typedef struct ns_config {
     char *log_path;                /* logPath: log file ("" = none) */
     char *log_level;               /* logLevel: ERROR, WARN, INFO or DEBUG; RUNTIME (318 applies
                                       it to the logger at once) */
-    char *port_file;    /* portFile: write the bound port here once listening ("" = no) */
-    int32_t io_threads; /* ioThreads: I/O event loops (0 = one per CPU) */
-    bool acl_enable;    /* aclEnable: check signatures (ns_acl.h); never remote */
-    bool acl_reads_require_signature; /* aclReadsRequireSignature; never remote */
+    char *port_file;             /* portFile: write the bound port here once listening ("" = no) */
+    int32_t io_threads;          /* ioThreads: I/O event loops (0 = one per CPU) */
+    char *metrics_exporter_type; /* metricsExporterType: PROM or DISABLE (RocketMQ 5.x key) */
+    int32_t metrics_prom_exporter_port; /* metricsPromExporterPort (5557; 0 = any free port) */
+    char *metrics_prom_exporter_host;   /* metricsPromExporterHost ("" = every IPv4 address) */
+    bool traffic_log_enable;            /* trafficLogEnable: Java's per-second traffic lines */
+    char *traffic_log_path;             /* trafficLogPath: where they go */
+    bool acl_enable;                    /* aclEnable: check signatures (ns_acl.h); never remote */
+    bool acl_reads_require_signature;   /* aclReadsRequireSignature; never remote */
     char *acl_plain_file; /* aclPlainFile: the account file ("" = conf/plain_acl.yml), relative
                              to rocketmqHome unless absolute; never remote */
     unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
@@ -209,6 +214,9 @@ extern const char ns_config_usage[];
 /* True when rocketmqHome is unset: main must then print NS_CONFIG_HOME_MISSING_MSG to stdout
  * and exit 254, as Java does (after -p handling: -p does not need it). */
 bool ns_config_home_missing(const ns_config_t *cfg);
+
+/* True when metricsExporterType is PROM (any case): main starts the HTTP exporter. */
+bool ns_config_metrics_enabled(const ns_config_t *cfg);
 #define NS_CONFIG_HOME_MISSING_MSG                                                                 \
     "Please set the ROCKETMQ_HOME variable in your environment to match the location of the "      \
     "RocketMQ installation\n"

@@ -41,6 +41,7 @@ typedef struct ns_job {
     ns_cmd_t req;       /* REQUEST: the decoded request; its body points into body[] */
     ns_cmd_t resp;      /* REQUEST: the response, filled by the worker */
     bool send;          /* REQUEST: resp is to be sent (not oneway) */
+    uint64_t queued_at; /* ns_metrics_clock() at submission (0: metrics do not time) */
     size_t bytes;       /* REQUEST: size of this allocation (the loop's job_bytes) */
     uint8_t body[];     /* REQUEST: copy of the request body */
 } ns_job_t;

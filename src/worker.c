@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "ns_common.h"
+#include "ns_health.h"
 #include "ns_log.h"
+#include "ns_metrics.h"
 #include "ns_proc.h"
 
 /* Niceness of the worker thread (Linux: per thread). At +10 its scheduler weight is about a
@@ -57,6 +59,7 @@ static void run_request(ns_worker_t *w, ns_job_t *job)
         .going_away = __atomic_load_n(&server->going_away, __ATOMIC_RELAXED),
         .scratch = &w->scratch,
         .acl = server->acl,
+        .t0 = job->queued_at,
     };
     job->send = ns_proc_dispatch(&ctx, &job->req, &job->resp);
     ns_cmd_free(&job->req);
@@ -124,7 +127,11 @@ static void *worker_main(void *arg)
             w->tail = NULL;
         pthread_mutex_unlock(&w->lock);
         job->next = NULL;
+        NS_METRIC_INC(WORKER_STARTED);
+        ns_metrics_observe_since(NS_H_WORKER_WAIT, job->queued_at);
+        ns_health_worker_begin(ns_now_ms());
         run(w, job);
+        ns_health_worker_end();
         if (w->scratch.cap > 64u * 1024u)
             ns_buf_free(&w->scratch);
     }
@@ -159,6 +166,8 @@ void ns__worker_stop(ns_worker_t *w)
 void ns__worker_submit(ns_worker_t *w, ns_job_t *job)
 {
     job->next = NULL;
+    job->queued_at = ns_metrics_clock();
+    NS_METRIC_INC(WORKER_SUBMITTED);
     pthread_mutex_lock(&w->lock);
     if (w->tail)
         w->tail->next = job;
