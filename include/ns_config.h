@@ -148,6 +148,10 @@ typedef struct ns_config {
     char *metrics_prom_exporter_host;   /* metricsPromExporterHost ("" = every IPv4 address) */
     bool traffic_log_enable;            /* trafficLogEnable: Java's per-second traffic lines */
     char *traffic_log_path;             /* trafficLogPath: where they go */
+    bool acl_enable;                    /* aclEnable: check signatures (ns_acl.h); never remote */
+    bool acl_reads_require_signature;   /* aclReadsRequireSignature; never remote */
+    char *acl_plain_file; /* aclPlainFile: the account file ("" = conf/plain_acl.yml), relative
+                             to rocketmqHome unless absolute; never remote */
     ns_tls_config_t tls;                /* tls.* and the PROXY protocol (see above) */
     unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
                                                    (319 shows it) */

@@ -266,6 +266,14 @@ static const opt_t opts[] = {
      "write the bound port to this file once listening (empty: none)"},
     {"ioThreads", NULL, T_INT, G_EXT, 0, D_TEXT, "0", OFF(io_threads), RANGE(0, 256),
      "I/O event loop threads (0: one per CPU)"},
+    /* ACL (docs/operations.md, Security): protections and a file, so 318 may touch none. */
+    {"aclEnable", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false", OFF(acl_enable), NOR,
+     "check signed requests against the account file (the 4.x broker's key)"},
+    {"aclReadsRequireSignature", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false",
+     OFF(acl_reads_require_signature), NOR,
+     "with aclEnable: route and list reads need a signature too"},
+    {"aclPlainFile", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(acl_plain_file), NOR,
+     "ACL account file, relative to rocketmqHome (empty: conf/plain_acl.yml)"},
     /* Monitoring (docs/operations.md). The exporter keys open, or move, a listening port: 318
      * may change none of them, not even for the next start. The traffic log's file is named by
      * trafficLogPath (never remote); switching the lines on takes effect at the next start. */

@@ -38,9 +38,7 @@ N=40
 PERIOD_MS=10000
 
 # The driver JVMs (drv_start, drv, adm) and the checks on their last reply (has, lacks,
-# eventually): tests/interop/driver.sh.
-# shellcheck source=tests/interop/driver.sh
-source "$(dirname "${BASH_SOURCE[0]}")/driver.sh"
+# eventually) live in lib.sh.
 
 # The topicRoute JSON (fastjson's pretty print: bare integer keys, layout varying by version)
 # as lines

@@ -26,8 +26,6 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/interop/lib.sh
 source "$here/lib.sh"
-# shellcheck source=tests/interop/driver.sh
-source "$here/driver.sh"
 
 it_require java javac mvn python3 go openssl haproxy ss
 it_init tls

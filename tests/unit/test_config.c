@@ -655,6 +655,10 @@ static void test_conf_file_loads_cleanly(void **state)
                          "metricsPromExporterHost=",
                          "trafficLogEnable=false",
                          "trafficLogPath=",
+                         "aclEnable=false",
+                         "aclReadsRequireSignature=false",
+                         "aclPlainFile=",
+
                          "tls.server.mode=permissive",
                          "tls.test.mode.enable=true",
                          "tls.server.certPath=",
