@@ -152,7 +152,7 @@ typedef struct ns_config {
     bool acl_reads_require_signature;   /* aclReadsRequireSignature; never remote */
     char *acl_plain_file; /* aclPlainFile: the account file ("" = conf/plain_acl.yml), relative
                              to rocketmqHome unless absolute; never remote */
-    ns_tls_config_t tls;                /* tls.* and the PROXY protocol (see above) */
+    ns_tls_config_t tls;  /* tls.* and the PROXY protocol (see above) */
     unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
                                                    (319 shows it) */
 
