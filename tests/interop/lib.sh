@@ -362,6 +362,8 @@ run_client() {
     else
         it_record pass "$label client exits 0 with all $count checks passed in $((SECONDS - start)) s"
     fi
+}
+
 # ---- the driver JVMs (tests/interop/java/apps/ItDriver.java) -----------------------------
 
 # drv_start <name> <set>: starts ItDriver on the set's classpath, talking over two FIFOs.
