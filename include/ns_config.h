@@ -113,6 +113,16 @@ typedef struct ns_config {
                                       it to the logger at once) */
     char *port_file;    /* portFile: write the bound port here once listening ("" = no) */
     int32_t io_threads; /* ioThreads: I/O event loops (0 = one per CPU) */
+    /* Budgets (docs/operations.md, "Limits that protect the server"); 0 = none where allowed. */
+    int64_t max_partial_frame_bytes;  /* serverMaxPartialFrameBytes: frames being received */
+    int64_t frame_receive_timeout_ms; /* frameReceiveTimeoutMillis: for one frame to arrive */
+    int64_t max_worker_queue_bytes;   /* serverMaxWorkerQueueBytes: requests for the worker */
+    int32_t conn_max_worker_requests; /* connectionMaxWorkerRequests: one peer's at the worker */
+    int64_t conn_max_worker_bytes;    /* connectionMaxWorkerBytes: their bytes */
+    int64_t max_pending_write_bytes;  /* serverMaxPendingWriteBytes: unread replies, all peers */
+    int64_t register_max_inflated;    /* registerBodyMaxInflatedBytes, RUNTIME */
+    int32_t register_max_ratio;       /* registerBodyMaxInflateRatio (0: none), RUNTIME */
+    int32_t register_max_cpu_ms;      /* registerBodyMaxCpuMillis (0: none), RUNTIME */
     unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
                                                    (319 shows it) */
 

@@ -1,12 +1,16 @@
 /* One TCP connection: reads into a growable buffer, decodes every whole frame in it, dispatches
  * each request and writes all the replies of one read in a single vectored write. Requests
- * that are not cheap go to the worker (worker.c) and are answered when they come back. */
+ * that are not cheap go to the worker (worker.c) and are answered when they come back. Each
+ * connection's share of the budgets is kept by its guard (conn_guard.h), asked before every
+ * frame; this file does what it answers. */
 #include "server_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "conn_guard.h"
+#include "ns_budget.h"
 #include "ns_cmd_codec.h"
 #include "ns_common.h"
 #include "ns_frame.h"
@@ -18,14 +22,6 @@
  * loop's shared buffer of this size and keeps nothing of its own: a thousand idle broker
  * connections cost no input memory. */
 #define READ_CHUNK (64u * 1024u)
-/* A connection with this many requests at the worker stops being read until half of them are
- * back: a peer pipelining registrations cannot queue unbounded copies of them. */
-#define MAX_JOBS_PER_CONN 16
-/* Bytes of requests one loop may have queued at the worker (bodies included). Past it, the
- * loop stops reading every connection that has sent work to the worker (brokers, admin tools)
- * until its share drops to half; connections that only read routes go on being served. 1000
- * brokers re-registering 67 KB bodies at once would otherwise be read and queued: 67 MB. */
-#define JOB_BYTES_PER_LOOP (4u * 1024u * 1024u)
 
 /* One piece of a batched reply: a range of the batch's header buffer, or a body blob. */
 typedef struct reply_seg {
@@ -48,11 +44,13 @@ struct ns_conn {
     reply_seg_t *segs;       /* pieces of the current batch, in wire order */
     size_t seg_count;
     size_t seg_cap;
-    size_t batch_bytes; /* bytes in segs: counted against connectionMaxPendingWriteBytes */
-    uint32_t jobs;      /* requests at the worker; while > 0 every request goes there too */
-    bool reads_paused;  /* reading stopped (too many jobs, or the loop over budget) */
-    bool handle_closed; /* on_close ran while jobs were out: freed when the last returns */
-    bool sends_jobs;    /* has sent work to the worker: paused while the loop is over budget */
+    size_t batch_bytes;       /* bytes in segs: counted against connectionMaxPendingWriteBytes */
+    uint32_t jobs;            /* requests at the worker; while > 0 every request goes there too */
+    bool reads_paused;        /* reading stopped */
+    bool handle_closed;       /* on_close ran while jobs were out: freed when the last returns */
+    bool close_after_replies; /* sent bytes that are not remoting: closes once answered */
+    bool draining;            /* drain_conn ran: closes after its queued writes */
+    ns_conn_guard_t guard;    /* its share of the budgets */
 };
 
 /* A write request and everything it keeps alive, in one allocation freed in on_write: the
@@ -60,6 +58,7 @@ struct ns_conn {
 typedef struct write_req {
     uv_write_t req;
     ns_conn_t *conn;
+    size_t charged; /* bytes counted in the output budget until the callback */
     size_t seg_count;
     ns_blob_t **blobs; /* owned references, blob_count of them (inside this allocation) */
     size_t blob_count;
@@ -72,6 +71,7 @@ typedef struct write_req {
 static void on_close(uv_handle_t *handle);
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
 static void drain_conn(ns_conn_t *c);
+static void update_reading(ns_conn_t *conn);
 
 /* Close callback for a connection that never got linked into its loop. */
 static void free_conn_handle(uv_handle_t *handle)
@@ -97,6 +97,7 @@ void ns__conn_close(ns_conn_t *conn, const char *why)
     if (conn->closing)
         return;
     conn->closing = true;
+    ns_conn_guard_closing(&conn->guard, &conn->loop->guard);
     NS_LOG_D("closing connection peer=%s id=%llu: %s", conn->peer, (unsigned long long)conn->id,
              why);
     uv_read_stop((uv_stream_t *)&conn->handle);
@@ -123,6 +124,7 @@ static void on_close(uv_handle_t *handle)
     ns_conn_t *conn = handle->data;
     ns_io_loop_t *loop = conn->loop;
     list_remove(conn);
+    ns_conn_guard_partial_release(&conn->guard);
     ns_buf_free(&conn->in);
     ns_buf_free(&conn->out_headers);
     for (size_t i = 0; i < conn->seg_count; i++)
@@ -130,10 +132,12 @@ static void on_close(uv_handle_t *handle)
     free(conn->segs);
     conn->segs = NULL;
     conn->seg_count = conn->seg_cap = 0;
-    if (conn->jobs > 0)
+    if (conn->jobs > 0) {
         conn->handle_closed = true; /* ns__conn_job_done frees it */
-    else
+        ns__worker_conn_closed(loop->server->worker, conn->id);
+    } else {
         conn_free(conn);
+    }
     ns__loop_conn_gone(loop);
 }
 
@@ -150,10 +154,16 @@ static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
         buf->len = READ_CHUNK;
         return;
     }
-    /* The rest of a partial frame: the connection's own buffer, 64 KiB while less than half of
-     * that is pending, else doubling; either way at least 32 KiB stay free for this read. */
-    ns_buf_reserve(&conn->in,
-                   conn->in.len < READ_CHUNK / 2 ? READ_CHUNK - 1 - conn->in.len : conn->in.len);
+    size_t frame = conn->guard.partial_bytes;
+    if (frame > NS_GUARD_SMALL_FRAME && conn->in.len < frame) {
+        /* The rest of a large frame: exactly its declared size, what the budget holds. */
+        ns_buf_reserve_exact(&conn->in, frame - conn->in.len);
+    } else {
+        /* The rest of a small frame: the connection's own buffer, 64 KiB while less than half
+         * of that is pending, else doubling; at least 32 KiB stay free for this read. */
+        ns_buf_reserve(&conn->in, conn->in.len < READ_CHUNK / 2 ? READ_CHUNK - 1 - conn->in.len
+                                                                : conn->in.len);
+    }
     /* reserve() keeps one byte spare after len for a NUL; do not hand it out. */
     buf->base = (char *)conn->in.data + conn->in.len;
     buf->len = conn->in.cap - conn->in.len - 1;
@@ -194,13 +204,18 @@ static void queue_reply(ns_conn_t *conn, ns_cmd_t *resp)
     }
 }
 
+static void resume_output_waiters(ns_io_loop_t *loop);
+
 static void on_write(uv_write_t *req, int status)
 {
     write_req_t *wr = (write_req_t *)req;
     ns_conn_t *conn = wr->conn;
     for (size_t i = 0; i < wr->blob_count; i++)
         ns_blob_unref(wr->blobs[i]);
+    ns_conn_guard_output_done(&conn->guard, &conn->loop->guard, wr->charged);
     free(wr);
+    if (conn->loop->guard.output_waiters > 0)
+        resume_output_waiters(conn->loop);
     if (status < 0) {
         if (status != UV_ECANCELED)
             NS_LOG_D("write to %s failed: %s", conn->peer, uv_strerror(status));
@@ -228,6 +243,55 @@ static void release_segs(ns_conn_t *conn, size_t from, size_t to)
 
 static bool output_over_limit(ns_conn_t *conn);
 
+/* The output budget is spent: cuts the connection of this loop holding the most reply bytes
+ * (a reader holds next to nothing, a peer that does not read holds it all), if any. */
+static void cut_largest_holder(ns_io_loop_t *loop)
+{
+    ns_conn_t *worst = NULL;
+    size_t worst_bytes = 0;
+    for (ns_conn_t *c = loop->conns; c != NULL; c = c->next) {
+        size_t held = c->closing ? 0 : c->guard.out_charged + c->batch_bytes;
+        if (held > worst_bytes) {
+            worst = c;
+            worst_bytes = held;
+        }
+    }
+    if (worst == NULL)
+        return;
+    ns_conn_guard_output_cut(worst->peer, worst_bytes);
+    ns__conn_close(worst, "output budget");
+}
+
+/* Before a reply is built: when it would not fit the output budget, the largest holder of this
+ * loop is cut (unless cut ones are still being freed) and conn, if still open, waits unread
+ * until there is room. Returns true when conn must stop building replies now. */
+static bool output_budget_check(ns_conn_t *conn)
+{
+    if (!ns_conn_guard_output_full(conn->batch_bytes))
+        return false;
+    if (conn->loop->guard.closing_output == 0)
+        cut_largest_holder(conn->loop);
+    if (!conn->closing)
+        ns_conn_guard_output_wait(&conn->guard, &conn->loop->guard);
+    return true;
+}
+
+static void process_input(ns_conn_t *conn, const uint8_t *data, size_t len, bool shared);
+
+static void resume_output_waiters(ns_io_loop_t *loop)
+{
+    ns_conn_t *next;
+    for (ns_conn_t *c = loop->conns; c != NULL && loop->guard.output_waiters > 0; c = next) {
+        next = c->next;
+        if (!ns_conn_guard_output_resume(&c->guard, &loop->guard, c->batch_bytes))
+            continue;
+        if (c->in.len > 0 && !c->guard.worker_full)
+            process_input(c, c->in.data, c->in.len, false);
+        else
+            update_reading(c);
+    }
+}
+
 /* Sends the batch built during one read as one vectored write: at once when the socket takes it
  * all (the usual case: no write request, no callback, and libuv does not touch the socket's
  * epoll registration afterwards, which cost a system call per reply), else the rest through a
@@ -239,9 +303,11 @@ static void flush_replies(ns_conn_t *conn)
     size_t n = conn->seg_count;
     conn->batch_bytes = 0; /* every path below hands the segments on or releases them */
     if (conn->closing) {
+        /* Freed now, not when the close completes: the other connections read in this loop
+         * iteration must not find the memory still taken. */
         release_segs(conn, 0, n);
         conn->seg_count = 0;
-        conn->out_headers.len = 0;
+        ns_buf_free(&conn->out_headers);
         return;
     }
     /* 1. Try to write everything now (libuv answers EAGAIN while earlier writes are queued). */
@@ -289,6 +355,7 @@ static void flush_replies(ns_conn_t *conn)
     write_req_t *wr =
         ns_xmalloc(sizeof(*wr) + left * sizeof(uv_buf_t) + blobs * sizeof(ns_blob_t *) + hdr_len);
     wr->conn = conn;
+    wr->charged = 0;
     wr->seg_count = left;
     wr->blob_count = 0;
     wr->blobs = (ns_blob_t **)(void *)&wr->bufs[left];
@@ -306,6 +373,8 @@ static void flush_replies(ns_conn_t *conn)
     }
     wr->bufs[0].base += first_off;
     wr->bufs[0].len -= first_off;
+    for (size_t i = 0; i < left; i++)
+        wr->charged += wr->bufs[i].len;
     conn->seg_count = 0;
     int rc = uv_write(&wr->req, (uv_stream_t *)&conn->handle, wr->bufs, (unsigned)left, on_write);
     if (rc < 0) {
@@ -316,27 +385,32 @@ static void flush_replies(ns_conn_t *conn)
         ns__conn_close(conn, "write failed");
         return;
     }
+    ns_conn_guard_output_queued(&conn->guard, wr->charged);
     /* A peer that sends requests but never reads the answers must not make us buffer without
-     * bound (Java relies on Netty's high-water mark; we cut the peer off). */
+     * bound (Java relies on Netty's high-water mark; we cut the peer off), nor may all of them
+     * together. */
     (void)output_over_limit(conn);
 }
 
+/* Bytes that are not remoting: nothing more is read or decoded, but the requests before them
+ * are answered (those at the worker too), then the connection closes. Java closes at once and
+ * loses those answers (docs/compatibility.md). */
 static void bad_frame(ns_conn_t *conn, const char *why, const uint8_t *data, size_t len)
 {
     char sample[300];
     ns_log_escape(data, len, 64, sample, sizeof(sample));
     NS_LOG_W("closing connection %s: %s; first bytes: %s", conn->peer, why, sample);
     __atomic_add_fetch(&conn->loop->server->stat_bad_frames, 1, __ATOMIC_RELAXED);
-    ns__conn_close(conn, why);
+    conn->close_after_replies = true;
+    update_reading(conn);
 }
 
 /* Reads from the connection exactly when nothing holds it back: it is open and not shutting
- * down, has fewer than MAX_JOBS_PER_CONN requests at the worker, and is not a connection that
- * sends work while its loop is over budget. */
+ * down or closing, and not waiting for its requests at the worker or for output room. */
 static void update_reading(ns_conn_t *conn)
 {
     bool want = !conn->closing && !conn->handle_closed && !conn->loop->stopping &&
-                conn->jobs < MAX_JOBS_PER_CONN && !(conn->sends_jobs && conn->loop->over_budget);
+                !conn->close_after_replies && !conn->guard.worker_full && !conn->guard.output_wait;
     if (want == !conn->reads_paused)
         return;
     conn->reads_paused = !want;
@@ -344,17 +418,19 @@ static void update_reading(ns_conn_t *conn)
         uv_read_stop((uv_stream_t *)&conn->handle);
         return;
     }
+    ns_conn_guard_reading_resumed(&conn->guard, uv_now(&conn->loop->loop));
     int rc = uv_read_start((uv_stream_t *)&conn->handle, on_alloc, on_read);
     if (rc != 0)
         ns__conn_close(conn, uv_strerror(rc));
 }
 
 /* Sends a request to the worker: the job takes the decoded request, with a copy of its body
- * (the frame lives in a read buffer that is reused at once). */
-static void submit_job(ns_conn_t *conn, ns_cmd_t *req)
+ * (the frame lives in a read buffer that is reused at once). Its `bytes` are already taken
+ * from the worker-queue budget. */
+static void submit_job(ns_conn_t *conn, ns_cmd_t *req, size_t bytes)
 {
-    ns_job_t *job = ns_xmalloc(sizeof(*job) + req->body_len);
-    job->bytes = sizeof(*job) + req->body_len;
+    ns_job_t *job = ns_xmalloc(bytes);
+    job->bytes = bytes;
     job->next = NULL;
     job->kind = NS_JOB_REQUEST;
     job->loop = conn->loop;
@@ -368,47 +444,36 @@ static void submit_job(ns_conn_t *conn, ns_cmd_t *req)
     }
     ns_cmd_init(&job->resp);
     job->send = false;
+    job->dropped = false;
+    job->code = req->code;
+    job->known_broker = conn->guard.known_broker;
     conn->jobs++;
-    ns_io_loop_t *loop = conn->loop;
-    loop->job_bytes += job->bytes;
-    ns__loop_job_out(loop);
-    ns__worker_submit(loop->server->worker, job);
-    conn->sends_jobs = true;
-    if (loop->job_bytes > JOB_BYTES_PER_LOOP && !loop->over_budget) {
-        loop->over_budget = true;
-        for (ns_conn_t *c = loop->conns; c != NULL; c = c->next)
-            if (c->sends_jobs)
-                update_reading(c);
-    } else {
-        update_reading(conn);
-    }
-}
-
-void ns__conn_budget_check(ns_io_loop_t *loop)
-{
-    if (!loop->over_budget || loop->job_bytes > JOB_BYTES_PER_LOOP / 2)
-        return;
-    loop->over_budget = false;
-    for (ns_conn_t *c = loop->conns; c != NULL; c = c->next)
-        if (c->sends_jobs)
-            update_reading(c);
+    ns__loop_job_out(conn->loop);
+    ns__worker_submit(conn->loop->server->worker, job);
 }
 
 void ns__conn_job_done(ns_job_t *job)
 {
     ns_conn_t *conn = job->conn;
     conn->jobs--;
-    conn->loop->job_bytes -= job->bytes;
+    bool may_resume = ns_conn_guard_worker_done(&conn->guard, conn->jobs, job->bytes,
+                                                &conn->loop->server->limits.guard);
     if (!conn->handle_closed) {
+        if (job->code == NS_REQ_REGISTER_BROKER && job->send)
+            conn->guard.known_broker = job->resp.code == NS_RES_SUCCESS;
         if (job->send) {
             queue_reply(conn, &job->resp);
             flush_replies(conn);
         }
-        if (conn->loop->stopping) {
+        if (conn->loop->stopping || conn->close_after_replies) {
             if (conn->jobs == 0 && !conn->closing)
-                drain_conn(conn); /* shutdown waited for this reply */
-        } else if (conn->jobs <= MAX_JOBS_PER_CONN / 2) {
-            update_reading(conn);
+                drain_conn(conn); /* the close waited for this reply */
+        } else if (may_resume && !conn->closing && !conn->guard.output_wait) {
+            /* Frames that waited in the buffer first, then the socket again. */
+            if (conn->in.len > 0)
+                process_input(conn, conn->in.data, conn->in.len, false);
+            else
+                update_reading(conn);
         }
     } else if (conn->jobs == 0) {
         conn_free(conn);
@@ -417,25 +482,44 @@ void ns__conn_job_done(ns_job_t *job)
     free(job);
 }
 
-static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
+/* Decodes and dispatches one frame. Returns false when the frame must wait in the buffer (the
+ * worker queue is full and the connection has requests there: they will make room). */
+static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
 {
     ns_server_t *server = conn->loop->server;
     ns_cmd_t req;
     if (ns_cmd_decode(frame, &req) != 0) {
         bad_frame(conn, "undecodable remoting header", frame->header, frame->header_len);
-        return;
+        return true;
     }
     if (req.flag & NS_FLAG_RESPONSE) {
         /* A response to a request we never sent (we send none): Java logs and drops it. */
         NS_LOG_D("peer=%s: unexpected response opaque=%d dropped", conn->peer, (int)req.opaque);
         ns_cmd_free(&req);
-        return;
+        return true;
+    }
+    if (server->worker != NULL && (conn->jobs > 0 || !ns_proc_runs_on_loop(req.code))) {
+        size_t bytes = sizeof(ns_job_t) + req.body_len;
+        ns_guard_admit_t admit =
+            ns_conn_guard_worker_admit(&conn->guard, conn->jobs, bytes, &req, conn->peer);
+        if (admit == NS_GUARD_WAIT) { /* its own requests will make room: wait for them */
+            ns_cmd_free(&req);
+            return false;
+        }
+        __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
+        if (admit == NS_GUARD_RUN) {
+            submit_job(conn, &req, bytes); /* the job owns req now */
+            return true;
+        }
+        ns_cmd_t busy;
+        if (ns_conn_guard_busy_reply(&req, &busy)) {
+            queue_reply(conn, &busy);
+            ns_cmd_free(&busy);
+        }
+        ns_cmd_free(&req);
+        return true;
     }
     __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
-    if (server->worker != NULL && (conn->jobs > 0 || !ns_proc_runs_on_loop(req.code))) {
-        submit_job(conn, &req);
-        return;
-    }
     ns_ctx_t ctx = {
         .route = server->route,
         .kv = server->kv,
@@ -455,31 +539,37 @@ static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
         ns_cmd_free(&resp);
     }
     ns_cmd_free(&req);
+    return true;
 }
 
-/* True (and the connection closed) when what this peer has not read yet, queued writes plus the
- * replies of the current read, is past connectionMaxPendingWriteBytes. Checked before every
- * request, so one read of many small requests cannot overshoot the limit many times over. */
+/* True when the connection must not build more replies now: what this peer has not read yet,
+ * queued writes plus the replies of the current read, is past connectionMaxPendingWriteBytes
+ * (it is closed), or the process-wide output budget is full (output_budget_check). Checked
+ * before every request, so one read of many small requests cannot overshoot a limit many
+ * times over. */
 static bool output_over_limit(ns_conn_t *conn)
 {
     size_t limit = conn->loop->server->limits.max_output;
-    if (limit == 0)
-        return false;
-    size_t queued = uv_stream_get_write_queue_size((uv_stream_t *)&conn->handle);
-    if (queued + conn->batch_bytes <= limit)
-        return false;
-    NS_LOG_W("closing connection %s: %zu reply bytes unread (limit %zu)", conn->peer,
-             queued + conn->batch_bytes, limit);
+    size_t queued = limit ? uv_stream_get_write_queue_size((uv_stream_t *)&conn->handle) : 0;
+    if (limit == 0 || queued + conn->batch_bytes <= limit)
+        return output_budget_check(conn);
+    ns_guard_event(NS_GUARD_OUTPUT_PEER_CUT, NS_LOG_WARN,
+                   "closing connection %s: %zu reply bytes unread (limit %zu)", conn->peer,
+                   queued + conn->batch_bytes, limit);
     ns__conn_close(conn, "output limit");
     return true;
 }
 
-/* Decodes and dispatches every whole frame in data[0..len); returns the bytes consumed. */
+/* Decodes and dispatches the whole frames in data[0..len) while the connection may take more;
+ * returns the bytes consumed. */
 static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len)
 {
     size_t max_frame = conn->loop->server->limits.frame_max;
     size_t pos = 0;
-    while (!conn->closing && !output_over_limit(conn)) {
+    while (!conn->closing && !conn->close_after_replies &&
+           ns_conn_guard_worker_room(&conn->guard, conn->jobs, &conn->loop->server->limits.guard,
+                                     conn->peer) &&
+           !output_over_limit(conn)) {
         ns_frame_t frame;
         ns_frame_status_t st = ns_frame_decode(data + pos, len - pos, max_frame, &frame);
         if (st == NS_FRAME_NEED_MORE)
@@ -488,10 +578,47 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len)
             bad_frame(conn, ns_frame_strerror(st), data + pos, len - pos);
             break;
         }
-        handle_frame(conn, &frame);
+        if (!handle_frame(conn, &frame))
+            break;
         pos += frame.frame_len;
     }
     return pos;
+}
+
+/* Runs the frames of data[0..len) that may be dispatched now, sends the replies, and keeps the
+ * rest (a partial frame, or frames waiting for the worker) in conn->in. `shared`: data is the
+ * loop's read buffer (conn->in is empty then); else it is conn->in itself. */
+static void process_input(ns_conn_t *conn, const uint8_t *data, size_t len, bool shared)
+{
+    size_t pos = handle_frames(conn, data, len);
+    flush_replies(conn);
+    if (conn->closing)
+        return;
+    if (conn->close_after_replies) {
+        ns_conn_guard_partial_release(&conn->guard);
+        ns_buf_free(&conn->in);
+        if (conn->jobs == 0)
+            drain_conn(conn);
+        return;
+    }
+    if (shared) {
+        /* Keep the partial frame at the end, if any, for the next read. */
+        ns_buf_append(&conn->in, data + pos, len - pos);
+    } else if (pos > 0) {
+        ns_conn_guard_partial_release(&conn->guard); /* the frame at the front was consumed */
+        ns_buf_consume(&conn->in, pos);
+        /* Back to the shared buffer once empty; a buffer grown past one chunk by a large
+         * frame (a broker registration) is released at once. */
+        if (conn->in.len == 0 && conn->in.cap > READ_CHUNK)
+            ns_buf_free(&conn->in);
+    }
+    if (!ns_conn_guard_partial_hold(&conn->guard, conn->in.data, conn->in.len,
+                                    &conn->loop->server->limits.guard, uv_now(&conn->loop->loop),
+                                    conn->peer)) {
+        ns__conn_close(conn, "partial-frame budget");
+        return;
+    }
+    update_reading(conn);
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
@@ -527,20 +654,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         }
     }
 
-    size_t pos = handle_frames(conn, data, len);
-    flush_replies(conn);
-    if (conn->closing)
-        return;
-    if (shared) {
-        /* Keep the partial frame at the end, if any, for the next read. */
-        ns_buf_append(&conn->in, data + pos, len - pos);
-        return;
-    }
-    ns_buf_consume(&conn->in, pos);
-    /* Back to the shared buffer once empty; a buffer grown past one chunk by a large frame
-     * (a broker registration) is released at once. */
-    if (conn->in.len == 0 && conn->in.cap > READ_CHUNK)
-        ns_buf_free(&conn->in);
+    process_input(conn, data, len, shared);
 }
 
 /* Links a connection whose handle is open into its loop and starts reading. */
@@ -630,6 +744,24 @@ void ns__conn_close_by_id(ns_io_loop_t *loop, uint64_t id, const char *why)
     }
 }
 
+void ns__conn_check_budgets(ns_io_loop_t *loop, uint64_t now_ms)
+{
+    /* Output room freed by another loop's peers is noticed here at the latest; and a loop whose
+     * peers hold the output budget while sending nothing sheds its largest one. */
+    if (ns_loop_guard_should_cut(&loop->guard))
+        cut_largest_holder(loop);
+    if (loop->guard.output_waiters > 0)
+        resume_output_waiters(loop);
+    const ns_guard_limits_t *lim = &loop->server->limits.guard;
+    ns_conn_t *next;
+    for (ns_conn_t *c = loop->conns; c != NULL; c = next) {
+        next = c->next;
+        if (!c->closing && !c->reads_paused &&
+            ns_conn_guard_partial_overdue(&c->guard, now_ms, lim, c->in.len, c->peer))
+            ns__conn_close(c, "frame too slow");
+    }
+}
+
 void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms)
 {
     ns_conn_t *next;
@@ -655,6 +787,10 @@ static void on_shutdown(uv_shutdown_t *req, int status)
  * else after the queued writes (the write side is shut down, then it closes). */
 static void drain_conn(ns_conn_t *c)
 {
+    if (c->draining)
+        return;
+    c->draining = true;
+    uv_read_stop((uv_stream_t *)&c->handle);
     if (uv_stream_get_write_queue_size((uv_stream_t *)&c->handle) == 0) {
         ns__conn_close(c, "server shutdown");
         return;

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ns_budget.h"
 #include "ns_common.h"
 #include "ns_log.h"
 
@@ -139,7 +140,6 @@ static void on_jobs_returned(uv_async_t *handle)
         ns__conn_job_done(fifo);
         fifo = next;
     }
-    ns__conn_budget_check(loop);
     close_jobs_async_if_done(loop);
 }
 
@@ -180,6 +180,7 @@ static void on_idle_check(uv_timer_t *timer)
     uint64_t idle_ms = loop->server->limits.idle_ms;
     if (idle_ms > 0)
         ns__conn_close_idle(loop, uv_now(&loop->loop), idle_ms);
+    ns__conn_check_budgets(loop, uv_now(&loop->loop));
 }
 
 static void on_drain_timeout(uv_timer_t *timer)
@@ -355,6 +356,31 @@ static void on_kv_log(uv_timer_t *timer)
     ns_kv_log_all(server->kv);
 }
 
+/* Once a minute when a budget refused or cut anything since the last time: every counter (the
+ * totals since start) and what each budget holds now and at most. */
+static void log_guards(void)
+{
+    static uint64_t last_total;
+    uint64_t total = 0;
+    for (int k = 0; k < NS_GUARD_COUNT; k++)
+        total += ns_guard_counter((ns_guard_kind_t)k);
+    if (total == last_total)
+        return;
+    last_total = total;
+    char line[1024];
+    size_t n = 0;
+    for (int k = 0; k < NS_GUARD_COUNT && n < sizeof(line); k++)
+        n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s=%llu", k ? " " : "",
+                              ns_guard_name((ns_guard_kind_t)k),
+                              (unsigned long long)ns_guard_counter((ns_guard_kind_t)k));
+    for (int b = 0; b < NS_BUDGET_COUNT && n < sizeof(line); b++)
+        n +=
+            (size_t)snprintf(line + n, sizeof(line) - n, " %s=%zu/%zu(peak %zu)",
+                             ns_budget_key((ns_budget_id_t)b), ns_budget_used((ns_budget_id_t)b),
+                             ns_budget_limit((ns_budget_id_t)b), ns_budget_peak((ns_budget_id_t)b));
+    NS_LOG_I("[LIMITS] %s", line);
+}
+
 static void on_stats(uv_timer_t *timer)
 {
     ns_server_t *server = timer->data;
@@ -370,6 +396,7 @@ static void on_stats(uv_timer_t *timer)
              (unsigned long long)req);
     last_requests = req;
     last_bad = bad;
+    log_guards();
 }
 
 /* SIGHUP: reopen logPath, so that logrotate can move the file away (Java has no equivalent: its
@@ -427,6 +454,8 @@ static void begin_shutdown(ns_server_t *server)
     uv_close((uv_handle_t *)&server->stats_timer, NULL);
     uv_close((uv_handle_t *)&server->go_away_timer, NULL);
     ns__notifier_close(server->notifier);
+    /* Requests of peers already gone are not run any more: the stop waits for no one. */
+    ns__worker_begin_shutdown(server->worker);
     for (unsigned i = 1; i < server->loop_count; i++) {
         ns_io_loop_t *loop = &server->loops[i];
         pthread_mutex_lock(&loop->lock);
@@ -461,7 +490,21 @@ int ns_server_run(ns_server_t *server)
                        : 0,
         .sndbuf = cfg->server_socket_snd_buf_size,
         .rcvbuf = cfg->server_socket_rcv_buf_size,
+        .guard =
+            {
+                .frame_max = (size_t)cfg->frame_max_length,
+                .worker_jobs =
+                    cfg->conn_max_worker_requests > 0 ? (uint32_t)cfg->conn_max_worker_requests : 1,
+                .worker_bytes =
+                    cfg->conn_max_worker_bytes > 0 ? (size_t)cfg->conn_max_worker_bytes : SIZE_MAX,
+                .frame_timeout_ms =
+                    cfg->frame_receive_timeout_ms > 0 ? (uint64_t)cfg->frame_receive_timeout_ms : 0,
+            },
     };
+    /* The process-wide budgets (ns_budget.h); 0 leaves one unlimited. */
+    ns_budget_configure(NS_BUDGET_PARTIAL_FRAMES, (size_t)cfg->max_partial_frame_bytes);
+    ns_budget_configure(NS_BUDGET_WORKER_QUEUE, (size_t)cfg->max_worker_queue_bytes);
+    ns_budget_configure(NS_BUDGET_PENDING_WRITES, (size_t)cfg->max_pending_write_bytes);
     server->loop_count = choose_loop_count(server->cfg);
     server->loops = ns_xcalloc(server->loop_count, sizeof(ns_io_loop_t));
     unsigned inited = 0;
