@@ -237,7 +237,7 @@ static const opt_t opts[] = {
     {"connectionMaxWorkerRequests", NULL, T_INT, G_EXT, 0, D_TEXT, "16",
      OFF(conn_max_worker_requests), REMOTE(1, 65536, 1, 1024),
      "requests one peer may have queued for the worker"},
-    {"connectionMaxWorkerBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "16777216",
+    {"connectionMaxWorkerBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "4194304",
      OFF(conn_max_worker_bytes), REMOTE(0, INT64_MAX, 1 << 20, 1 << 30),
      "bytes one peer may have queued for the worker (0: no limit)"},
     {"serverMaxPendingWriteBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "268435456",

@@ -22,6 +22,12 @@
  * loop's shared buffer of this size and keeps nothing of its own: a thousand idle broker
  * connections cost no input memory. */
 #define READ_CHUNK (64u * 1024u)
+/* One connection's work in one loop iteration: once its replies of this read reach this many
+ * bytes, or it has run this many requests, it lets the loop's other connections go and goes
+ * on in the next iteration (not read meanwhile). A peer asking for 64 MiB of replies in one
+ * read no longer keeps a broker's registration or a client's route query waiting for it. */
+#define YIELD_REPLY_BYTES (1u << 20)
+#define YIELD_FRAMES 1024
 
 /* One piece of a batched reply: a range of the batch's header buffer, or a body blob. */
 typedef struct reply_seg {
@@ -50,6 +56,10 @@ struct ns_conn {
     bool handle_closed;       /* on_close ran while jobs were out: freed when the last returns */
     bool close_after_replies; /* sent bytes that are not remoting: closes once answered */
     bool draining;            /* drain_conn ran: closes after its queued writes */
+    bool used_worker;         /* has sent a request to the worker */
+    bool yielded;             /* stopped mid-read to let others go: in loop->resume_head */
+    ns_conn_t *resume_next;   /* that list */
+    bool sent_registration;   /* has sent a REGISTER_BROKER: brokers may be bound to it */
     ns_conn_guard_t guard;    /* its share of the budgets */
 };
 
@@ -110,13 +120,30 @@ static void conn_free(ns_conn_t *conn)
     ns_server_t *server = conn->loop->server;
     /* Java's onChannelDestroy: a broker whose registration channel closes is unregistered at
      * once. Only now: a registration of this connection still at the worker would otherwise
-     * come after it. The worker does it (it takes the write side); a client or tool connection
-     * is not in the live table and costs one lookup there. */
-    if (server->worker != NULL)
-        ns__worker_submit_simple(server->worker, NS_JOB_CONN_CLOSED, conn->id);
-    else
+     * come after it. The worker does it (it takes the write side). Only a registration binds
+     * a connection to brokers: for any other one the worker only forgets it, at once (a flood
+     * of connections that come and go queues nothing). */
+    if (server->worker == NULL)
         ns_route_on_conn_closed(server->route, conn->id);
+    else if (conn->sent_registration)
+        ns__worker_submit_simple(server->worker, NS_JOB_CONN_CLOSED, conn->id);
+    else if (conn->used_worker)
+        ns__worker_forget_conn(server->worker, conn->id);
     free(conn);
+}
+
+/* Takes the connection off its loop's resume list, if it is there. */
+static void resume_unlink(ns_conn_t *conn)
+{
+    if (!conn->yielded)
+        return;
+    for (ns_conn_t **p = &conn->loop->resume_head; *p != NULL; p = &(*p)->resume_next) {
+        if (*p == conn) {
+            *p = conn->resume_next;
+            break;
+        }
+    }
+    conn->yielded = false;
 }
 
 static void on_close(uv_handle_t *handle)
@@ -124,6 +151,7 @@ static void on_close(uv_handle_t *handle)
     ns_conn_t *conn = handle->data;
     ns_io_loop_t *loop = conn->loop;
     list_remove(conn);
+    resume_unlink(conn);
     ns_conn_guard_partial_release(&conn->guard);
     ns_buf_free(&conn->in);
     ns_buf_free(&conn->out_headers);
@@ -267,7 +295,7 @@ static void cut_largest_holder(ns_io_loop_t *loop)
  * until there is room. Returns true when conn must stop building replies now. */
 static bool output_budget_check(ns_conn_t *conn)
 {
-    if (!ns_conn_guard_output_full(conn->batch_bytes))
+    if (!ns_conn_guard_output_full(&conn->guard, conn->batch_bytes))
         return false;
     if (conn->loop->guard.closing_output == 0)
         cut_largest_holder(conn->loop);
@@ -410,7 +438,8 @@ static void bad_frame(ns_conn_t *conn, const char *why, const uint8_t *data, siz
 static void update_reading(ns_conn_t *conn)
 {
     bool want = !conn->closing && !conn->handle_closed && !conn->loop->stopping &&
-                !conn->close_after_replies && !conn->guard.worker_full && !conn->guard.output_wait;
+                !conn->close_after_replies && !conn->guard.worker_full &&
+                !conn->guard.output_wait && !conn->yielded;
     if (want == !conn->reads_paused)
         return;
     conn->reads_paused = !want;
@@ -447,6 +476,8 @@ static void submit_job(ns_conn_t *conn, ns_cmd_t *req, size_t bytes)
     job->dropped = false;
     job->code = req->code;
     job->known_broker = conn->guard.known_broker;
+    conn->used_worker = true;
+    conn->sent_registration |= req->code == NS_REQ_REGISTER_BROKER;
     conn->jobs++;
     ns__loop_job_out(conn->loop);
     ns__worker_submit(conn->loop->server->worker, job);
@@ -561,15 +592,20 @@ static bool output_over_limit(ns_conn_t *conn)
 }
 
 /* Decodes and dispatches the whole frames in data[0..len) while the connection may take more;
- * returns the bytes consumed. */
-static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len)
+ * returns the bytes consumed. *yield: it stopped to let the loop's other connections go. */
+static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len, bool *yield)
 {
     size_t max_frame = conn->loop->server->limits.frame_max;
     size_t pos = 0;
-    while (!conn->closing && !conn->close_after_replies &&
-           ns_conn_guard_worker_room(&conn->guard, conn->jobs, &conn->loop->server->limits.guard,
-                                     conn->peer) &&
-           !output_over_limit(conn)) {
+    for (size_t frames = 0; !conn->closing && !conn->close_after_replies; frames++) {
+        if (frames == YIELD_FRAMES || conn->batch_bytes >= YIELD_REPLY_BYTES) {
+            *yield = pos < len;
+            break;
+        }
+        if (!ns_conn_guard_worker_room(&conn->guard, conn->jobs, &conn->loop->server->limits.guard,
+                                       conn->peer) ||
+            output_over_limit(conn))
+            break;
         ns_frame_t frame;
         ns_frame_status_t st = ns_frame_decode(data + pos, len - pos, max_frame, &frame);
         if (st == NS_FRAME_NEED_MORE)
@@ -588,9 +624,52 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len)
 /* Runs the frames of data[0..len) that may be dispatched now, sends the replies, and keeps the
  * rest (a partial frame, or frames waiting for the worker) in conn->in. `shared`: data is the
  * loop's read buffer (conn->in is empty then); else it is conn->in itself. */
+static void on_resume(uv_idle_t *handle);
+
+void ns__conn_loop_init(ns_io_loop_t *loop)
+{
+    uv_idle_init(&loop->loop, &loop->resume_idle);
+    loop->resume_idle.data = loop;
+}
+
+void ns__conn_loop_close(ns_io_loop_t *loop)
+{
+    uv_close((uv_handle_t *)&loop->resume_idle, NULL);
+}
+
+/* The connection goes on with its buffered frames in the next loop iteration. */
+static void resume_later(ns_conn_t *conn)
+{
+    if (conn->yielded || conn->loop->stopping)
+        return;
+    conn->yielded = true;
+    conn->resume_next = conn->loop->resume_head;
+    conn->loop->resume_head = conn;
+    uv_idle_start(&conn->loop->resume_idle, on_resume);
+}
+
+static void on_resume(uv_idle_t *handle)
+{
+    ns_io_loop_t *loop = handle->data;
+    ns_conn_t *list = loop->resume_head;
+    loop->resume_head = NULL;
+    uv_idle_stop(handle);
+    for (ns_conn_t *c = list, *next; c != NULL; c = next) {
+        next = c->resume_next;
+        c->yielded = false;
+        if (c->closing)
+            continue;
+        if (c->in.len > 0 && !c->guard.worker_full && !c->guard.output_wait)
+            process_input(c, c->in.data, c->in.len, false);
+        else
+            update_reading(c);
+    }
+}
+
 static void process_input(ns_conn_t *conn, const uint8_t *data, size_t len, bool shared)
 {
-    size_t pos = handle_frames(conn, data, len);
+    bool yield = false;
+    size_t pos = handle_frames(conn, data, len, &yield);
     flush_replies(conn);
     if (conn->closing)
         return;
@@ -618,6 +697,8 @@ static void process_input(ns_conn_t *conn, const uint8_t *data, size_t len, bool
         ns__conn_close(conn, "partial-frame budget");
         return;
     }
+    if (yield)
+        resume_later(conn);
     update_reading(conn);
 }
 

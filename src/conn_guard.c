@@ -151,10 +151,14 @@ void ns_conn_guard_closing(ns_conn_guard_t *g, ns_loop_guard_t *lg)
     }
 }
 
-bool ns_conn_guard_output_full(size_t batch)
+bool ns_conn_guard_output_full(const ns_conn_guard_t *g, size_t batch)
 {
     size_t limit = ns_budget_limit(NS_BUDGET_PENDING_WRITES);
-    return limit != 0 && ns_budget_used(NS_BUDGET_PENDING_WRITES) + batch > limit;
+    if (limit == 0)
+        return false;
+    if (g->out_charged > 0)
+        limit -= limit / NS_BUDGET_RESERVE_SHARE;
+    return ns_budget_used(NS_BUDGET_PENDING_WRITES) + batch > limit;
 }
 
 bool ns_loop_guard_should_cut(const ns_loop_guard_t *lg)
@@ -181,7 +185,7 @@ void ns_conn_guard_output_wait(ns_conn_guard_t *g, ns_loop_guard_t *lg)
 
 bool ns_conn_guard_output_resume(ns_conn_guard_t *g, ns_loop_guard_t *lg, size_t batch)
 {
-    if (!g->output_wait || ns_conn_guard_output_full(batch))
+    if (!g->output_wait || ns_conn_guard_output_full(g, batch))
         return false;
     g->output_wait = false;
     lg->output_waiters--;

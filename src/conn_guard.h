@@ -110,8 +110,10 @@ void ns_conn_guard_output_done(ns_conn_guard_t *g, ns_loop_guard_t *lg, size_t n
 /* The connection is closing: its queued bytes are freed later in this loop iteration. */
 void ns_conn_guard_closing(ns_conn_guard_t *g, ns_loop_guard_t *lg);
 
-/* Whether building `batch` more reply bytes would pass the output budget. */
-bool ns_conn_guard_output_full(size_t batch);
+/* Whether building `batch` more reply bytes would pass the output budget: for a connection
+ * that holds queued replies, three quarters of it; one that holds none (a reader) may use the
+ * rest, so that peers that do not read cannot stop those that do. */
+bool ns_conn_guard_output_full(const ns_conn_guard_t *g, size_t batch);
 
 /* Whether the loop should cut its largest holder now (its periodic check): the budget is over
  * and no cut one is still being freed (that would make room by itself). */

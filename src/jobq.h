@@ -1,5 +1,6 @@
 /* The worker's queue (worker.c): one FIFO per connection, and the connections share the worker
- * by the cost of their jobs (start-time fair queuing on the worker's CPU time), in three lanes:
+ * by the cost of their jobs (fair queuing on the time each job held the worker), in three
+ * lanes:
  *   CONTROL  connection closes and the expiry scan: first, in submission order;
  *   KNOWN    connections whose last registration succeeded (live brokers);
  *   OTHER    everyone else (strangers, admin tools, clients).
@@ -64,7 +65,7 @@ typedef struct ns_jobq {
     size_t count;            /* items queued */
 } ns_jobq_t;
 
-/* new_conn_cost: in the unit of ns_jobq_done (the worker: 10 ms of CPU, in ns). */
+/* new_conn_cost: in the unit of ns_jobq_done (the worker: 2 ms, in ns). */
 void ns_jobq_init(ns_jobq_t *q, uint64_t new_conn_cost);
 /* Frees the bookkeeping (the queue must be empty: the items belong to the caller). */
 void ns_jobq_free(ns_jobq_t *q);
@@ -78,7 +79,8 @@ void ns_jobq_push(ns_jobq_t *q, ns_jobq_item_t *item);
 ns_jobq_item_t *ns_jobq_pop(ns_jobq_t *q);
 
 /* The item popped last (outside CONTROL) has run and cost `cost` (any unit, the same for
- * every call: the worker passes CPU nanoseconds); its connection waits for its turn again. */
+ * every call: the worker passes nanoseconds of its time); its connection waits for its turn
+ * again. */
 void ns_jobq_done(ns_jobq_t *q, uint64_t cost);
 
 /* Moves connection `conn` to `lane` (KNOWN or OTHER) for its queued and future items, if the

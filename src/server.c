@@ -208,6 +208,7 @@ static void stop_loop(ns_io_loop_t *loop)
     if (loop->listening)
         uv_close((uv_handle_t *)&loop->listener, NULL);
     uv_close((uv_handle_t *)&loop->idle_timer, NULL);
+    ns__conn_loop_close(loop);
     pthread_mutex_lock(&loop->lock);
     loop->wakeup_closed = true;
     pthread_mutex_unlock(&loop->lock);
@@ -241,6 +242,7 @@ static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
                    IDLE_CHECK_INTERVAL_MS);
     uv_timer_init(&loop->loop, &loop->drain_timer);
     loop->drain_timer.data = loop;
+    ns__conn_loop_init(loop);
     return 0;
 }
 
@@ -356,15 +358,15 @@ static void on_kv_log(uv_timer_t *timer)
     ns_kv_log_all(server->kv);
 }
 
-/* Once a minute when a budget refused or cut anything since the last time: every counter (the
- * totals since start) and what each budget holds now and at most. */
-static void log_guards(void)
+/* Every counter of the guards (totals since start) and what each budget holds now and held at
+ * most: once a minute when a counter moved, and at exit. */
+static void log_guards(bool always)
 {
     static uint64_t last_total;
     uint64_t total = 0;
     for (int k = 0; k < NS_GUARD_COUNT; k++)
         total += ns_guard_counter((ns_guard_kind_t)k);
-    if (total == last_total)
+    if (total == last_total && !always)
         return;
     last_total = total;
     char line[1024];
@@ -396,7 +398,7 @@ static void on_stats(uv_timer_t *timer)
              (unsigned long long)req);
     last_requests = req;
     last_bad = bad;
-    log_guards();
+    log_guards(false);
 }
 
 /* SIGHUP: reopen logPath, so that logrotate can move the file away (Java has no equivalent: its
@@ -532,6 +534,7 @@ int ns_server_run(ns_server_t *server)
             uv_close((uv_handle_t *)&server->loops[i].wakeup, NULL);
             uv_close((uv_handle_t *)&server->loops[i].jobs_async, NULL);
             uv_close((uv_handle_t *)&server->loops[i].idle_timer, NULL);
+            ns__conn_loop_close(&server->loops[i]);
             uv_close((uv_handle_t *)&server->loops[i].drain_timer, NULL);
             uv_run(&server->loops[i].loop, UV_RUN_DEFAULT);
             uv_loop_close(&server->loops[i].loop);
@@ -596,6 +599,7 @@ int ns_server_run(ns_server_t *server)
             NS_LOG_W("event loop %u closed with open handles", i);
         pthread_mutex_destroy(&loop->lock);
     }
+    log_guards(true);
     NS_LOG_I("The Name Server shut down.");
     return 0;
 }

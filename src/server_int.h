@@ -77,6 +77,8 @@ struct ns_io_loop {
     bool jobs_async_open;   /* jobs_async not closed yet (loop thread) */
     size_t jobs_in_flight;  /* REQUEST jobs of this loop at the worker (loop thread) */
     ns_loop_guard_t guard;  /* this loop's part of the output budget (conn.c) */
+    uv_idle_t resume_idle;  /* runs the connections that let others go mid-read (conn.c) */
+    ns_conn_t *resume_head; /* those connections, loop thread only (conn.c) */
     ns_job_t *returned;     /* finished jobs, newest first (under lock) */
     bool wakeup_closed;     /* wakeup and jobs_async may no longer be signalled (under lock) */
     uint8_t *read_buf;      /* READ_CHUNK bytes every connection without a partial frame reads
@@ -156,6 +158,11 @@ void ns__conn_drain_all(ns_io_loop_t *loop);
 /* Closes every connection at once. */
 void ns__conn_close_all(ns_io_loop_t *loop);
 
+/* The loop's part of conn.c (the handle that resumes connections which let the others go):
+ * set up with the loop, closed when it stops. Loop thread. */
+void ns__conn_loop_init(ns_io_loop_t *loop);
+void ns__conn_loop_close(ns_io_loop_t *loop);
+
 /* Runs a REQUEST job's reply on its loop: sends resp unless the connection closed, then frees
  * the job; the connection is freed here if it closed while the job was out. */
 void ns__conn_job_done(ns_job_t *job);
@@ -198,6 +205,10 @@ void ns__worker_submit_simple(ns_worker_t *w, ns_job_kind_t kind, uint64_t conn_
  * not run (`dropped`); writes that outlive the connection (KV, topics, permissions, config,
  * unregistrations) still run. Once shutdown began, every one comes back. Any thread. */
 void ns__worker_conn_closed(ns_worker_t *w, uint64_t conn_id);
+
+/* Connection conn_id closed and every request of it is back, and it sent no registration (the
+ * CONN_CLOSED job does this for those that did): the worker forgets it. Any thread. */
+void ns__worker_forget_conn(ns_worker_t *w, uint64_t conn_id);
 
 /* Shutdown: from now on the queued requests of closed connections are all dropped, those
  * kept so far included. Any thread. */

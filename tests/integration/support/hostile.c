@@ -1,10 +1,15 @@
 /* Test support: hostile bodies and frames, a fake broker, latencies and /proc memory. */
 #include "hostile.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -219,7 +224,8 @@ static int broker_register(hostile_broker_t *b, int fd, const ns_buf_t *body, in
     if (rmq_send_raw(fd, frame.data, frame.len) == 0) {
         ns_buf_t holder = NS_BUF_INIT;
         ns_cmd_t resp;
-        if (rmq_recv(fd, &resp, &holder, 10000) == 0) {
+        /* A broker waits registerBrokerTimeoutMills (24 s) for the answer. */
+        if (rmq_recv(fd, &resp, &holder, 24000) == 0) {
             if (resp.opaque == opaque)
                 code = resp.code;
             ns_cmd_free(&resp);
@@ -329,4 +335,239 @@ size_t hostile_count_lines(const char *path, const char *needle)
             n++;
     fclose(f);
     return n;
+}
+
+/* ---- flooders, partial frames, non-readers ------------------------------------------------ */
+
+static void *flooder_main(void *arg)
+{
+    hostile_flooder_t *f = arg;
+    int fd = rmq_connect(f->port);
+    size_t off = 0;
+    char sink[65536];
+    while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
+        if (fd < 0) {
+            hostile_sleep_ms(50);
+            fd = rmq_connect(f->port);
+            off = 0;
+            continue;
+        }
+        struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLOUT};
+        if (poll(&pfd, 1, 100) <= 0)
+            continue;
+        bool lost = (pfd.revents & (POLLERR | POLLHUP)) != 0;
+        if (!lost && (pfd.revents & POLLIN))
+            lost = recv(fd, sink, sizeof(sink), MSG_DONTWAIT) == 0;
+        if (!lost && (pfd.revents & POLLOUT)) {
+            ssize_t n =
+                send(fd, f->frame->data + off, f->frame->len - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (n < 0 && errno != EAGAIN && errno != EINTR)
+                lost = true;
+            if (n > 0 && (off += (size_t)n) == f->frame->len) {
+                off = 0;
+                f->sent++;
+            }
+        }
+        if (lost) {
+            close(fd);
+            fd = -1;
+            f->reconnects++;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+void hostile_flooder_start(hostile_flooder_t *f)
+{
+    f->stop = false;
+    f->sent = f->reconnects = 0;
+    pthread_create(&f->thread, NULL, flooder_main, f);
+}
+
+void hostile_flooder_stop(hostile_flooder_t *f)
+{
+    __atomic_store_n(&f->stop, true, __ATOMIC_RELAXED);
+    pthread_join(f->thread, NULL);
+}
+
+void hostile_frame_head(ns_buf_t *out, size_t total)
+{
+    ns_cmd_t req;
+    rmq_request(&req, 9999, 1, NULL);
+    size_t at = out->len;
+    ns_cmd_encode_header(&req, out);
+    ns_cmd_free(&req);
+    uint32_t t = (uint32_t)(total - 4);
+    out->data[at] = (uint8_t)(t >> 24);
+    out->data[at + 1] = (uint8_t)(t >> 16);
+    out->data[at + 2] = (uint8_t)(t >> 8);
+    out->data[at + 3] = (uint8_t)t;
+}
+
+static int connect_nonblocking(int port, int rcvbuf)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (rcvbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    return fd;
+}
+
+/* One driven connection: bytes of `data` sent so far, and when the last trickle byte went. */
+typedef struct driven {
+    int fd;
+    size_t off;
+    uint64_t last_us;
+} driven_t;
+
+/* Sends what it can of data[off..len); false when the server closed the connection. */
+static bool drive_send(driven_t *d, const uint8_t *data, size_t len)
+{
+    while (d->off < len) {
+        ssize_t n = send(d->fd, data + d->off, len - d->off, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0) {
+            d->off += (size_t)n;
+            continue;
+        }
+        return n < 0 && (errno == EAGAIN || errno == EINTR);
+    }
+    return true;
+}
+
+/* True when the server closed it (EOF or an error); reads and drops what came. */
+static bool drive_closed(driven_t *d, bool read_it)
+{
+    struct pollfd pfd = {.fd = d->fd, .events = read_it ? POLLIN : 0};
+    if (poll(&pfd, 1, 0) <= 0)
+        return false;
+    if (pfd.revents & (POLLERR | POLLHUP))
+        return true;
+    char sink[4096];
+    return (pfd.revents & POLLIN) && recv(d->fd, sink, sizeof(sink), MSG_DONTWAIT) == 0;
+}
+
+static void *partials_main(void *arg)
+{
+    hostile_partials_t *p = arg;
+    ns_buf_t frame = NS_BUF_INIT;
+    hostile_frame_head(&frame, p->frame_bytes);
+    ns_buf_reserve(&frame, p->send_bytes + 1);
+    memset(frame.data + frame.len, 'x', p->send_bytes + 1 - frame.len);
+    driven_t *d = calloc(p->count, sizeof(*d));
+    for (size_t i = 0; i < p->count; i++)
+        d[i].fd = -1;
+    while (!__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) {
+        size_t holding = 0;
+        uint64_t now = hostile_now_us();
+        for (size_t i = 0; i < p->count; i++) {
+            driven_t *c = &d[i];
+            if (c->fd < 0) {
+                /* A closed one comes back after half a second: a flood of connections is not
+                 * what this peer is about. */
+                if ((p->opened >= p->count && !p->reconnect) || now - c->last_us < 500000u)
+                    continue;
+                c->fd = connect_nonblocking(p->port, 0);
+                c->off = 0;
+                c->last_us = now;
+                if (c->fd >= 0)
+                    p->opened++;
+                continue;
+            }
+            bool ok = drive_send(c, frame.data, p->send_bytes);
+            if (ok && c->off == p->send_bytes && p->trickle_ms > 0 &&
+                now - c->last_us >= (uint64_t)p->trickle_ms * 1000u) {
+                c->last_us = now;
+                ok = send(c->fd, "x", 1, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0 || errno == EAGAIN;
+            }
+            if (!ok || drive_closed(c, true)) {
+                close(c->fd);
+                c->fd = -1;
+                c->last_us = now;
+                p->closed_by_server++;
+                continue;
+            }
+            holding += c->off == p->send_bytes;
+        }
+        __atomic_store_n(&p->holding, holding, __ATOMIC_RELAXED);
+        hostile_sleep_ms(5);
+    }
+    for (size_t i = 0; i < p->count; i++)
+        if (d[i].fd >= 0)
+            close(d[i].fd);
+    free(d);
+    ns_buf_free(&frame);
+    return NULL;
+}
+
+void hostile_partials_start(hostile_partials_t *p)
+{
+    p->stop = false;
+    p->opened = p->closed_by_server = p->holding = 0;
+    pthread_create(&p->thread, NULL, partials_main, p);
+}
+
+void hostile_partials_stop(hostile_partials_t *p)
+{
+    __atomic_store_n(&p->stop, true, __ATOMIC_RELAXED);
+    pthread_join(p->thread, NULL);
+}
+
+static void *nonreaders_main(void *arg)
+{
+    hostile_nonreaders_t *n = arg;
+    driven_t *d = calloc(n->count, sizeof(*d));
+    for (size_t i = 0; i < n->count; i++)
+        d[i].fd = -1;
+    while (!__atomic_load_n(&n->stop, __ATOMIC_RELAXED)) {
+        uint64_t now = hostile_now_us();
+        for (size_t i = 0; i < n->count; i++) {
+            driven_t *c = &d[i];
+            if (c->fd < 0) {
+                if (n->opened >= n->count && n->hold_ms == 0)
+                    continue;
+                c->fd = connect_nonblocking(n->port, 4096);
+                c->off = 0;
+                c->last_us = now;
+                if (c->fd >= 0)
+                    n->opened++;
+                continue;
+            }
+            /* A peer that never reads cannot see its EOF behind the replies it left unread:
+             * it only learns of its end from an error on send. */
+            bool lost = !drive_send(c, n->requests->data, n->requests->len);
+            if (lost || (n->hold_ms > 0 && now - c->last_us >= (uint64_t)n->hold_ms * 1000u)) {
+                close(c->fd);
+                c->fd = -1;
+            }
+        }
+        hostile_sleep_ms(10);
+    }
+    for (size_t i = 0; i < n->count; i++)
+        if (d[i].fd >= 0)
+            close(d[i].fd);
+    free(d);
+    return NULL;
+}
+
+void hostile_nonreaders_start(hostile_nonreaders_t *n)
+{
+    n->stop = false;
+    n->opened = 0;
+    pthread_create(&n->thread, NULL, nonreaders_main, n);
+}
+
+void hostile_nonreaders_stop(hostile_nonreaders_t *n)
+{
+    __atomic_store_n(&n->stop, true, __ATOMIC_RELAXED);
+    pthread_join(n->thread, NULL);
 }

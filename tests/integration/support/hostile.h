@@ -66,6 +66,55 @@ typedef struct hostile_broker {
 bool hostile_broker_start(hostile_broker_t *b);
 void hostile_broker_stop(hostile_broker_t *b);
 
+/* A peer that sends `frame` again and again as fast as the server reads it, on one connection
+ * (reconnecting when the server closes it), and reads and drops whatever comes back. */
+typedef struct hostile_flooder {
+    int port;
+    const ns_buf_t *frame;
+    bool stop;
+    size_t sent;       /* whole frames sent */
+    size_t reconnects; /* times the server closed it */
+    pthread_t thread;
+} hostile_flooder_t;
+void hostile_flooder_start(hostile_flooder_t *f);
+void hostile_flooder_stop(hostile_flooder_t *f);
+
+/* `count` connections, driven by one thread, that each send the first `send_bytes` of a frame
+ * declaring `frame_bytes` (prefix included) and then one more byte every `trickle_ms` (0: none),
+ * never completing it; a connection the server closes is opened again when `reconnect`. */
+typedef struct hostile_partials {
+    int port;
+    size_t count, frame_bytes, send_bytes;
+    int trickle_ms;
+    bool reconnect;
+    bool stop;
+    size_t opened, closed_by_server; /* connections opened, and closed by the server */
+    size_t holding;                  /* connections with their bytes sent, not closed */
+    pthread_t thread;
+} hostile_partials_t;
+void hostile_partials_start(hostile_partials_t *p);
+void hostile_partials_stop(hostile_partials_t *p);
+
+/* `count` connections with a small receive buffer that each send `requests` (whole frames, as
+ * fast as the server takes them) and never read; with hold_ms, each one is closed after that
+ * long and a new one opened (a peer that does not read cannot tell that it was cut). One thread
+ * drives them all. */
+typedef struct hostile_nonreaders {
+    int port;
+    size_t count;
+    const ns_buf_t *requests;
+    int hold_ms;
+    bool stop;
+    size_t opened;
+    pthread_t thread;
+} hostile_nonreaders_t;
+void hostile_nonreaders_start(hostile_nonreaders_t *n);
+void hostile_nonreaders_stop(hostile_nonreaders_t *n);
+
+/* The first bytes of a frame of `total` bytes (prefix included): a JSON header of an unknown
+ * request code, the rest is body. */
+void hostile_frame_head(ns_buf_t *out, size_t total);
+
 /* The server's resident memory in KiB: VmRSS (peak false) or VmHWM (peak true); -1 when the
  * process is gone. */
 /* What resident memory a byte the server holds costs in this build: ThreadSanitizer keeps
