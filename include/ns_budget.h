@@ -47,6 +47,10 @@ void ns_budget_release(ns_budget_id_t id, size_t n);
 /* True while more than the limit is in use. */
 bool ns_budget_over(ns_budget_id_t id);
 
+/* Whether n more bytes would pass what a taker may use (as ns_budget_take decides, without
+ * taking anything); false for an unlimited budget. One call on the request path. */
+bool ns_budget_would_pass(ns_budget_id_t id, size_t n, bool privileged);
+
 size_t ns_budget_used(ns_budget_id_t id);
 size_t ns_budget_peak(ns_budget_id_t id); /* high-water mark since configure */
 size_t ns_budget_limit(ns_budget_id_t id);

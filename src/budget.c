@@ -92,6 +92,15 @@ bool ns_budget_over(ns_budget_id_t id)
     return limit != 0 && LOAD(budgets[id].used) > limit;
 }
 
+bool ns_budget_would_pass(ns_budget_id_t id, size_t n, bool privileged)
+{
+    size_t limit = LOAD(budgets[id].limit);
+    if (limit == 0)
+        return false;
+    size_t cap = privileged ? limit : limit - limit / NS_BUDGET_RESERVE_SHARE;
+    return LOAD(budgets[id].used) + n > cap;
+}
+
 size_t ns_budget_used(ns_budget_id_t id)
 {
     return LOAD(budgets[id].used);

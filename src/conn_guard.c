@@ -153,12 +153,8 @@ void ns_conn_guard_closing(ns_conn_guard_t *g, ns_loop_guard_t *lg)
 
 bool ns_conn_guard_output_full(const ns_conn_guard_t *g, size_t batch)
 {
-    size_t limit = ns_budget_limit(NS_BUDGET_PENDING_WRITES);
-    if (limit == 0)
-        return false;
-    if (g->out_charged > 0)
-        limit -= limit / NS_BUDGET_RESERVE_SHARE;
-    return ns_budget_used(NS_BUDGET_PENDING_WRITES) + batch > limit;
+    /* A reader is "privileged": it may use the reserve. */
+    return ns_budget_would_pass(NS_BUDGET_PENDING_WRITES, batch, g->out_charged == 0);
 }
 
 bool ns_loop_guard_should_cut(const ns_loop_guard_t *lg)

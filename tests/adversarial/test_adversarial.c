@@ -421,6 +421,7 @@ static int measure(void)
     if (rmq_call(fd, &req, &resp, &holder) == 0)
         ns_cmd_free(&resp);
     ns_cmd_free(&req);
+    ns_buf_free(&holder);
     free(value);
     close(fd);
     long rss0 = hostile_rss_kib(srv.pid, false);
@@ -450,13 +451,15 @@ static int measure(void)
     char out_path[sizeof(srv.out_path)];
     memcpy(out_path, srv.out_path, sizeof(out_path));
     int status = ns_testsrv_stop(&srv);
-    printf("RSS before %ld KiB; VmHWM %ld KiB (%+ld KiB); exit status %d\n", rss0, hwm, hwm - rss0,
-           status);
+    printf("RSS before %ld KiB; at most %ld KiB sampled; VmHWM %ld KiB (%+ld KiB); exit status "
+           "%d\n",
+           rss0, rss.max_kib, hwm, hwm - rss0, status);
     print_limits_line(out_path);
     printf("budget peaks: partial frames %ld, worker queue %ld, pending writes %ld bytes\n",
            budget_peak(out_path, "serverMaxPartialFrameBytes="),
            budget_peak(out_path, "serverMaxWorkerQueueBytes="),
            budget_peak(out_path, "serverMaxPendingWriteBytes="));
+    fflush(stdout);
     ns_buf_free(&gets);
     ns_testsrv_cleanup(&srv);
     return status;

@@ -37,6 +37,9 @@ static void test_strangers_leave_the_reserve(void **state)
     assert_false(ns_budget_take(NS_BUDGET_PARTIAL_FRAMES, 1, true));
     assert_int_equal(ns_budget_used(NS_BUDGET_PARTIAL_FRAMES), 1000);
     assert_false(ns_budget_over(NS_BUDGET_PARTIAL_FRAMES));
+    assert_true(ns_budget_would_pass(NS_BUDGET_PARTIAL_FRAMES, 1, true));
+    assert_false(ns_budget_would_pass(NS_BUDGET_PARTIAL_FRAMES, 0, true));
+    assert_true(ns_budget_would_pass(NS_BUDGET_PARTIAL_FRAMES, 0, false));
     ns_budget_release(NS_BUDGET_PARTIAL_FRAMES, 1000);
     assert_int_equal(ns_budget_used(NS_BUDGET_PARTIAL_FRAMES), 0);
     assert_int_equal(ns_budget_peak(NS_BUDGET_PARTIAL_FRAMES), 1000);
@@ -68,6 +71,7 @@ static void test_unlimited(void **state)
     ns_budget_configure(NS_BUDGET_WORKER_QUEUE, 0);
     assert_true(ns_budget_take(NS_BUDGET_WORKER_QUEUE, (size_t)1 << 40, false));
     assert_false(ns_budget_over(NS_BUDGET_WORKER_QUEUE));
+    assert_false(ns_budget_would_pass(NS_BUDGET_WORKER_QUEUE, (size_t)1 << 40, false));
     ns_budget_release(NS_BUDGET_WORKER_QUEUE, (size_t)1 << 40);
 }
 
