@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Request codes and response codes used by the benchmark (protocol.md section 0). */
+/* Request codes and response codes used by the benchmark (docs/protocol.md, section Request
+ * codes). */
 enum {
     NSB_REQ_REGISTER_BROKER = 103,
     NSB_REQ_GET_ROUTEINFO_BY_TOPIC = 105,
@@ -69,14 +70,15 @@ void nsb_build_register_frame(nsb_buf_t *out, size_t *opaque_off, const nsb_brok
 /* Rewrites the padded opaque field at frame+off. */
 void nsb_patch_opaque(uint8_t *frame, size_t off, int32_t opaque);
 
-/* Builds the JSON RegisterBrokerBody (5.x shape, protocol.md 2.6) for the given topics with
- * DataVersion counter `counter` and timestamp `ts_ms` into *out (cleared first). */
+/* Builds the JSON RegisterBrokerBody (5.x shape, docs/protocol.md, section Body shapes) for the
+ * given topics with DataVersion counter `counter` and timestamp `ts_ms` into *out (cleared
+ * first). */
 void nsb_body_json(nsb_buf_t *out, const char *const *topics, size_t ntopics, uint64_t counter,
                    uint64_t ts_ms);
 
-/* Builds the compressed RegisterBrokerBody (zlib stream of the binary layout in protocol.md
- * 3.4, with the 5.x mapping section when version >= 413) into *out (cleared first).
- * Returns 0, or -1 when zlib fails. */
+/* Builds the compressed RegisterBrokerBody (zlib stream of the binary layout in
+ * docs/protocol.md, section Compressed register body, with the 5.x mapping section when
+ * version >= 413) into *out (cleared first). Returns 0, or -1 when zlib fails. */
 int nsb_body_zlib(nsb_buf_t *out, const char *const *topics, size_t ntopics, uint64_t counter,
                   uint64_t ts_ms, int version);
 

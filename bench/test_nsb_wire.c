@@ -1,4 +1,4 @@
-/* Unit tests of nsbench's wire helpers against the exact examples in protocol.md. */
+/* Unit tests of nsbench's wire helpers against the exact examples in docs/protocol.md. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,7 +11,8 @@
 
 #include "nsb_wire.h"
 
-/* protocol.md 1.3: the Java 5.3.3 client's route request, opaque 1, version 479. */
+/* docs/protocol.md, section JSON header: the Java 5.3.3 client's route request, opaque 1,
+ * version 479. */
 static void test_route_request_matches_java(void **state)
 {
     (void)state;
@@ -26,7 +27,7 @@ static void test_route_request_matches_java(void **state)
     assert_memory_equal(buf + 8, hdr, sizeof(hdr) - 1);
 }
 
-/* protocol.md 3.4: CRC examples. */
+/* docs/protocol.md, section CRC32 check: the examples. */
 static void test_body_crc(void **state)
 {
     (void)state;
@@ -47,7 +48,8 @@ static void test_body_crc(void **state)
     assert_int_equal(nsb_body_crc(NULL, 0), 0);
 }
 
-/* protocol.md 3.4: the 104-byte inflated stream for one topic, DataVersion counter 3. */
+/* docs/protocol.md, section Compressed register body: the 104-byte inflated stream for one
+ * topic, DataVersion counter 3. */
 static void test_zlib_body_matches_example(void **state)
 {
     (void)state;
@@ -137,7 +139,7 @@ static void test_scan_header_table(void **state)
         {0, "{\"code\":0,\"opaque\":", 0, -1, 0, 0},
         {0, "[1,2]", 0, -1, 0, 0},
         {2, "{\"code\":0,\"opaque\":1}", 0, -1, 0, 0},
-        /* protocol.md 1.4 binary header: code 105, version 479, opaque 1. */
+        /* docs/protocol.md, section ROCKETMQ binary header: code 105, version 479, opaque 1. */
         {1,
          "\x00\x69\x00\x01\xdf\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x14"
          "\x00\x05topic\x00\x00\x00\x09TopicTest",
@@ -158,7 +160,7 @@ static void test_scan_header_table(void **state)
     }
 }
 
-/* protocol.md 2.6: the same route in both modes. */
+/* docs/protocol.md, section Body shapes: the same route in both modes. */
 static void test_route_body_check(void **state)
 {
     (void)state;

@@ -178,11 +178,13 @@ typedef int ns_properties_fn(void *arg, const char *key, const char *value, int 
 int ns_properties_parse(const char *text, size_t len, ns_properties_fn *fn, void *arg,
                         int *err_line);
 
-/* Rewrites bytes the way Java's new String(bytes, UTF_8).getBytes(UTF_8) does: every malformed
- * sequence (and every encoded surrogate) becomes EF BF BD (U+FFFD), following the JDK
- * decoder's rules for how many bytes one replacement covers. 318 bodies go through this
- * before ns_properties_parse(), as they do in Java. Appends to out. */
-void ns_utf8_java_sanitize(const void *data, size_t len, ns_buf_t *out);
+/* Appends Java text (ns_utf8.h) the way java.util.Properties.store(OutputStream) writes a key
+ * (is_key) or a value: '\\' and the separators and comment marks = : # ! escaped, \t \n \r \f,
+ * a space escaped in a key and at the start of a value, every other character outside
+ * U+0020..U+007E (U+0000 included) as \uXXXX, a code point above U+FFFF as its two surrogate
+ * escapes. ns_properties_parse() reads the result back as exactly `text`, and the output is
+ * ASCII on one line, whatever the text holds. */
+void ns_properties_escape(const char *text, bool is_key, ns_buf_t *out);
 
 /* Loads a -c file: parses it, applies every pair strictly (a key given twice: the last one,
  * as in Java), warns on stderr "mqnamesrv: unknown property X at FILE:LINE" for keys no Java
@@ -197,11 +199,13 @@ int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t er
  * -c/--configFile <file>, -p/--printConfigItem, -h/--help, -n/--namesrvAddr <list> (accepted,
  * ignored); unique prefixes of long options, --configFile=FILE, -cFILE, -c=FILE, bundled -pc F;
  * the first -c wins; non-option words are ignored. Plus mqnamesrv's long-only, repeatable
- * `--set key=value`, applied strictly after the -c file (unknown keys refused). Then loads -c.
+ * `--set key=value`, applied strictly after the -c file (unknown keys refused), and
+ * `--version` (prints "mqnamesrv x.y.z (git REV)" to stdout, exit 0). Then loads -c.
  * Output: -h prints Java's usage to stdout; a parse error prints "Unrecognized option: -x" or
  * "Missing argument for option: c" to stderr and the usage to stdout; -c/--set problems go to
  * stderr. Sets print_config for -p (the caller prints ns_config_print() and exits 0).
- * Returns 0 to go on, or -(status + 1) when the process should exit now with `status`: help 0,
+ * Returns 0 to go on, or -(status + 1) when the process should exit now with `status`: help and
+ * version 0,
  * usage error 1, bad value 1, unreadable or malformed -c file 255 (Java's -1). */
 int ns_config_parse_cli(ns_config_t *cfg, int argc, char **argv);
 
@@ -233,19 +237,29 @@ void ns_config_print(ns_config_t *cfg, FILE *fp);
 
 /* Appends the 319 GET_NAMESRV_CONFIG body: every non-null NamesrvConfig and NettyServerConfig
  * property (current value), the extensions that were set, and every extra key (raw text), sorted
- * by key (byte order), "key=value\n" each, no escaping. Takes cfg->lock. */
+ * by key (byte order), "key=value\n" each, no escaping, as Java sends it (so a value holding a
+ * line break shows as two lines; U+0000 is a 0x00 byte). Takes cfg->lock. */
 void ns_config_dump_sorted(ns_config_t *cfg, ns_buf_t *out);
 
+/* Appends what 318 writes to configStorePath: the pairs of ns_config_dump_sorted(), each key
+ * and value escaped as java.util.Properties.store escapes them (ns_properties_escape), so that
+ * ns_config_load_file() reads back exactly the configuration in memory, whatever a value holds
+ * (Java writes the 319 text instead, see docs/config.md). Takes cfg->lock. */
+void ns_config_dump_file(ns_config_t *cfg, ns_buf_t *out);
+
 /* Applies a 318 UPDATE_NAMESRV_CONFIG body (properties text, as received) with Java's
- * semantics: body sanitised as UTF-8 then parsed as ISO-8859-1; any key in the blacklist
+ * semantics: body decoded as UTF-8 (ns_utf8_decode_java) then parsed as ISO-8859-1; any key in
+ * the blacklist
  * (configBlackList, configStorePath, kvConfigPath, rocketmqHome, plus the ';'-separated
  * configBlackList entries) refuses the whole update; so does a key that 318 may never set (a
  * file, a directory or a protection switch) or a number outside the range 318 may set (the
  * option table's remote class and range, see docs/config.md); otherwise each known key is applied
  * with strict=false (bad numbers ignored), extra keys already present get their new text, unknown
- * keys are dropped; then the sorted dump is written to configStorePath atomically (temp file in
- * the same directory, fsync, rename, directory fsync; the previous file is first copied to
- * <path>.bak, as Java keeps one). Takes cfg->lock. */
+ * keys are dropped; then ns_config_dump_file() is written to configStorePath atomically (temp
+ * file in the same directory, fsync, rename, directory fsync; the previous file is first copied
+ * to <path>.bak, as Java keeps one). A value 318 would persist as text that the -c loader
+ * refuses (logLevel=LOUD) is refused like a key that is not remote, so that the file always
+ * loads at the next start. Takes cfg->lock. */
 typedef enum ns_config_update_result {
     NS_CONFIG_UPDATE_OK = 0,
     NS_CONFIG_UPDATE_BLACKLISTED = 1,    /* 16 "Can not update config in black list." */

@@ -1,12 +1,16 @@
-/* JSON as RocketMQ's fastjson speaks it.
+/* JSON as the RocketMQ 5.5.0 NameServer reads and writes it (fastjson2 2.0.x; 4.x servers used
+ * fastjson 1.2.x, whose escaping differs slightly, see docs/compatibility.md).
  *
- * Reading: cJSON, after a pass that quotes the bare integer object keys fastjson writes for
- * Map<Integer|Long,...> ({0:"a"} -> {"0":"a"}), so nothing a broker sends is rejected.
- * Writing: a small streaming writer that reproduces fastjson 1.2.83 output byte for byte in
- * both of its modes (protocol.md section 2): the default mode (bare integer map keys, '/' not
- * escaped, raw UTF-8) and the "standard" mode used for route answers to version >= 401 clients
- * (quoted keys, "\/", \uXXXX for every char >= U+007F, longs above 2^53-1 quoted).
- * The writer never sorts: callers emit properties in alphabetical order, as fastjson does. */
+ * Reading: cJSON, after a pass that (1) makes every string literal read as Java reads it from
+ * request bytes (ns_json_read_string: fastjson2's lexer, malformed UTF-8 as U+FFFD or as
+ * fastjson2's looser decoder has it, U+0000 kept as Java text's C0 80, see ns_utf8.h) and, in
+ * lenient mode, (2) quotes the bare integer object keys fastjson writes for
+ * Map<Integer|Long,...> ({0:"a"} -> {"0":"a"}). So every string in the tree is Java text.
+ * Writing: a small streaming writer that reproduces Java's output byte for byte in both modes
+ * it uses (docs/protocol.md, section JSON we write): the default mode (bare integer map keys) and
+ * the "standard" mode of route answers to version >= 401 clients (quoted integer keys, longs above
+ * 2^53-1 quoted). Strings are escaped the same way in both (ns_json_escape). The writer never
+ * sorts: callers emit properties in alphabetical order, as fastjson does. */
 #ifndef NS_JSON_H
 #define NS_JSON_H
 
@@ -21,14 +25,48 @@
 /* Nesting cap for parsed bodies: cJSON recurses per level; real bodies nest 5 deep. */
 #define NS_JSON_MAX_DEPTH 64
 
-/* Parses json[0..len) (not NUL-terminated) into a cJSON tree, accepting bare integer object
- * keys and nesting up to NS_JSON_MAX_DEPTH. Returns the root (caller frees with cJSON_Delete)
- * or NULL for anything that is not JSON: deeper nesting (refused before cJSON recurses), bytes
- * other than whitespace after the value, an empty input. A bare key is an optional '-' and
- * digits directly in key position ({ 12 : or ,-3:); it is quoted before cJSON sees it, so the
- * tree holds the key "12". Keys inside strings are never touched. Memory: the input is copied
- * (len + 2 per bare key) only when it holds bare keys. cJSON numbers are doubles, so integers
- * beyond 2^53 lose precision (see ns_json_get_int64). */
+/* Reads the JSON string literal at in[0] (a '"') as Java 5.5.0 reads one from request bytes
+ * (fastjson2's JSONReaderUTF8): its lexer takes a byte C0..DF, E0..EF or F0..F7 as the start of
+ * a 2-, 3- or 4-byte character whatever the bytes it takes (so a malformed character can
+ * swallow the closing quote) and fails on any other byte >= 0x80; a literal without escapes is
+ * then decoded by the JDK's rules (ns_utf8_decode_java), one with an escape by fastjson2's
+ * looser ones (2- and 3-byte characters of a value unchecked, so C0 80 is U+0000; a name's
+ * checked for continuation bytes only; 4-byte ones of a name refused). `name`: the literal is
+ * an object member name. Escapes: fastjson2's, which are more than JSON's (\x41, \0, \v, a
+ * \u with any 4 bytes, ...). Appends the content as Java text to out and returns the length of
+ * the literal, quotes included, or 0 where Java throws (out then holds partial content). */
+size_t ns_json_read_string(const uint8_t *in, size_t len, bool name, ns_buf_t *out);
+
+/* Flags of ns_json_parse_java() and ns_json_prepare(). */
+#define NS_JSON_LENIENT                                                                            \
+    0x1 /* bare integer keys, nesting capped at NS_JSON_MAX_DEPTH, any byte                        \
+           <= 0x20 as whitespace after the value (else: only " \t\n\r") */
+#define NS_JSON_DECODED_TEXT                                                                       \
+    0x2 /* the input is text Java decoded as a whole before parsing it                             \
+           (ns_utf8_decode_java with NS_UTF8_KEEP_NUL): its literals                               \
+           are read as fastjson2 reads a String, without the byte-level                            \
+           rules of ns_json_read_string, and only JSON's escapes */
+
+/* Makes JSON text ready for cJSON, so that cJSON reads every string as Java does (and, with
+ * NS_JSON_LENIENT, bare integer keys): returns 0 when json can be given to cJSON as it is, 1
+ * when the text to give it was written to out (NUL-terminated), -1 for a string Java refuses
+ * or (lenient) nesting past NS_JSON_MAX_DEPTH. For callers that run cJSON themselves. */
+int ns_json_prepare(const uint8_t *json, size_t len, unsigned flags, ns_buf_t *out);
+
+/* Parses json[0..len) (not NUL-terminated) into a cJSON tree whose strings (names and values)
+ * are Java text, read as ns_json_read_string() reads them. Returns the root (caller frees with
+ * cJSON_Delete) or NULL for anything that is not JSON: a string Java refuses, bytes other than
+ * whitespace after the value, an empty input; in lenient mode also deeper nesting (refused
+ * before cJSON recurses). Memory: the input is copied only when something must be rewritten. */
+cJSON *ns_json_parse_java(const uint8_t *json, size_t len, unsigned flags);
+
+/* ns_json_parse_java(json, len, NS_JSON_LENIENT): parses json[0..len) into a cJSON tree,
+ * accepting bare integer object keys and nesting up to NS_JSON_MAX_DEPTH. Returns the root (caller
+ * frees with cJSON_Delete) or NULL for anything that is not JSON: deeper nesting (refused before
+ * cJSON recurses), bytes other than whitespace after the value, an empty input. A bare key is an
+ * optional '-' and digits directly in key position ({ 12 : or ,-3:); it is quoted before cJSON sees
+ * it, so the tree holds the key "12". Keys inside strings are never touched. cJSON numbers are
+ * doubles, so integers beyond 2^53 lose precision (see ns_json_get_int64). */
 cJSON *ns_json_parse_lenient(const uint8_t *json, size_t len);
 
 /* True when json[0..len) is the literal null with optional whitespace around it: Java's
@@ -37,14 +75,25 @@ bool ns_json_is_null_literal(const uint8_t *json, size_t len);
 
 typedef enum ns_json_mode {
     NS_JSON_DEFAULT = 0,  /* fastjson defaults (everything but standard route answers) */
-    NS_JSON_STANDARD = 1, /* BrowserCompatible + QuoteFieldNames + MapSortField */
+    NS_JSON_STANDARD = 1, /* BrowserCompatible + MapSortField: quoted integer keys, longs past
+                             2^53-1 quoted; strings as in the default mode */
 } ns_json_mode_t;
 
+/* The most bytes ns_json_escape() writes for one byte of its input. */
+#define NS_JSON_ESC_MAX 6
+
+/* Writes Java text s[0..len) as a quoted JSON string the way Java 5.5.0 writes a String
+ * (fastjson2, in every mode the NameServer uses) to w, which has room for
+ * 2 + NS_JSON_ESC_MAX * len bytes; returns the end. '"' and '\\' escaped; \b \f \n \r \t;
+ * other controls as \u00xx (lower-case hex); everything else raw ('/', U+007F..U+009F,
+ * U+2028, U+2029 included). C0 80 (U+0000) is written \u0000. Bytes that are not Java text
+ * (no decoder produces them) are written as the U+FFFD Java would have decoded them to, so the
+ * output is always valid UTF-8. The one JSON string escaper, for headers and bodies alike. */
+uint8_t *ns_json_escape(uint8_t *w, const char *s, size_t len);
+
 /* A streaming writer appending to a buffer. It tracks commas itself. Nesting deeper than 63
- * is a caller bug (NS_ASSERT). Strings are UTF-8; an invalid sequence (a maximal invalid
- * subpart, as Java's decoder counts it) is written as U+FFFD in both modes (raw EF BF BD in
- * default mode, \uFFFD in standard mode), which is what Java would print after decoding the
- * same bytes, and keeps every output valid UTF-8. A NULL string is written as null. */
+ * is a caller bug (NS_ASSERT). Strings are Java text, written by ns_json_escape(). A NULL
+ * string is written as null. */
 typedef struct ns_jsonw {
     ns_buf_t *out;       /* destination (not owned) */
     ns_json_mode_t mode; /* escaping and key-quoting rules */
@@ -101,7 +150,8 @@ int ns_json_item_bool(const cJSON *item, bool *out);
 
 /* Parses s[0..len) like Java's Long.parseLong / Integer.parseInt (ASCII digits only): an
  * optional '+' or '-', then at least one digit, nothing else, within range. Returns true with
- * *out set, or false. */
+ * *out set, or false. The one Java integer parser: header fields (ns_parse_java_long), config
+ * values and JSON bodies all use it. */
 bool ns_json_parse_int64_text(const char *s, size_t len, int64_t *out);
 bool ns_json_parse_int32_text(const char *s, size_t len, int32_t *out);
 

@@ -1,6 +1,9 @@
 /* KV config (RocketMQ KVConfigManager): namespace -> key -> value, all strings, persisted to
  * kvConfigPath in the Java file format {"configTable":{ns:{key:value}}}.
  *
+ * Strings are Java text (ns_utf8.h), as the request decoders make them: a U+0000 inside is the
+ * two bytes C0 80 (so "victim\u0000evil" is its own key), and the file writes it \u0000.
+ *
  * Thread-safe: one mutex inside. Every change is written atomically before the call returns:
  * the whole file goes to <path>.tmp in the same directory (fsync'd), the previous file is
  * hard-linked (or, where links fail, copied) to <path>.bak as Java keeps it, the temp file is

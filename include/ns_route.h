@@ -83,7 +83,8 @@ typedef struct ns_route_register_result {
     char *master_addr;    /* the master's address, same condition */
 } ns_route_register_result_t;
 
-/* Applies a registration (protocol.md 4.2, all 14 steps but the min-id notification).
+/* Applies a registration (docs/protocol.md, section Registration steps: all 14 steps but the
+ * min-id notification).
  * Returns 0 (res filled, possibly empty: a master, or a registration ignored by the
  * stateVersion conflict check) or NS_EINVAL when the single-topic guard refuses it (Java's
  * null result, "register broker failed"; res empty). Takes the write lock. */
@@ -93,13 +94,14 @@ void ns_route_register_result_free(ns_route_register_result_t *res);
 
 /* Unregisters one broker (UNREGISTER_BROKER), synchronously under the write lock: removes the
  * live and filter entries of (cluster, addr), every brokerAddrs entry holding addr, and then
- * the broker name, cluster and topics as protocol.md 4.3 says. NULL fields behave as the Java
- * code does with nulls: cluster or addr NULL -> nothing; name NULL -> only the live and filter
- * entries go; !has_id with a known, non-empty broker -> likewise. */
+ * the broker name, cluster and topics as docs/protocol.md, section Unregistration says. NULL
+ * fields behave as the Java code does with nulls: cluster or addr NULL -> nothing; name NULL ->
+ * only the live and filter entries go; !has_id with a known, non-empty broker -> likewise. */
 void ns_route_unregister_broker(ns_route_t *route, const char *cluster, const char *addr,
                                 const char *name, bool has_id, int64_t id);
 
-/* Appends the TopicRouteData JSON of `topic` to out (protocol.md 4.6, 3.5). mode selects the
+/* Appends the TopicRouteData JSON of `topic` to out (docs/protocol.md, sections Building a
+ * route and GET_ROUTEINFO_BY_TOPIC (105)). mode selects the
  * fastjson mode; order_conf (NULL = none) becomes orderTopicConf; zone non-NULL applies the
  * ZoneRouteRPCHook filter for that zone name and forces the default mode (the caller checks
  * __ZONE_MODE and blankness). Returns 0, or NS_ENOTFOUND (nothing appended) when the topic has
@@ -171,7 +173,8 @@ bool ns_route_query_data_version(ns_route_t *route, const char *cluster, const c
 /* BROKER_HEARTBEAT: refreshes the live entry of (cluster, addr) if there is one. Read lock. */
 void ns_route_heartbeat(ns_route_t *route, const char *cluster, const char *addr, uint64_t now_ms);
 
-/* One NOTIFY_MIN_BROKER_ID_CHANGE (905) to send, oneway, to one broker (protocol.md 4.9). When
+/* One NOTIFY_MIN_BROKER_ID_CHANGE (905) to send, oneway, to one broker (docs/protocol.md,
+ * section NOTIFY_MIN_BROKER_ID_CHANGE (905)). When
  * notifyMinBrokerIdChanged is on, a registration that lowers its group's smallest broker id
  * queues one for every other member (for the member itself when it is alone), and an
  * unregistration (104, connection close, expiry) that removes the smallest id of an

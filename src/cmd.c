@@ -8,6 +8,7 @@
 
 #include "cmd_int.h"
 #include "ns_common.h"
+#include "ns_json.h"
 
 void ns_cmd_init(ns_cmd_t *cmd)
 {
@@ -195,32 +196,7 @@ bool ns_parse_java_bool(const char *s)
  * does, so INT64_MIN parses without overflow. */
 bool ns_parse_java_long(const char *s, int64_t *out)
 {
-    if (s == NULL || *s == '\0')
-        return false;
-    bool negative = false;
-    const char *p = s;
-    if (*p == '+' || *p == '-') {
-        negative = *p == '-';
-        p++;
-        if (*p == '\0')
-            return false; /* a lone sign */
-    }
-    int64_t limit = negative ? INT64_MIN : -INT64_MAX;
-    int64_t mul_min = limit / 10;
-    int64_t acc = 0;
-    for (; *p != '\0'; p++) {
-        if (*p < '0' || *p > '9')
-            return false;
-        int digit = *p - '0';
-        if (acc < mul_min)
-            return false;
-        acc *= 10;
-        if (acc < limit + digit)
-            return false;
-        acc -= digit;
-    }
-    *out = negative ? acc : -acc;
-    return true;
+    return s != NULL && ns_json_parse_int64_text(s, strlen(s), out);
 }
 
 bool ns_cmd_ext_bool(const ns_cmd_t *cmd, const char *key)

@@ -16,6 +16,8 @@
 
 #include "cmd_int.h"
 #include "ns_common.h"
+#include "ns_json.h"
+#include "ns_utf8.h"
 
 /* The binary header's fixed fields: code(2) language(1) version(2) opaque(4) flag(4)
  * remark_len(4) ext_len(4); the remark sits between the last two. */
@@ -198,15 +200,11 @@ static int json_field(const cJSON *it, ns_cmd_t *out)
     return 0; /* unknown keys (and serializeTypeCurrentRPC) are ignored */
 }
 
-static bool is_json_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 int ns__cmd_decode_json_cjson(const uint8_t *hdr, size_t len, ns_cmd_t *out)
 {
     /* cJSON gets a NUL-terminated private copy: cJSON is not built with our sanitizers, so we
-     * cannot prove it never peeks one byte past `len`; with the copy that byte is ours. */
+     * cannot prove it never peeks one byte past `len`; with the copy that byte is ours. The
+     * strings come out as Java text (ns_json_parse_java reads them as fastjson2 does). */
     char stack[JSON_STACK_COPY];
     char *copy = len < sizeof(stack) ? stack : ns_xmalloc(len + 1);
     if (len > 0)
@@ -214,16 +212,9 @@ int ns__cmd_decode_json_cjson(const uint8_t *hdr, size_t len, ns_cmd_t *out)
     copy[len] = '\0';
 
     int rc = NS_EPROTO;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(copy, len, &end, 0);
-    if (root == NULL || !cJSON_IsObject(root) || end == NULL)
+    cJSON *root = ns_json_parse_java((const uint8_t *)copy, len, 0);
+    if (root == NULL || !cJSON_IsObject(root))
         goto out;
-    /* cJSON stops after the value; only whitespace may follow (jsoncpp's FastWriter adds
-     * "\n"). */
-    for (const char *p = end; p < copy + len; p++) {
-        if (!is_json_space(*p))
-            goto out;
-    }
     for (const cJSON *it = root->child; it != NULL; it = it->next) {
         rc = json_field(it, out);
         if (rc < 0)
@@ -290,18 +281,21 @@ static uint64_t any_control(uint64_t x)
     return (x - ONES * 0x20) & ~x & HIGHS;
 }
 
-/* A string with no escape and no control byte; *str and *len get the bytes between the quotes.
- * Header strings are scanned 8 bytes at a time: most hold nothing but plain ASCII. */
+/* A string with no escape and no control byte, and valid UTF-8 (which Java's reader takes as
+ * it is); *str and *len get the bytes between the quotes. Header strings are scanned 8 bytes at
+ * a time: most hold nothing but plain ASCII. */
 static bool js_plain_str(jscan_t *s, const uint8_t **str, size_t *len)
 {
     if (s->p >= s->end || *s->p != '"')
         return false;
     const uint8_t *q = s->p + 1;
+    uint64_t high = 0;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     while (s->end - q >= 8) {
         uint64_t x;
         memcpy(&x, q, 8);
         uint64_t m = any_zero(x ^ (ONES * '"')) | any_zero(x ^ (ONES * '\\')) | any_control(x);
+        high |= x & HIGHS; /* bytes past the quote too: that only costs a check */
         if (m != 0) {
             /* The lowest flagged byte is exact (borrows only run upwards): the first quote,
              * backslash or control byte. */
@@ -314,12 +308,15 @@ static bool js_plain_str(jscan_t *s, const uint8_t **str, size_t *len)
     while (q < s->end && *q != '"') {
         if (*q == '\\' || *q < 0x20)
             return false;
+        high |= *q & 0x80;
         q++;
     }
     if (q >= s->end)
         return false;
     *str = s->p + 1;
     *len = (size_t)(q - *str);
+    if (high != 0 && !ns_utf8_is_java_text(*str, *len))
+        return false; /* malformed UTF-8: the complete decoder reads it as Java does */
     s->p = q + 1;
     return true;
 }
@@ -552,54 +549,75 @@ static int16_t read_i16(const uint8_t *p)
     return (int16_t)(v <= INT16_MAX ? v : v - 0x10000);
 }
 
-/* A binary string: Java decodes length 0 as null. We also cut at an embedded NUL (our strings
- * are C strings) and treat what is left empty as null too, so re-encoding is stable. */
+/* A binary string: Java decodes it with the JDK's UTF-8 decoder (Netty's readCharSequence),
+ * length 0 as null. Returns its Java text (a NUL byte kept as C0 80), or NULL for length 0. */
 static char *bin_str(const uint8_t *p, size_t n)
 {
-    size_t used = strnlen((const char *)p, n);
-    return used > 0 ? ns_xstrndup((const char *)p, used) : NULL;
+    if (n == 0)
+        return NULL;
+    ns_buf_t b = NS_BUF_INIT;
+    ns_utf8_decode_java(p, n, &b, 0);
+    ns_buf_cstr(&b);
+    return (char *)ns_buf_steal(&b, NULL);
 }
 
 static int bin_ext(const uint8_t *p, size_t n, ns_cmd_t *out)
 {
     const uint8_t *end = p + n;
     size_t seen = 0;
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = 0;
     while (p < end) {
-        if (++seen > NS_CMD_MAX_EXT_FIELDS)
-            return NS_EPROTO;
+        if (++seen > NS_CMD_MAX_EXT_FIELDS) {
+            rc = NS_EPROTO;
+            break;
+        }
         /* key_len(2) key val_len(4) value, every piece inside the ext area */
-        if ((size_t)(end - p) < 2 + 4)
-            return NS_EPROTO;
+        if ((size_t)(end - p) < 2 + 4) {
+            rc = NS_EPROTO;
+            break;
+        }
         int16_t klen = read_i16(p);
-        if (klen < 0 || (size_t)klen > (size_t)(end - p) - 2 - 4)
-            return NS_EPROTO;
+        if (klen < 0 || (size_t)klen > (size_t)(end - p) - 2 - 4) {
+            rc = NS_EPROTO;
+            break;
+        }
         const uint8_t *key = p + 2;
         p = key + klen;
         int32_t vlen = read_i32(p);
-        if (vlen < 0 || (size_t)vlen > (size_t)(end - p) - 4)
-            return NS_EPROTO;
+        if (vlen < 0 || (size_t)vlen > (size_t)(end - p) - 4) {
+            rc = NS_EPROTO;
+            break;
+        }
         const uint8_t *val = p + 4;
         p = val + vlen;
 
-        size_t kused = strnlen((const char *)key, (size_t)klen);
-        if (kused == 0)
+        if (klen == 0)
             continue; /* Java keeps a null key no header field can ever look up */
-        size_t vused = strnlen((const char *)val, (size_t)vlen);
-        if (vused == 0) { /* Java maps the key to null: absent, hiding an earlier value */
-            char *k = ns_xstrndup((const char *)key, kused);
-            ns_cmd_ext_del(out, k);
-            free(k);
+        /* key and value as Java text, one after the other in `text` */
+        text.len = 0;
+        ns_utf8_decode_java(key, (size_t)klen, &text, 0);
+        size_t kused = text.len;
+        ns_utf8_decode_java(val, (size_t)vlen, &text, 0);
+        ns_buf_cstr(&text);
+        const char *k = (const char *)text.data, *v = k + kused;
+        if (vlen == 0) { /* Java maps the key to null: absent, hiding an earlier value */
+            char *kc = ns_xstrndup(k, kused);
+            ns_cmd_ext_del(out, kc);
+            free(kc);
             continue;
         }
-        ns__cmd_ext_put_copy(out, (const char *)key, kused, (const char *)val, vused);
+        ns__cmd_ext_put_copy(out, k, kused, v, text.len - kused);
     }
-    return 0;
+    ns_buf_free(&text);
+    return rc;
 }
 
-/* Layout in protocol.md 1.4. Stricter than Java, which reads strings straight from the frame
- * buffer and so may run into the body: here every length must fit inside the header, and
- * negative lengths are errors (Java ignores a negative ext_len). Bytes after the ext area are
- * ignored, as Java ignores them (it then misplaces the body; we take the body from the frame). */
+/* Layout in docs/protocol.md, section ROCKETMQ binary header. Stricter than Java, which reads
+ * strings straight from the frame buffer and so may run into the body: here every length must
+ * fit inside the header, and negative lengths are errors (Java ignores a negative ext_len).
+ * Bytes after the ext area are ignored, as Java ignores them (it then misplaces the body; we
+ * take the body from the frame). */
 static int decode_binary(const uint8_t *h, size_t len, ns_cmd_t *out)
 {
     if (len < BIN_FIXED_LEN)
@@ -650,99 +668,12 @@ int ns_cmd_decode(const ns_frame_t *frame, ns_cmd_t *out)
 
 /* ---- encoding ----------------------------------------------------------------------------- */
 
-static const char hex_upper[] = "0123456789ABCDEF";
-
 /* The JSON writer works on a raw pointer into a buffer reserved up front for the worst case
- * (every byte escaped as \uXXXX), so the per-byte loop has no bounds or growth checks. */
-#define JSON_ESC_MAX 6
-
-/* 1 for the bytes w_json_str() must look at: controls, '"', '\\', DEL, and 0xC2/0xE2, which
- * lead the only multi-byte sequences that may need escaping. */
-static const uint8_t json_attn[256] = {
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
-
-/* Writes a JSON string the way fastjson's default mode does: '"' and '\\' escaped,
- * \b \f \n \r \t, other controls and U+007F..U+009F, U+2028, U+2029 as \uXXXX (upper-case
- * hex), '/' and all other bytes raw (invalid UTF-8 included). Returns the end. */
+ * (ns_json_escape's NS_JSON_ESC_MAX bytes per input byte), so the loop has no bounds or
+ * growth checks. */
 static uint8_t *w_json_str(uint8_t *w, const char *str)
 {
-    const unsigned char *s = (const unsigned char *)str;
-    *w++ = '"';
-    for (;;) {
-        unsigned c = *s;
-        if (!json_attn[c]) {
-            *w++ = (uint8_t)c;
-            s++;
-            continue;
-        }
-        if (c == '\0')
-            break;
-        unsigned cp;
-        size_t skip = 1;
-        char short_esc = 0;
-        switch (c) {
-        case '"':
-            short_esc = '"';
-            break;
-        case '\\':
-            short_esc = '\\';
-            break;
-        case '\b':
-            short_esc = 'b';
-            break;
-        case '\f':
-            short_esc = 'f';
-            break;
-        case '\n':
-            short_esc = 'n';
-            break;
-        case '\r':
-            short_esc = 'r';
-            break;
-        case '\t':
-            short_esc = 't';
-            break;
-        default:
-            break;
-        }
-        if (short_esc) {
-            *w++ = '\\';
-            *w++ = (uint8_t)short_esc;
-            s++;
-            continue;
-        }
-        if (c < 0x20 || c == 0x7F) {
-            cp = c;
-        } else if (c == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F) {
-            cp = s[1]; /* U+0080..U+009F */
-            skip = 2;
-        } else if (c == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9)) {
-            cp = s[2] == 0xA8 ? 0x2028 : 0x2029;
-            skip = 3;
-        } else {
-            *w++ = (uint8_t)c; /* any other 0xC2/0xE2 sequence goes out raw */
-            s++;
-            continue;
-        }
-        w[0] = '\\';
-        w[1] = 'u';
-        w[2] = (uint8_t)hex_upper[(cp >> 12) & 0xF];
-        w[3] = (uint8_t)hex_upper[(cp >> 8) & 0xF];
-        w[4] = (uint8_t)hex_upper[(cp >> 4) & 0xF];
-        w[5] = (uint8_t)hex_upper[cp & 0xF];
-        w += 6;
-        s += skip;
-    }
-    *w++ = '"';
-    return w;
+    return ns_json_escape(w, str, strlen(str));
 }
 
 /* Writes a decimal int32 (at most 11 bytes). Returns the end. */
@@ -761,9 +692,9 @@ static void encode_json(const ns_cmd_t *cmd, ns_buf_t *b)
 {
     size_t bound = JSON_FIXED_MAX;
     for (size_t i = 0; i < cmd->ext_count; i++)
-        bound += JSON_ESC_MAX * (strlen(cmd->ext[i].key) + strlen(cmd->ext[i].value)) + 6;
+        bound += NS_JSON_ESC_MAX * (strlen(cmd->ext[i].key) + strlen(cmd->ext[i].value)) + 6;
     if (cmd->remark != NULL)
-        bound += JSON_ESC_MAX * strlen(cmd->remark) + 2;
+        bound += NS_JSON_ESC_MAX * strlen(cmd->remark) + 2;
     ns_buf_reserve(b, bound);
 
     uint8_t *w = b->data + b->len;
@@ -817,9 +748,23 @@ static void set_be32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-/* protocol.md 1.4; code and version are cut to 16 bits as Java's (short) casts do. Entries
- * with an empty key or value are skipped (they would decode as null). NS_ETOOBIG: a key longer
- * than an int16 length can say, or a string past the 24-bit header limit. */
+/* Appends Java text as the UTF-8 Java sends (U+0000 as a 0x00 byte) behind its length. */
+static void put_bin_str16(ns_buf_t *b, const char *s, size_t len, size_t wire_len)
+{
+    put_be16(b, (uint16_t)wire_len);
+    ns_java_text_put_utf8(b, s, len);
+}
+
+static void put_bin_str32(ns_buf_t *b, const char *s, size_t len, size_t wire_len)
+{
+    ns_buf_append_be32(b, (uint32_t)wire_len);
+    ns_java_text_put_utf8(b, s, len);
+}
+
+/* docs/protocol.md, section ROCKETMQ binary header; code and version are cut to 16 bits as
+ * Java's (short) casts do. Strings are written as Java writes them (U+0000 as 0x00). Entries with
+ * an empty key or value are skipped (they would decode as null). NS_ETOOBIG: a key longer than an
+ * int16 length can say, or a string past the 24-bit header limit. */
 static int encode_binary(const ns_cmd_t *cmd, ns_buf_t *b)
 {
     put_be16(b, (uint16_t)cmd->code);
@@ -828,10 +773,10 @@ static int encode_binary(const ns_cmd_t *cmd, ns_buf_t *b)
     ns_buf_append_be32(b, (uint32_t)cmd->opaque);
     ns_buf_append_be32(b, (uint32_t)cmd->flag);
     size_t rlen = cmd->remark != NULL ? strlen(cmd->remark) : 0;
-    if (rlen > MAX_HEADER_LEN)
+    size_t rwire = ns_java_text_utf8_len(cmd->remark, rlen);
+    if (rwire > MAX_HEADER_LEN)
         return NS_ETOOBIG;
-    ns_buf_append_be32(b, (uint32_t)rlen);
-    ns_buf_append(b, cmd->remark, rlen);
+    put_bin_str32(b, cmd->remark, rlen, rwire);
 
     size_t ext_at = b->len;
     ns_buf_append_be32(b, 0); /* ext_len, patched below */
@@ -840,12 +785,12 @@ static int encode_binary(const ns_cmd_t *cmd, ns_buf_t *b)
         size_t vlen = strlen(cmd->ext[i].value);
         if (klen == 0 || vlen == 0)
             continue;
-        if (klen > INT16_MAX || vlen > MAX_HEADER_LEN)
+        size_t kwire = ns_java_text_utf8_len(cmd->ext[i].key, klen);
+        size_t vwire = ns_java_text_utf8_len(cmd->ext[i].value, vlen);
+        if (kwire > INT16_MAX || vwire > MAX_HEADER_LEN)
             return NS_ETOOBIG;
-        put_be16(b, (uint16_t)klen);
-        ns_buf_append(b, cmd->ext[i].key, klen);
-        ns_buf_append_be32(b, (uint32_t)vlen);
-        ns_buf_append(b, cmd->ext[i].value, vlen);
+        put_bin_str16(b, cmd->ext[i].key, klen, kwire);
+        put_bin_str32(b, cmd->ext[i].value, vlen, vwire);
         if (b->len - ext_at > MAX_HEADER_LEN)
             return NS_ETOOBIG;
     }

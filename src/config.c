@@ -18,7 +18,10 @@
 #include <unistd.h>
 
 #include "ns_common.h"
+#include "ns_json.h"
 #include "ns_log.h"
+#include "ns_utf8.h"
+#include "ns_version.h"
 
 typedef enum opt_type { T_STR, T_BOOL, T_INT, T_LONG } opt_type_t;
 
@@ -112,8 +115,11 @@ static const opt_t opts[] = {
      OFF(enable_controller_in_namesrv), NOR, "embedded controller (not supported by mqnamesrv)"},
     {"needWaitForService", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
      OFF(need_wait_for_service), NOR, "refuse route queries during waitSecondsForService"},
+    /* with needWaitForService, route queries are refused this long after the start: 318 may not
+     * make that years */
     {"waitSecondsForService", NULL, T_INT, G_NAMESRV, R_RUNTIME, D_TEXT, "45",
-     OFF(wait_seconds_for_service), I32, "seconds after start before routes are served"},
+     OFF(wait_seconds_for_service), REMOTE(INT32_MIN, INT32_MAX, 0, 600),
+     "seconds after start before routes are served"},
     {"deleteTopicWithBrokerRegistration", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
      OFF(delete_topic_with_broker_registration), NOR, "drop topics a broker no longer registers"},
     {"configBlackList", NULL, T_STR, G_NAMESRV, R_NEVER, D_TEXT,
@@ -304,25 +310,8 @@ static const char *home_dir(void)
  * sign, then ASCII digits only. Returns false for anything else or on overflow. */
 static bool java_parse_num(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
-    bool neg = false;
-    if (*s == '+' || *s == '-') {
-        neg = *s == '-';
-        s++;
-    }
-    if (*s == '\0')
-        return false;
-    uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    uint64_t v = 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return false;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (limit - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    int64_t r = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
-    if (r < lo || r > hi)
+    int64_t r;
+    if (!ns_json_parse_int64_text(s, strlen(s), &r) || r < lo || r > hi)
         return false;
     *out = r;
     return true;
@@ -404,76 +393,114 @@ static const char *type_name(opt_type_t t)
     }
 }
 
-/* Converts and stores `value` into o's field. `live`: store scalars atomically and retire the
- * old string. Returns 0, or NS_ECONFIG with err set (only when strict; non-strict failures
- * leave the field unchanged and return 0, as Java swallows them). */
-static int apply(ns_config_t *cfg, const opt_t *o, const char *value, bool strict, bool live,
-                 char *err, size_t errlen)
+/* A converted value, ready to store. */
+typedef struct opt_value {
+    char *str;   /* T_STR: owned, trimmed */
+    bool b;      /* T_BOOL */
+    int64_t num; /* T_INT, T_LONG */
+} opt_value_t;
+
+/* Converts `value` for o as the -c loader (strict) or as Java (not strict) does. Returns 1 with
+ * *v filled (a string in it is the caller's), 0 when Java would ignore it (not strict: nothing
+ * to store), or NS_ECONFIG with err set (strict only). */
+static int convert(const opt_t *o, const char *value, bool strict, opt_value_t *v, char *err,
+                   size_t errlen)
 {
-    void *p = field_ptr(cfg, o);
     switch (o->type) {
     case T_STR: {
-        char *v = java_trim_dup(value);
+        v->str = java_trim_dup(value);
         if (strict && o->off == OFF(log_level)) {
             ns_log_level_t lv;
-            if (!ns_log_level_parse(v, &lv)) {
-                ns_set_err(err, errlen, "%s: '%s' is not ERROR, WARN, INFO or DEBUG", o->key, v);
-                free(v);
+            if (!ns_log_level_parse(v->str, &lv)) {
+                ns_set_err(err, errlen, "%s: '%s' is not ERROR, WARN, INFO or DEBUG", o->key,
+                           v->str);
+                free(v->str);
+                v->str = NULL;
                 return NS_ECONFIG;
             }
         }
-        char **sp = p;
-        char *old = __atomic_exchange_n(sp, v, __ATOMIC_ACQ_REL);
-        if (live)
-            retire(cfg, old);
-        else
-            free(old);
-        return 0;
+        return 1;
     }
-    case T_BOOL: {
-        bool b = strcasecmp(value, "true") == 0;
-        if (strict && !b && strcasecmp(value, "false") != 0) {
+    case T_BOOL:
+        v->b = strcasecmp(value, "true") == 0;
+        if (strict && !v->b && strcasecmp(value, "false") != 0) {
             /* Java takes anything but "true" as false; a typo there silently disables a
              * feature, so the strict loader asks for one of the two words. */
             ns_set_err(err, errlen, "%s: '%s' is not a boolean (true or false)", o->key, value);
             return NS_ECONFIG;
         }
-        __atomic_store_n((bool *)p, b, __ATOMIC_RELAXED);
-        return 0;
-    }
+        return 1;
     case T_INT:
     case T_LONG: {
         int64_t lo = o->type == T_INT ? INT32_MIN : INT64_MIN;
         int64_t hi = o->type == T_INT ? INT32_MAX : INT64_MAX;
-        int64_t v;
-        if (!java_parse_num(value, lo, hi, &v)) {
+        if (!java_parse_num(value, lo, hi, &v->num)) {
             if (!strict)
                 return 0;
             ns_set_err(err, errlen, "%s: '%s' is not a valid %s", o->key, value,
                        type_name(o->type));
             return NS_ECONFIG;
         }
-        if (v < o->min || v > o->max) {
+        if (v->num < o->min || v->num > o->max) {
             /* 318 is unauthenticated and its values are persisted: a value the loader would
              * refuse at the next start (frameMaxLength=0, listenPort=-1) is ignored, so one
              * request can neither break this process nor keep it from starting again. */
             if (!strict) {
                 NS_LOG_W("updateConfig ignores %s=%lld: out of range [%lld, %lld]", o->key,
-                         (long long)v, (long long)o->min, (long long)o->max);
+                         (long long)v->num, (long long)o->min, (long long)o->max);
                 return 0;
             }
-            ns_set_err(err, errlen, "%s: %lld is out of range [%lld, %lld]", o->key, (long long)v,
-                       (long long)o->min, (long long)o->max);
+            ns_set_err(err, errlen, "%s: %lld is out of range [%lld, %lld]", o->key,
+                       (long long)v->num, (long long)o->min, (long long)o->max);
             return NS_ECONFIG;
         }
-        if (o->type == T_INT)
-            __atomic_store_n((int32_t *)p, (int32_t)v, __ATOMIC_RELAXED);
-        else
-            __atomic_store_n((int64_t *)p, v, __ATOMIC_RELAXED);
-        return 0;
+        return 1;
     }
     }
     return 0;
+}
+
+/* Converts and stores `value` into o's field. `live`: store scalars atomically and retire the
+ * old string. Returns 0, or NS_ECONFIG with err set (only when strict; non-strict failures
+ * leave the field unchanged and return 0, as Java swallows them). */
+static int apply(ns_config_t *cfg, const opt_t *o, const char *value, bool strict, bool live,
+                 char *err, size_t errlen)
+{
+    opt_value_t v = {NULL, false, 0};
+    int rc = convert(o, value, strict, &v, err, errlen);
+    if (rc <= 0)
+        return rc;
+    void *p = field_ptr(cfg, o);
+    switch (o->type) {
+    case T_STR: {
+        char **sp = p;
+        char *old = __atomic_exchange_n(sp, v.str, __ATOMIC_ACQ_REL);
+        if (live)
+            retire(cfg, old);
+        else
+            free(old);
+        break;
+    }
+    case T_BOOL:
+        __atomic_store_n((bool *)p, v.b, __ATOMIC_RELAXED);
+        break;
+    case T_INT:
+        __atomic_store_n((int32_t *)p, (int32_t)v.num, __ATOMIC_RELAXED);
+        break;
+    case T_LONG:
+        __atomic_store_n((int64_t *)p, v.num, __ATOMIC_RELAXED);
+        break;
+    }
+    return 0;
+}
+
+/* True when the -c loader takes `value` for o (what 318 persists as text must load again). */
+static bool loads_strictly(const opt_t *o, const char *value, char *why, size_t whylen)
+{
+    opt_value_t v = {NULL, false, 0};
+    int rc = convert(o, value, true, &v, why, whylen);
+    free(v.str);
+    return rc == 1;
 }
 
 /* Formats o's current value into out. Returns false for a NULL string. */
@@ -765,6 +792,8 @@ void ns_config_print(ns_config_t *cfg, FILE *fp)
     char stamp[32];
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+    /* A first line that names the build (it has no '=', so key=value readers skip it). */
+    fprintf(fp, "%s INFO main - %s\n", stamp, ns_version_line());
     const char *s = ns_buf_cstr(&body);
     while (*s) {
         const char *nl = strchr(s, '\n');
@@ -786,7 +815,14 @@ static int cmp_kv(const void *a, const void *b)
     return strcmp(((const kv_ref_t *)a)->key, ((const kv_ref_t *)b)->key);
 }
 
-static void dump_sorted_locked(ns_config_t *cfg, ns_buf_t *out)
+/* How the sorted dump is written. */
+typedef enum dump_form {
+    DUMP_REPLY, /* the 319 body: "key=value\n" unescaped, as Java sends it (U+0000 a 0x00 byte) */
+    DUMP_FILE,  /* configStorePath: each key and value escaped as Properties.store escapes them,
+                   so that the file reads back as exactly what is in memory */
+} dump_form_t;
+
+static void dump_sorted_locked(ns_config_t *cfg, ns_buf_t *out, dump_form_t form)
 {
     kv_ref_t *refs = ns_xcalloc(NOPTS + cfg->extra_count + 1, sizeof(kv_ref_t));
     ns_buf_t vals = NS_BUF_INIT;
@@ -811,9 +847,16 @@ static void dump_sorted_locked(ns_config_t *cfg, ns_buf_t *out)
     }
     qsort(refs, n, sizeof(kv_ref_t), cmp_kv);
     for (size_t i = 0; i < n; i++) {
-        ns_buf_append_str(out, refs[i].key);
-        ns_buf_append_char(out, '=');
-        ns_buf_append_str(out, (const char *)vals.data + refs[i].voff);
+        const char *key = refs[i].key, *value = (const char *)vals.data + refs[i].voff;
+        if (form == DUMP_FILE) {
+            ns_properties_escape(key, true, out);
+            ns_buf_append_char(out, '=');
+            ns_properties_escape(value, false, out);
+        } else {
+            ns_java_text_put_utf8(out, key, strlen(key));
+            ns_buf_append_char(out, '=');
+            ns_java_text_put_utf8(out, value, strlen(value));
+        }
         ns_buf_append_char(out, '\n');
     }
     ns_buf_free(&vals);
@@ -823,7 +866,14 @@ static void dump_sorted_locked(ns_config_t *cfg, ns_buf_t *out)
 void ns_config_dump_sorted(ns_config_t *cfg, ns_buf_t *out)
 {
     pthread_mutex_lock(&cfg->lock);
-    dump_sorted_locked(cfg, out);
+    dump_sorted_locked(cfg, out, DUMP_REPLY);
+    pthread_mutex_unlock(&cfg->lock);
+}
+
+void ns_config_dump_file(ns_config_t *cfg, ns_buf_t *out)
+{
+    pthread_mutex_lock(&cfg->lock);
+    dump_sorted_locked(cfg, out, DUMP_FILE);
     pthread_mutex_unlock(&cfg->lock);
 }
 
@@ -962,7 +1012,7 @@ static int persist_locked(ns_config_t *cfg)
     } else if (rc != -ENOENT) {
         goto out;
     }
-    dump_sorted_locked(cfg, &body);
+    dump_sorted_locked(cfg, &body, DUMP_FILE);
     rc = write_atomic(path, body.data, body.len);
 out:
     ns_buf_free(&body);
@@ -982,18 +1032,37 @@ static const opt_t *find_opt(const char *key, bool for_update)
     return NULL;
 }
 
-/* 318 may not set this pair: a key of class R_NEVER, or a number outside its remote range (a
- * limit tuned past safe bounds, 0 = "unlimited" among them). Unparsable numbers are not
- * refused here: Java ignores them, and so does apply(). */
-static bool refused_remotely(const char *key, const char *value, char *why, size_t whylen)
+/* 318 may not set this pair: a key of class R_NEVER; a number outside its remote range (a
+ * limit tuned past safe bounds, 0 = "unlimited" among them); or a value 318 would persist as
+ * text that the -c loader refuses (logLevel=LOUD, a NettyClientConfig key of the -c file set
+ * to a non-number), which would keep the next start from succeeding. Unparsable numbers of the
+ * Java config objects are not refused: Java ignores them, and so does apply() (the old value
+ * stays, and is what is persisted). */
+static bool refused_remotely(const ns_config_t *cfg, const char *key, const char *value, char *why,
+                             size_t whylen)
 {
-    const opt_t *o = find_opt(key, true);
+    const opt_t *o = find_opt(key, false);
     if (o == NULL)
         return false;
+    if (o->group == G_CLIENT) {
+        /* 318 only rewrites the text of one the -c file gave (mergeIfExist), as it is */
+        char reason[256];
+        if (extra_find(cfg, key) < 0 || loads_strictly(o, value, reason, sizeof(reason)))
+            return false;
+        ns_set_err(why, whylen, "Can not update config %s remotely: %s.", o->key, reason);
+        return true;
+    }
     if (o->remote == R_NEVER) {
         ns_set_err(why, whylen,
                    "Can not update config %s remotely: it may only be set in the config file.",
                    o->key);
+        return true;
+    }
+    if (o->type == T_STR) {
+        char reason[256];
+        if (loads_strictly(o, value, reason, sizeof(reason)))
+            return false;
+        ns_set_err(why, whylen, "Can not update config %s remotely: %s.", o->key, reason);
         return true;
     }
     if (o->type != T_INT && o->type != T_LONG)
@@ -1021,7 +1090,7 @@ ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, s
     ns_config_update_result_t res = NS_CONFIG_UPDATE_OK;
 
     /* Java: new String(body, UTF-8), then getBytes(UTF-8) into Properties.load (ISO-8859-1). */
-    ns_utf8_java_sanitize(text, len, &clean);
+    ns_utf8_decode_java(text, len, &clean, NS_UTF8_KEEP_NUL);
     if (ns_properties_parse((const char *)clean.data, clean.len, collect_pair, &pairs, NULL) < 0) {
         res = NS_CONFIG_UPDATE_BAD_TEXT;
         goto out;
@@ -1034,7 +1103,7 @@ ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, s
         }
     }
     for (size_t i = 0; i < pairs.n && res == NS_CONFIG_UPDATE_OK; i++) {
-        if (refused_remotely(pairs.v[i].key, pairs.v[i].value, why, whylen)) {
+        if (refused_remotely(cfg, pairs.v[i].key, pairs.v[i].value, why, whylen)) {
             char k[200];
             ns_log_escape(pairs.v[i].key, strlen(pairs.v[i].key), 64, k, sizeof(k));
             NS_LOG_W("updateConfig refused: %s may not be changed remotely to that value", k);

@@ -1,6 +1,7 @@
 /* The command line of NamesrvStartup: a small port of the commons-cli 1.5.0 DefaultParser rules
  * for its four options (-c, -h, -n, -p), so that every form Java accepts or refuses is accepted
- * or refused here with the same message, plus mqnamesrv's long-only --set. getopt_long cannot
+ * or refused here with the same message, plus mqnamesrv's long-only --set and --version (not
+ * shown by -h, whose text stays Java's). getopt_long cannot
  * do this: it would take "-c -p" as the file "-p", where Java reports a missing argument. */
 #include "ns_config.h"
 
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "ns_common.h"
+#include "ns_version.h"
 
 const char ns_config_usage[] =
     "usage: mqnamesrv [-c <arg>] [-h] [-n <arg>] [-p]\n"
@@ -24,12 +26,12 @@ typedef struct cli_opt {
     bool has_arg;
 } cli_opt_t;
 
-enum { OPT_C, OPT_H, OPT_N, OPT_P, OPT_SET, NCLI };
+enum { OPT_C, OPT_H, OPT_N, OPT_P, OPT_SET, OPT_VERSION, NCLI };
 
 static const cli_opt_t cli_opts[NCLI] = {
     [OPT_C] = {'c', "configFile", true},  [OPT_H] = {'h', "help", false},
     [OPT_N] = {'n', "namesrvAddr", true}, [OPT_P] = {'p', "printConfigItem", false},
-    [OPT_SET] = {0, "set", true},
+    [OPT_SET] = {0, "set", true},         [OPT_VERSION] = {0, "version", false},
 };
 
 typedef struct cli_state {
@@ -330,6 +332,12 @@ int ns_config_parse_cli(ns_config_t *cfg, int argc, char **argv)
         fputs(ns_config_usage, stdout);
         fflush(stdout);
         ret = -(1 + 1);
+        goto out;
+    }
+    if (st.seen[OPT_VERSION]) {
+        printf("%s\n", ns_version_line());
+        fflush(stdout);
+        ret = -(0 + 1);
         goto out;
     }
     if (st.seen[OPT_H]) {

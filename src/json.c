@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "ns_common.h"
+#include "ns_utf8.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reading                                                                                    */
@@ -19,6 +20,12 @@ static bool is_ws(uint8_t c)
 static bool is_digit(uint8_t c)
 {
     return c >= '0' && c <= '9';
+}
+
+/* The whitespace a remoting header may end with (jsoncpp's FastWriter adds "\n"). */
+static bool is_header_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
 /* If a bare integer key starts at in[i] (after optional whitespace), returns true and sets
@@ -46,52 +53,337 @@ static bool bare_key_at(const uint8_t *in, size_t len, size_t i, size_t *kb, siz
     return true;
 }
 
-/* One pass over the input. With out == NULL it only validates nesting and counts bare keys;
- * otherwise it also copies the input to out, quoting each bare key. Returns the number of bare
- * keys, or -1 when nesting exceeds NS_JSON_MAX_DEPTH. Brackets inside strings do not count. */
-static long prepass(const uint8_t *in, size_t len, uint8_t *out)
-{
-    uint8_t stack[NS_JSON_MAX_DEPTH + 1]; /* 1 = object, 0 = array; stack[0] unused */
-    size_t depth = 0, o = 0, i = 0;
-    long keys = 0;
-    bool in_str = false;
+/* ---- strings as Java 5.5.0 reads them ------------------------------------------------------ */
 
-    while (i < len) {
+/* The byte length fastjson2's lexer gives a character whose first byte is b (>= 0x80), without
+ * looking at the bytes it takes; 0 where it throws ("malformed input"). */
+static size_t fj2_char_len(uint8_t b)
+{
+    if (b >= 0xC0 && b <= 0xDF)
+        return 2;
+    if (b >= 0xE0 && b <= 0xEF)
+        return 3;
+    if (b >= 0xF0 && b <= 0xF7)
+        return 4;
+    return 0;
+}
+
+static int hex_digit(uint8_t c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* \uXXXX at p (the 'u'): the unit, or -1 for a digit that is not hex. */
+static int32_t hex4_unit(const uint8_t *p)
+{
+    int32_t v = 0;
+    for (int i = 1; i <= 4; i++) {
+        int h = hex_digit(p[i]);
+        if (h < 0)
+            return -1;
+        v = (v << 4) | h;
+    }
+    return v;
+}
+
+static bool is_cont(uint8_t b)
+{
+    return (b & 0xC0) == 0x80;
+}
+
+/* A JSON (RFC 8259) escape at p (a backslash, with room up to end): its UTF-16 unit and
+ * length, or false for anything else. */
+static bool read_escape(const uint8_t *p, const uint8_t *end, uint32_t *unit, size_t *n)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    if (end - p < 2)
+        return false;
+    if (p[1] == 'u') {
+        int32_t u = end - p >= 6 ? hex4_unit(p + 1) : -1;
+        if (u < 0)
+            return false;
+        *unit = (uint32_t)u;
+        *n = 6;
+        return true;
+    }
+    const char *at = p[1] != '\0' ? strchr(from, p[1]) : NULL;
+    if (at == NULL)
+        return false;
+    *unit = (uint8_t)to[at - from];
+    *n = 2;
+    return true;
+}
+
+/* fastjson2's escapes (JSONReaderUTF8.readString / getFieldName, JSONReader.char1), which are
+ * more than JSON's: \x41, \0..\7, \v, \' and friends, a name's \- \+ \* \< \> \= \:; a \u
+ * takes any 4 bytes (IOUtils.hexDigit4 computes a digit from each without checking it). The
+ * lexer already made sure the bytes are there. Returns false where fastjson2 throws. */
+static bool read_escape_fj2(const uint8_t *p, bool name, uint32_t *unit, size_t *n)
+{
+    uint8_t c = p[1];
+    *n = 2;
+    if (c == 'u') {
+        uint32_t v = 0;
+        for (int i = 2; i < 6; i++)
+            v = (v << 4) | (((p[i] & 0x0Fu) + ((p[i] & 0x40) ? 9u : 0u)) & 0x0Fu);
+        *unit = v;
+        *n = 6;
+        return true;
+    }
+    if (c == 'x') { /* JSONFactory.DIGITS2: 0 for what is not a hex digit, up to 'f' */
+        int h[2];
+        for (int i = 0; i < 2; i++) {
+            uint8_t d = p[2 + i];
+            if (d > 'f')
+                return false;
+            h[i] = hex_digit(d) < 0 ? 0 : hex_digit(d);
+        }
+        *unit = (uint32_t)(h[0] * 16 + h[1]);
+        *n = 4;
+        return true;
+    }
+    if (c >= '0' && c <= '7') {
+        *unit = c - '0';
+        return true;
+    }
+    static const char from[] = "btnvfFr", to[] = "\b\t\n\v\f\f\r";
+    const char *at = c != '\0' ? strchr(from, c) : NULL;
+    if (at != NULL) {
+        *unit = (uint8_t)to[at - from];
+        return true;
+    }
+    if ((c != '\0' && strchr("\"'/.\\#&[]@()_,~ ", c) != NULL) ||
+        (name && c != '\0' && strchr("-+*<>=:", c) != NULL)) {
+        *unit = c;
+        return true;
+    }
+    return false;
+}
+
+size_t ns_json_read_string(const uint8_t *in, size_t len, bool name, ns_buf_t *out)
+{
+    if (len == 0 || in[0] != '"')
+        return 0;
+    /* Lexing (JSONReaderUTF8.readString / readFieldName): find the closing quote by stepping
+     * over characters by their first byte. */
+    size_t i = 1;
+    bool escaped = false;
+    for (;;) {
+        if (i >= len)
+            return 0;
         uint8_t c = in[i];
-        if (in_str) {
-            /* Copy the whole run up to the next quote or backslash at once. */
-            size_t j = i;
-            while (j < len && in[j] != '"' && in[j] != '\\')
-                j++;
-            if (j >= len) {
-                if (out)
-                    memcpy(out + o, in + i, len - i);
-                o += len - i;
-                break;
-            }
-            size_t n = j - i + 1;
-            if (in[j] == '\\' && j + 1 < len)
-                n++; /* the escaped byte can never end the string */
-            else if (in[j] == '"')
-                in_str = false;
-            if (out)
-                memcpy(out + o, in + i, n);
-            o += n;
+        if (c == '\\') {
+            escaped = true;
+            if (i + 1 >= len)
+                return 0;
+            i += in[i + 1] == 'u' ? 6 : in[i + 1] == 'x' ? 4 : 2;
+            continue;
+        }
+        if (c == '"')
+            break;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n = fj2_char_len(c);
+        if (n == 0)
+            return 0;
+        i += n;
+    }
+    const uint8_t *p = in + 1, *end = in + i;
+    if (!escaped) { /* new String(bytes, UTF_8) over what the lexer took */
+        ns_utf8_decode_java(p, (size_t)(end - p), out, 0);
+        return i + 1;
+    }
+    /* With an escape fastjson2 decodes byte by byte and checks less: a value's 2- and 3-byte
+     * characters not at all (C0 80 is U+0000, ED A0 80 a surrogate), a name's only for their
+     * continuation bytes; a value's 4-byte ones fully, a name's never (they throw). */
+    ns_u16w_t w;
+    ns_u16w_init(&w, out);
+    while (p < end) {
+        uint8_t c = *p;
+        uint32_t unit;
+        size_t n;
+        if (c == '\\') {
+            if (!read_escape_fj2(p, name, &unit, &n))
+                return 0;
+            ns_u16w_put(&w, unit);
+            p += n;
+            continue;
+        }
+        if (c < 0x80) {
+            ns_u16w_put(&w, c);
+            p++;
+            continue;
+        }
+        n = fj2_char_len(c); /* the lexer stepped the same way: p + n <= end */
+        if (n == 2) {
+            if (name && !is_cont(p[1]))
+                return 0;
+            ns_u16w_put(&w, ((uint32_t)(c & 0x1F) << 6) | (p[1] & 0x3Fu));
+        } else if (n == 3) {
+            if (name && (!is_cont(p[1]) || !is_cont(p[2])))
+                return 0;
+            ns_u16w_put(&w, ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) |
+                                (p[2] & 0x3Fu));
+        } else {
+            uint32_t uc = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(p[1] & 0x3F) << 12) |
+                          ((uint32_t)(p[2] & 0x3F) << 6) | (p[3] & 0x3Fu);
+            if (name || !is_cont(p[1]) || !is_cont(p[2]) || !is_cont(p[3]) || uc < 0x10000 ||
+                uc > 0x10FFFF)
+                return 0;
+            ns_u16w_put(&w, 0xD800 + ((uc - 0x10000) >> 10));
+            ns_u16w_put(&w, 0xDC00 + ((uc - 0x10000) & 0x3FF));
+        }
+        p += n;
+    }
+    ns_u16w_end(&w);
+    return i + 1;
+}
+
+/* A literal of text Java decoded as a whole before parsing it (JSON.parseObject(String), e.g.
+ * kvConfig.json after file2String): in is valid UTF-8 (a NUL byte aside), so only the escapes
+ * need decoding. Returns the length of the literal or 0. */
+static size_t read_string_text(const uint8_t *in, size_t len, ns_buf_t *out)
+{
+    ns_u16w_t w;
+    ns_u16w_init(&w, out);
+    size_t i = 1;
+    for (;;) {
+        if (i >= len)
+            return 0;
+        uint8_t c = in[i];
+        if (c == '"')
+            break;
+        if (c == '\\') {
+            uint32_t unit;
+            size_t n;
+            if (!read_escape(in + i, in + len, &unit, &n))
+                return 0;
+            ns_u16w_put(&w, unit);
             i += n;
             continue;
         }
-        if (out)
-            out[o] = c;
-        o++;
+        uint32_t cp;
+        size_t n = c == 0 ? 1 : ns_utf8_next(in + i, len - i, &cp);
+        if (c == 0) {
+            cp = 0;
+        } else if (cp == NS_UTF8_BAD) {
+            cp = 0xFFFD; /* not decoded text after all: as Java would have decoded it */
+        }
+        ns_u16w_end(&w);
+        ns_java_text_put_cp(out, cp);
+        i += n;
+    }
+    ns_u16w_end(&w);
+    return i + 1;
+}
+
+/* The length of the string literal at in[0] (a '"') when cJSON reads it exactly as Java does,
+ * else 0: no NUL byte (cJSON would cut there), no \u0000 or surrogate escape (cJSON cuts, or
+ * refuses a lone one), and either no byte >= 0x80 or valid UTF-8 and no escape at all. */
+static size_t plain_literal(const uint8_t *in, size_t len)
+{
+    bool high = false, escaped = false;
+    size_t i = 1;
+    for (;;) {
+        if (i >= len)
+            return 0;
+        uint8_t c = in[i];
+        if (c == '"')
+            break;
+        if (c == 0)
+            return 0;
+        if (c >= 0x80)
+            high = true;
+        if (c == '\\') {
+            uint32_t unit;
+            size_t n;
+            if (!read_escape(in + i, in + len, &unit, &n) || unit == 0 ||
+                (unit >= 0xD800 && unit <= 0xDFFF))
+                return 0;
+            escaped = true;
+            i += n;
+            continue;
+        }
+        i++;
+    }
+    if (high && (escaped || !ns_utf8_is_java_text(in + 1, i - 1)))
+        return 0;
+    return i + 1;
+}
+
+/* Appends the Java text s[0..len) as a literal cJSON reads back as exactly those bytes. */
+static void put_canonical_literal(ns_buf_t *out, const uint8_t *s, size_t len)
+{
+    ns_buf_append_char(out, '"');
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"' || s[i] == '\\')
+            ns_buf_append_char(out, '\\');
+        ns_buf_append_char(out, (char)s[i]);
+    }
+    ns_buf_append_char(out, '"');
+}
+
+/* One pass over the input. With out == NULL it only checks the text and tells (return 1)
+ * whether it must be rewritten before cJSON may read it; otherwise it writes that rewrite to
+ * out: bare integer keys quoted (lenient mode), and every string literal that cJSON would not
+ * read as Java does replaced by one it reads right (see ns_json_read_string). Returns 0
+ * (nothing to rewrite), 1, or -1: nesting past NS_JSON_MAX_DEPTH (lenient mode), or a string
+ * Java would refuse. Brackets inside strings do not count. */
+static int prepass(const uint8_t *in, size_t len, unsigned flags, ns_buf_t *out)
+{
+    uint8_t stack[NS_JSON_MAX_DEPTH + 1]; /* 1 = object, 0 = array; stack[0] unused */
+    size_t depth = 0, i = 0, copied = 0;
+    bool expect_key = false, rewrite = false;
+    bool lenient = (flags & NS_JSON_LENIENT) != 0;
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = 0;
+
+    while (i < len) {
+        uint8_t c = in[i];
+        if (c == '"') {
+            bool name = expect_key;
+            expect_key = false;
+            size_t n = plain_literal(in + i, len - i);
+            if (n > 0) {
+                i += n;
+                continue;
+            }
+            text.len = 0;
+            n = (flags & NS_JSON_DECODED_TEXT) ? read_string_text(in + i, len - i, &text)
+                                               : ns_json_read_string(in + i, len - i, name, &text);
+            if (n == 0) {
+                rc = -1;
+                goto out;
+            }
+            rewrite = true;
+            if (out != NULL) {
+                ns_buf_append(out, in + copied, i - copied);
+                put_canonical_literal(out, text.data, text.len);
+                copied = i + n;
+            }
+            i += n;
+            continue;
+        }
         i++;
         switch (c) {
-        case '"':
-            in_str = true;
-            break;
         case '[':
         case '{':
-            if (depth >= NS_JSON_MAX_DEPTH)
-                return -1;
+            if (depth >= NS_JSON_MAX_DEPTH) {
+                if (lenient) {
+                    rc = -1;
+                    goto out;
+                }
+                depth++; /* cJSON enforces its own limit then */
+                break;
+            }
             stack[++depth] = (c == '{');
             break;
         case ']':
@@ -102,57 +394,76 @@ static long prepass(const uint8_t *in, size_t len, uint8_t *out)
         default:
             break;
         }
-        if ((c == '{' || c == ',') && depth > 0 && stack[depth]) {
+        bool in_object = depth > 0 && depth <= NS_JSON_MAX_DEPTH && stack[depth];
+        if (c == '{' || c == ',')
+            expect_key = in_object;
+        else if (!is_ws(c))
+            expect_key = false;
+        if (lenient && (c == '{' || c == ',') && in_object) {
             size_t kb, ke;
             if (bare_key_at(in, len, i, &kb, &ke)) {
-                if (out) {
-                    memcpy(out + o, in + i, kb - i); /* leading whitespace */
-                    o += kb - i;
-                    out[o++] = '"';
-                    memcpy(out + o, in + kb, ke - kb);
-                    o += ke - kb;
-                    out[o++] = '"';
-                } else {
-                    o += (kb - i) + (ke - kb) + 2;
+                rewrite = true;
+                if (out != NULL) {
+                    ns_buf_append(out, in + copied, kb - copied);
+                    ns_buf_append_char(out, '"');
+                    ns_buf_append(out, in + kb, ke - kb);
+                    ns_buf_append_char(out, '"');
+                    copied = ke;
                 }
                 i = ke;
-                keys++;
+                expect_key = false;
             }
         }
     }
-    return keys;
+    if (out != NULL)
+        ns_buf_append(out, in + copied, len - copied);
+    rc = rewrite ? 1 : 0;
+out:
+    ns_buf_free(&text);
+    return rc;
 }
 
-cJSON *ns_json_parse_lenient(const uint8_t *json, size_t len)
+int ns_json_prepare(const uint8_t *json, size_t len, unsigned flags, ns_buf_t *out)
+{
+    int need = prepass(json, len, flags, NULL);
+    if (need > 0) {
+        ns_buf_reserve(out, len + len / 8 + 16);
+        prepass(json, len, flags, out);
+        ns_buf_cstr(out);
+    }
+    return need;
+}
+
+cJSON *ns_json_parse_java(const uint8_t *json, size_t len, unsigned flags)
 {
     if (json == NULL || len == 0)
         return NULL;
-    long keys = prepass(json, len, NULL);
-    if (keys < 0)
+    ns_buf_t copy = NS_BUF_INIT;
+    int need = ns_json_prepare(json, len, flags, &copy);
+    if (need < 0)
         return NULL;
-    const char *text = (const char *)json;
-    size_t text_len = len;
-    uint8_t *copy = NULL;
-    if (keys > 0) {
-        text_len = len + 2 * (size_t)keys;
-        copy = ns_xmalloc(text_len);
-        prepass(json, len, copy);
-        text = (const char *)copy;
-    }
+    const char *text = need > 0 ? (const char *)copy.data : (const char *)json;
+    size_t text_len = need > 0 ? copy.len : len;
+    bool lenient = (flags & NS_JSON_LENIENT) != 0;
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, text_len, &end, 0);
     if (root != NULL) {
         /* Anything but whitespace after the value is garbage, as in fastjson. */
         size_t pos = end ? (size_t)(end - text) : text_len;
-        while (pos < text_len && is_ws((uint8_t)text[pos]))
+        while (pos < text_len && (lenient ? is_ws((uint8_t)text[pos]) : is_header_ws(text[pos])))
             pos++;
         if (pos != text_len) {
             cJSON_Delete(root);
             root = NULL;
         }
     }
-    free(copy);
+    ns_buf_free(&copy);
     return root;
+}
+
+cJSON *ns_json_parse_lenient(const uint8_t *json, size_t len)
+{
+    return ns_json_parse_java(json, len, NS_JSON_LENIENT);
 }
 
 bool ns_json_parse_int64_text(const char *s, size_t len, int64_t *out)
@@ -301,153 +612,71 @@ const char *ns_json_get_string(const cJSON *obj, const char *key)
 /* ------------------------------------------------------------------------------------------ */
 /* Writing                                                                                    */
 
-static const char HEX[] = "0123456789ABCDEF";
-
-/* Byte classes for the escaping loop. 0: copied as is; 1: an ASCII byte escaped with a short
- * backslash form or \u00XX; 2: the first byte of a multi-byte sequence (or an invalid byte). */
-enum { C_PLAIN = 0, C_ESC = 1, C_HIGH = 2 };
-
-static const uint8_t cls_default[256] = {
+/* Bytes of Java text that ns_json_escape() copies as they are: printable ASCII but '"' and
+ * '\\'. Everything else takes the slow branch. */
+static const uint8_t plain_byte[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-};
-static const uint8_t cls_standard[256] = {
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
 };
 /* The letter of a two-byte escape, or 0 when the byte takes the six-byte form. */
-static const char short_esc[128] = {['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f',
-                                    ['\r'] = 'r', ['"'] = '"',  ['/'] = '/',  ['\\'] = '\\'};
+static const char short_esc[0x80] = {['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f',
+                                     ['\r'] = 'r', ['"'] = '"',  ['\\'] = '\\'};
 
-/* Decodes one UTF-8 sequence at s[0..len) (len >= 1, s[0] >= 0x80). Returns its length and
- * sets *cp, or returns the length of the maximal invalid subpart (>= 1) and sets *cp = -1. */
-static size_t utf8_decode(const uint8_t *s, size_t len, int32_t *cp)
+static uint8_t *put_u00(uint8_t *w, unsigned c)
 {
-    uint8_t b0 = s[0];
-    size_t need;
-    uint8_t lo = 0x80, hi = 0xBF;
-    int32_t v;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-        need = 1;
-        v = b0 & 0x1F;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-        need = 2;
-        v = b0 & 0x0F;
-        if (b0 == 0xE0)
-            lo = 0xA0;
-        else if (b0 == 0xED)
-            hi = 0x9F; /* no UTF-16 surrogates */
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-        need = 3;
-        v = b0 & 0x07;
-        if (b0 == 0xF0)
-            lo = 0x90;
-        else if (b0 == 0xF4)
-            hi = 0x8F;
-    } else {
-        *cp = -1;
-        return 1;
-    }
-    size_t i = 1;
-    for (; i <= need; i++) {
-        if (i >= len || s[i] < lo || s[i] > hi) {
-            *cp = -1;
-            return i;
-        }
-        v = (v << 6) | (s[i] & 0x3F);
-        lo = 0x80;
-        hi = 0xBF;
-    }
-    *cp = v;
-    return i;
+    static const char hex_lower[] = "0123456789abcdef";
+    memcpy(w, "\\u00", 4);
+    w[4] = (uint8_t)hex_lower[(c >> 4) & 0xF];
+    w[5] = (uint8_t)hex_lower[c & 0xF];
+    return w + 6;
 }
 
-static void put_u16(uint8_t *p, uint32_t u)
+uint8_t *ns_json_escape(uint8_t *w, const char *str, size_t len)
 {
-    p[0] = '\\';
-    p[1] = 'u';
-    p[2] = (uint8_t)HEX[(u >> 12) & 15];
-    p[3] = (uint8_t)HEX[(u >> 8) & 15];
-    p[4] = (uint8_t)HEX[(u >> 4) & 15];
-    p[5] = (uint8_t)HEX[u & 15];
-}
-
-/* Appends s[0..len) as a quoted JSON string with fastjson's escaping for `mode`. */
-static void write_escaped(ns_buf_t *out, ns_json_mode_t mode, const uint8_t *s, size_t len)
-{
-    const uint8_t *cls = mode == NS_JSON_STANDARD ? cls_standard : cls_default;
-    /* Worst case per input byte is 6 output bytes (a control char, or a 3-byte char written as
-     * \uXXXX, or an invalid byte as \uFFFD); 4 bytes as a surrogate pair take 12. */
-    ns_buf_reserve(out, len + 2);
-    out->data[out->len++] = '"';
-    size_t i = 0;
-    while (i < len) {
-        size_t j = i;
-        while (j < len && cls[s[j]] == C_PLAIN)
-            j++;
-        if (j > i) {
-            ns_buf_append(out, s + i, j - i);
-            i = j;
-            if (i >= len)
-                break;
-        }
-        uint8_t c = s[i];
-        ns_buf_reserve(out, 12);
-        uint8_t *p = out->data + out->len;
-        if (cls[c] == C_ESC) {
-            if (c < 0x80 && short_esc[c]) {
-                p[0] = '\\';
-                p[1] = (uint8_t)short_esc[c];
-                out->len += 2;
-            } else {
-                put_u16(p, c);
-                out->len += 6;
-            }
-            i++;
+    const uint8_t *s = (const uint8_t *)str, *end = s + len;
+    *w++ = '"';
+    while (s < end) {
+        uint8_t c = *s;
+        if (plain_byte[c]) {
+            *w++ = c;
+            s++;
             continue;
         }
-        int32_t cp;
-        size_t n = utf8_decode(s + i, len - i, &cp);
-        if (mode == NS_JSON_STANDARD) {
-            if (cp < 0) {
-                put_u16(p, 0xFFFD);
-                out->len += 6;
-            } else if (cp >= 0x10000) {
-                uint32_t v = (uint32_t)cp - 0x10000;
-                put_u16(p, 0xD800 + (v >> 10));
-                put_u16(p + 6, 0xDC00 + (v & 0x3FF));
-                out->len += 12;
+        if (c < 0x80) { /* a control, '"' or '\\' */
+            if (short_esc[c]) {
+                *w++ = '\\';
+                *w++ = (uint8_t)short_esc[c];
             } else {
-                put_u16(p, (uint32_t)cp);
-                out->len += 6;
+                w = put_u00(w, c);
             }
-        } else if (cp < 0) {
-            p[0] = 0xEF;
-            p[1] = 0xBF;
-            p[2] = 0xBD;
-            out->len += 3;
-        } else if (cp <= 0x9F || cp == 0x2028 || cp == 0x2029) {
-            put_u16(p, (uint32_t)cp);
-            out->len += 6;
-        } else {
-            memcpy(p, s + i, n);
-            out->len += n;
+            s++;
+            continue;
         }
-        i += n;
+        uint32_t cp;
+        size_t n = ns_java_text_next(s, (size_t)(end - s), &cp);
+        if (cp == 0) {
+            w = put_u00(w, 0);
+        } else if (cp == NS_UTF8_BAD) { /* not Java text: what Java would have decoded */
+            memcpy(w, "\xEF\xBF\xBD", 3);
+            w += 3;
+        } else {
+            memcpy(w, s, n);
+            w += n;
+        }
+        s += n;
     }
-    ns_buf_append_char(out, '"');
+    *w++ = '"';
+    return w;
+}
+
+/* Appends s[0..len) as a quoted JSON string (ns_json_escape). */
+static void write_escaped(ns_buf_t *out, const uint8_t *s, size_t len)
+{
+    ns_buf_reserve(out, 2 + NS_JSON_ESC_MAX * len);
+    uint8_t *w = ns_json_escape(out->data + out->len, (const char *)s, len);
+    out->len = (size_t)(w - out->data);
 }
 
 void ns_jsonw_init(ns_jsonw_t *w, ns_buf_t *out, ns_json_mode_t mode)
@@ -511,7 +740,7 @@ void ns_jsonw_array_end(ns_jsonw_t *w)
 void ns_jsonw_key(ns_jsonw_t *w, const char *key)
 {
     sep(w);
-    write_escaped(w->out, w->mode, (const uint8_t *)key, strlen(key));
+    write_escaped(w->out, (const uint8_t *)key, strlen(key));
     ns_buf_append_char(w->out, ':');
     w->after_key = true;
 }
@@ -539,7 +768,7 @@ void ns_jsonw_string(ns_jsonw_t *w, const char *s)
 void ns_jsonw_string_len(ns_jsonw_t *w, const char *s, size_t len)
 {
     sep(w);
-    write_escaped(w->out, w->mode, (const uint8_t *)s, len);
+    write_escaped(w->out, (const uint8_t *)s, len);
 }
 
 /* Appends the decimal form of v (no allocation, no printf). */

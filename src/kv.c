@@ -20,6 +20,7 @@
 #include "ns_json.h"
 #include "ns_log.h"
 #include "ns_strmap.h"
+#include "ns_utf8.h"
 
 /* Two locks, so that readers (GET_KV_CONFIG and route answers with orderTopicConf, on the I/O
  * loops) never wait for a disk: `lock` guards the table and is held only for memory work;
@@ -388,99 +389,6 @@ static void repersist_after_rollback(ns_kv_t *kv, bool renamed)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* UTF-8. Java holds every namespace, key and value as a String decoded from UTF-8, so bytes that
- * are not UTF-8 became U+FFFD before Java ever stored them: one per maximal invalid subpart,
- * except that an encoded surrogate (ED A0..BF xx) is one U+FFFD for its three bytes.
- * We keep only valid UTF-8 too: two keys that differ in invalid bytes are one key, as in Java,
- * and the JSON writer never has to change what it writes (the file round-trips exactly). */
-
-/* Returns the length of the valid UTF-8 sequence at s (s[0] >= 0x80), or 0 when it is not one
- * and then the length of its maximal invalid subpart (>= 1) in *bad. */
-static size_t utf8_seq(const unsigned char *s, size_t *bad)
-{
-    unsigned char b0 = s[0], lo = 0x80, hi = 0xBF;
-    size_t need;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-        need = 1;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-        need = 2;
-        if (b0 == 0xE0)
-            lo = 0xA0;
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-        need = 3;
-        if (b0 == 0xF0)
-            lo = 0x90;
-        else if (b0 == 0xF4)
-            hi = 0x8F;
-    } else {
-        *bad = 1;
-        return 0;
-    }
-    for (size_t i = 1; i <= need; i++) {
-        if (s[i] < lo || s[i] > hi) { /* the NUL terminator stops here too */
-            *bad = i;
-            return 0;
-        }
-        lo = 0x80;
-        hi = 0xBF;
-    }
-    if (b0 == 0xED && s[1] >= 0xA0) { /* an encoded UTF-16 surrogate: Java rejects all 3 */
-        *bad = 3;
-        return 0;
-    }
-    return need + 1;
-}
-
-/* Returns s when it is valid UTF-8; otherwise a copy with U+FFFD for every maximal invalid
- * subpart, which *owned also receives (the caller frees it). NULL stays NULL. */
-static const char *valid_utf8(const char *s, char **owned)
-{
-    *owned = NULL;
-    if (s == NULL)
-        return NULL;
-    const unsigned char *p = (const unsigned char *)s;
-    size_t bad = 0;
-    while (*p != 0) {
-        if (*p < 0x80) {
-            p++;
-            continue;
-        }
-        size_t n = utf8_seq(p, &bad);
-        if (n == 0)
-            break;
-        p += n;
-    }
-    if (*p == 0)
-        return s;
-    ns_buf_t out = NS_BUF_INIT;
-    ns_buf_append(&out, s, (size_t)((const char *)p - s));
-    while (*p != 0) {
-        size_t n = *p < 0x80 ? 1 : utf8_seq(p, &bad);
-        if (n == 0) {
-            ns_buf_append(&out, "\xEF\xBF\xBD", 3);
-            p += bad;
-        } else {
-            ns_buf_append(&out, p, n);
-            p += n;
-        }
-    }
-    ns_buf_cstr(&out);
-    *owned = (char *)ns_buf_steal(&out, NULL);
-    return *owned;
-}
-
-/* Takes a malloc'd string (or NULL) and returns it as valid UTF-8 (freeing it if replaced). */
-static char *make_valid(char *s)
-{
-    char *fixed = NULL;
-    valid_utf8(s, &fixed);
-    if (fixed == NULL)
-        return s;
-    free(s);
-    return fixed;
-}
-
-/* ------------------------------------------------------------------------------------------ */
 /* Store. */
 
 static void free_namespace(void *value)
@@ -612,48 +520,33 @@ static int table_json_valid(ns_kv_t *kv, const char *ns, ns_buf_t *out)
     return rc;
 }
 
-/* The public entry points take any bytes and work on their UTF-8-valid form. */
+/* The public entry points take Java text (ns_utf8.h), as the decoders of requests and of the
+ * file produce it: two keys are one key exactly when Java's Strings are equal. */
 
 int ns_kv_put(ns_kv_t *kv, const char *ns, const char *key, const char *value)
 {
     if (ns == NULL || key == NULL)
         return NS_EINVAL;
-    char *o1, *o2, *o3;
-    int rc = put_valid(kv, valid_utf8(ns, &o1), valid_utf8(key, &o2), valid_utf8(value, &o3));
-    free(o1);
-    free(o2);
-    free(o3);
-    return rc;
+    return put_valid(kv, ns, key, value);
 }
 
 int ns_kv_delete(ns_kv_t *kv, const char *ns, const char *key)
 {
-    char *o1, *o2;
-    int rc = delete_valid(kv, valid_utf8(ns, &o1), valid_utf8(key, &o2));
-    free(o1);
-    free(o2);
-    return rc;
+    return delete_valid(kv, ns, key);
 }
 
 char *ns_kv_get(ns_kv_t *kv, const char *ns, const char *key)
 {
     if (ns == NULL || key == NULL)
         return NULL;
-    char *o1, *o2;
-    char *value = get_valid(kv, valid_utf8(ns, &o1), valid_utf8(key, &o2));
-    free(o1);
-    free(o2);
-    return value;
+    return get_valid(kv, ns, key);
 }
 
 int ns_kv_get_table_json(ns_kv_t *kv, const char *ns, ns_buf_t *out)
 {
     if (ns == NULL)
         return NS_ENOTFOUND;
-    char *o1;
-    int rc = table_json_valid(kv, valid_utf8(ns, &o1), out);
-    free(o1);
-    return rc;
+    return table_json_valid(kv, ns, out);
 }
 
 unsigned long ns_kv_generation(ns_kv_t *kv)
@@ -771,9 +664,7 @@ static int table_from_json(const cJSON *root, ns_strmap_t *table, char *err, siz
     for (const cJSON *nsj = ct->child; nsj != NULL; nsj = nsj->next) {
         if (cJSON_IsNull(nsj) || (cJSON_IsString(nsj) && (strcmp(nsj->valuestring, "") == 0 ||
                                                           strcmp(nsj->valuestring, "null") == 0))) {
-            char *name = make_valid(ns_xstrdup(nsj->string));
-            ns_strmap_remove(table, name, NULL); /* a later null replaces an earlier */
-            free(name);
+            ns_strmap_remove(table, nsj->string, NULL); /* a later null replaces an earlier */
             continue;
         }
         if (!cJSON_IsObject(nsj)) {
@@ -783,14 +674,9 @@ static int table_from_json(const cJSON *root, ns_strmap_t *table, char *err, siz
             return NS_EJSON;
         }
         ns_strmap_t *keys = ns_strmap_new(free);
-        for (const cJSON *kj = nsj->child; kj != NULL; kj = kj->next) {
-            char *key = make_valid(ns_xstrdup(kj->string));
-            ns_strmap_put(keys, key, make_valid(value_text(kj)), NULL);
-            free(key);
-        }
-        char *name = make_valid(ns_xstrdup(nsj->string));
-        ns_strmap_put(table, name, keys, NULL);
-        free(name);
+        for (const cJSON *kj = nsj->child; kj != NULL; kj = kj->next)
+            ns_strmap_put(keys, kj->string, value_text(kj), NULL);
+        ns_strmap_put(table, nsj->string, keys, NULL);
     }
     return 0;
 }
@@ -820,8 +706,13 @@ int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_
     int rc = 0;
     cJSON *root = NULL;
     ns_strmap_t *table = ns_strmap_new(free_namespace);
-    const char *p = data, *end = data + len;
-    if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) /* fastjson skips a byte-order mark */
+    /* Java reads the file with file2String (the JDK's UTF-8 decoder over the whole file), then
+     * parses that String; cJSON gets the same text, its strings made Java text. */
+    ns_buf_t decoded = NS_BUF_INIT, prepared = NS_BUF_INIT;
+    ns_utf8_decode_java(data, len, &decoded, NS_UTF8_KEEP_NUL);
+    const char *p = (const char *)decoded.data, *end = p + decoded.len;
+    if (decoded.len >= 3 &&
+        memcmp(p, "\xEF\xBB\xBF", 3) == 0) /* fastjson skips a byte-order mark */
         p += 3;
     const char *q = p;
     while (q < end && is_ws(*q))
@@ -829,11 +720,22 @@ int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_
     if (q == end) /* empty or blank: fastjson returns no wrapper at all */
         goto out;
 
+    int need =
+        ns_json_prepare((const uint8_t *)p, (size_t)(end - p), NS_JSON_DECODED_TEXT, &prepared);
+    if (need < 0) {
+        ns_set_err(err, errlen, "not JSON (a bad string)");
+        rc = NS_EJSON;
+        goto out;
+    }
+    if (need > 0) { /* offsets below are then in the prepared text */
+        p = (const char *)prepared.data;
+        end = p + prepared.len;
+    }
     const char *parse_end = NULL;
     root = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &parse_end, false);
     if (root == NULL) {
         ns_set_err(err, errlen, "not JSON (error at byte %zu)",
-                   parse_end != NULL ? (size_t)(parse_end - data) : (size_t)0);
+                   parse_end != NULL ? (size_t)(parse_end - p) : (size_t)0);
         rc = NS_EJSON;
         goto out;
     }
@@ -841,7 +743,7 @@ int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_
         parse_end++;
     if (parse_end != end) {
         ns_set_err(err, errlen, "not JSON (text after the end at byte %zu)",
-                   (size_t)(parse_end - data));
+                   (size_t)(parse_end - p));
         rc = NS_EJSON;
         goto out;
     }
@@ -871,6 +773,8 @@ int ns__kv_load_text(ns_kv_t *kv, const char *data, size_t len, char *err, size_
 out:
     ns_strmap_free(table);
     cJSON_Delete(root);
+    ns_buf_free(&prepared);
+    ns_buf_free(&decoded);
     return rc;
 }
 

@@ -1,7 +1,8 @@
 /* Requests brokers send: REGISTER_BROKER (103), UNREGISTER_BROKER (104), QUERY_DATA_VERSION
  * (322), BROKER_HEARTBEAT (904), REGISTER_TOPIC_IN_NAMESRV (217), GET_BROKER_MEMBER_GROUP
- * (901). Missing ext fields behave as the Java handlers behave with nulls (protocol.md 1.9):
- * where Java throws, the answer is code 1 with Java's exceptionSimpleDesc text. */
+ * (901). Missing ext fields behave as the Java handlers behave with nulls (docs/protocol.md,
+ * section Missing and malformed header fields): where Java throws, the answer is code 1 with
+ * Java's exceptionSimpleDesc text. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,8 +1,9 @@
 /* KV config requests: PUT_KV_CONFIG (100), GET_KV_CONFIG (101), DELETE_KV_CONFIG (102),
  * GET_KVLIST_BY_NAMESPACE (219), as Java's DefaultRequestProcessor answers them.
  *
- * A missing ext field is Java's null header field: the handlers run on with it (protocol.md
- * 1.9), and remarks print it as "null". */
+ * A missing ext field is Java's null header field: the handlers run on with it
+ * (docs/protocol.md, section Missing and malformed header fields), and remarks print it as
+ * "null". */
 #include "proc_int.h"
 
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /* Java .properties text: a port of the semantics of java.util.Properties.load(InputStream)
- * (JDK 9..25; JDK 8 differs only in corner cases noted below), and of the JDK's UTF-8 decoder
- * replacement rules for 318 bodies.
+ * (JDK 9..25; JDK 8 differs only in corner cases noted below), and of the escaping of
+ * Properties.store(OutputStream), its inverse.
  *
  * Characters: the input is read as ISO-8859-1, so each byte is one UTF-16 code unit 0..255;
- * \uXXXX escapes add any code unit. Output strings are UTF-8 of those code units, with Java's
- * encoder rules (surrogate pair -> 4 bytes, lone surrogate -> '?') except U+0000, written as
- * C0 80 so that keys and values stay C strings.
+ * \uXXXX escapes add any code unit. Output strings are Java text (ns_utf8.h) of those code
+ * units: UTF-8 with Java's encoder rules (surrogate pair -> 4 bytes, lone surrogate -> '?'),
+ * U+0000 as C0 80 so that keys and values stay C strings.
  *
  * JDK 8 differences we do not copy: after a continuation of a line holding only "\", JDK 8 takes
  * a following '#' literally (JDK 9+: comment), and a \u escape cut by the end of a key reads on
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ns_common.h"
+#include "ns_utf8.h"
 
 /* The logical-line reader (Java's LineReader over a fully buffered input). */
 typedef struct line_reader {
@@ -116,75 +117,6 @@ static long read_line(line_reader_t *lr)
     }
 }
 
-/* UTF-16 code units -> UTF-8, with Java's encoder rules for surrogates. */
-typedef struct u16_writer {
-    ns_buf_t *out;
-    unsigned pending_high; /* a high surrogate waiting for its low half, or 0 */
-} u16_writer_t;
-
-static void put_cp(ns_buf_t *out, uint32_t cp)
-{
-    unsigned char b[4];
-    size_t n;
-    if (cp == 0) {
-        b[0] = 0xC0; /* modified UTF-8 for NUL: keeps C strings intact */
-        b[1] = 0x80;
-        n = 2;
-    } else if (cp < 0x80) {
-        b[0] = (unsigned char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        b[0] = (unsigned char)(0xC0 | (cp >> 6));
-        b[1] = (unsigned char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        b[0] = (unsigned char)(0xE0 | (cp >> 12));
-        b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-        b[2] = (unsigned char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        b[0] = (unsigned char)(0xF0 | (cp >> 18));
-        b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-        b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-        b[3] = (unsigned char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    ns_buf_append(out, b, n);
-}
-
-static void put_unit(u16_writer_t *w, unsigned u)
-{
-    if (u >= 0xD800 && u <= 0xDBFF) {
-        if (w->pending_high)
-            ns_buf_append_char(w->out, '?');
-        w->pending_high = u;
-        return;
-    }
-    if (u >= 0xDC00 && u <= 0xDFFF) {
-        if (w->pending_high) {
-            uint32_t cp = 0x10000 + (((uint32_t)w->pending_high - 0xD800) << 10) + (u - 0xDC00);
-            w->pending_high = 0;
-            put_cp(w->out, cp);
-        } else {
-            ns_buf_append_char(w->out, '?');
-        }
-        return;
-    }
-    if (w->pending_high) {
-        ns_buf_append_char(w->out, '?');
-        w->pending_high = 0;
-    }
-    put_cp(w->out, u);
-}
-
-static void flush_units(u16_writer_t *w)
-{
-    if (w->pending_high) {
-        ns_buf_append_char(w->out, '?');
-        w->pending_high = 0;
-    }
-}
-
 static int hex_value(unsigned c)
 {
     if (c >= '0' && c <= '9')
@@ -200,12 +132,13 @@ static int hex_value(unsigned c)
  * the caller's ns_buf_cstr). Returns 0 or NS_EPROTO for a malformed \uXXXX. */
 static int load_convert(const unsigned char *in, size_t n, ns_buf_t *out)
 {
-    u16_writer_t w = {out, 0};
+    ns_u16w_t w;
+    ns_u16w_init(&w, out);
     size_t off = 0;
     while (off < n) {
         unsigned c = in[off++];
         if (c != '\\') {
-            put_unit(&w, c);
+            ns_u16w_put(&w, c);
             continue;
         }
         /* readLine never leaves an unescaped '\' at the end of a key or value; be safe
@@ -223,7 +156,7 @@ static int load_convert(const unsigned char *in, size_t n, ns_buf_t *out)
                     return NS_EPROTO;
                 value = (value << 4) | (unsigned)h;
             }
-            put_unit(&w, value);
+            ns_u16w_put(&w, value);
             continue;
         }
         if (c == 't')
@@ -234,9 +167,9 @@ static int load_convert(const unsigned char *in, size_t n, ns_buf_t *out)
             c = '\n';
         else if (c == 'f')
             c = '\f';
-        put_unit(&w, c);
+        ns_u16w_put(&w, c);
     }
-    flush_units(&w);
+    ns_u16w_end(&w);
     return 0;
 }
 
@@ -300,94 +233,69 @@ int ns_properties_parse(const char *text, size_t len, ns_properties_fn *fn, void
     return rc;
 }
 
-/* The JDK's UTF-8 decoder (String(byte[], UTF_8), replacing malformed input), re-encoded. */
-static bool not_cont(unsigned b)
+/* Properties.saveConvert(text, escapeSpace = is_key, escapeUnicode = true) over the UTF-16
+ * units of one Java text code point. x: the unit's index in the string. */
+static void save_unit(ns_buf_t *out, uint32_t c, size_t x, bool is_key)
 {
-    return (b & 0xC0) != 0x80;
-}
-
-static void put_repl(ns_buf_t *out)
-{
-    ns_buf_append(out, "\xEF\xBF\xBD", 3);
-}
-
-void ns_utf8_java_sanitize(const void *data, size_t len, ns_buf_t *out)
-{
-    const unsigned char *s = data;
-    size_t sp = 0;
-    while (sp < len) {
-        unsigned b1 = s[sp++];
-        if (b1 < 0x80) {
-            ns_buf_append_char(out, (char)b1);
-        } else if ((b1 & 0xE0) == 0xC0 && (b1 & 0x1E) != 0) {
-            if (sp < len) {
-                unsigned b2 = s[sp];
-                if (not_cont(b2)) {
-                    put_repl(out);
-                } else {
-                    ns_buf_append(out, s + sp - 1, 2);
-                    sp++;
-                }
-                continue;
-            }
-            put_repl(out);
-            break;
-        } else if ((b1 & 0xF0) == 0xE0) {
-            if (sp + 1 < len) {
-                unsigned b2 = s[sp], b3 = s[sp + 1];
-                bool overlong = b1 == 0xE0 && (b2 & 0xE0) == 0x80;
-                if (overlong || not_cont(b2) || not_cont(b3)) {
-                    put_repl(out);
-                    sp += (overlong || not_cont(b2)) ? 0 : 1; /* malformed3: 1 or 2 bytes */
-                } else {
-                    if (b1 == 0xED && b2 >= 0xA0) /* an encoded surrogate */
-                        put_repl(out);
-                    else
-                        ns_buf_append(out, s + sp - 1, 3);
-                    sp += 2;
-                }
-                continue;
-            }
-            if (sp < len && ((b1 == 0xE0 && (s[sp] & 0xE0) == 0x80) || not_cont(s[sp]))) {
-                put_repl(out);
-                continue;
-            }
-            put_repl(out);
-            break;
-        } else if ((b1 & 0xF8) == 0xF0) {
-            if (sp + 2 < len) {
-                unsigned b2 = s[sp], b3 = s[sp + 1], b4 = s[sp + 2];
-                uint32_t uc = ((b1 & 0x07u) << 18) | ((b2 & 0x3Fu) << 12) | ((b3 & 0x3Fu) << 6) |
-                              (b4 & 0x3Fu);
-                if (not_cont(b2) || not_cont(b3) || not_cont(b4) || uc < 0x10000 || uc > 0x10FFFF) {
-                    put_repl(out);
-                    /* malformed4: how many bytes this replacement covers */
-                    size_t n = 3;
-                    if (b1 > 0xF4 || (b1 == 0xF0 && (b2 < 0x90 || b2 > 0xBF)) ||
-                        (b1 == 0xF4 && (b2 & 0xF0) != 0x80) || not_cont(b2))
-                        n = 1;
-                    else if (not_cont(b3))
-                        n = 2;
-                    sp += n - 1;
-                } else {
-                    ns_buf_append(out, s + sp - 1, 4);
-                    sp += 3;
-                }
-                continue;
-            }
-            if (b1 > 0xF4 ||
-                (sp < len && ((b1 == 0xF0 && (s[sp] < 0x90 || s[sp] > 0xBF)) ||
-                              (b1 == 0xF4 && (s[sp] & 0xF0) != 0x80) || not_cont(s[sp])))) {
-                put_repl(out);
-                continue;
-            }
-            sp++;
-            put_repl(out);
-            if (sp < len && not_cont(s[sp]))
-                continue;
-            break;
+    static const char hex[] = "0123456789ABCDEF";
+    if (c > '=' && c < 0x7F) {
+        if (c == '\\')
+            ns_buf_append_char(out, '\\');
+        ns_buf_append_char(out, (char)c);
+        return;
+    }
+    switch (c) {
+    case ' ':
+        if (x == 0 || is_key)
+            ns_buf_append_char(out, '\\');
+        ns_buf_append_char(out, ' ');
+        return;
+    case '\t':
+        ns_buf_append(out, "\\t", 2);
+        return;
+    case '\n':
+        ns_buf_append(out, "\\n", 2);
+        return;
+    case '\r':
+        ns_buf_append(out, "\\r", 2);
+        return;
+    case '\f':
+        ns_buf_append(out, "\\f", 2);
+        return;
+    case '=':
+    case ':':
+    case '#':
+    case '!':
+        ns_buf_append_char(out, '\\');
+        ns_buf_append_char(out, (char)c);
+        return;
+    default:
+        if (c < 0x20 || c > 0x7E) {
+            char u[6] = {
+                '\\',        'u', hex[(c >> 12) & 0xF], hex[(c >> 8) & 0xF], hex[(c >> 4) & 0xF],
+                hex[c & 0xF]};
+            ns_buf_append(out, u, 6);
         } else {
-            put_repl(out);
+            ns_buf_append_char(out, (char)c);
         }
+    }
+}
+
+void ns_properties_escape(const char *text, bool is_key, ns_buf_t *out)
+{
+    const uint8_t *s = (const uint8_t *)text;
+    size_t len = strlen(text), i = 0, x = 0;
+    while (i < len) {
+        uint32_t cp;
+        size_t n = ns_java_text_next(s + i, len - i, &cp);
+        if (cp == NS_UTF8_BAD)
+            cp = 0xFFFD; /* not Java text: what Java would have decoded */
+        if (cp >= 0x10000) {
+            save_unit(out, 0xD800 + ((cp - 0x10000) >> 10), x++, is_key);
+            save_unit(out, 0xDC00 + ((cp - 0x10000) & 0x3FF), x++, is_key);
+        } else {
+            save_unit(out, cp, x++, is_key);
+        }
+        i += n;
     }
 }

@@ -13,6 +13,7 @@
 
 #include "ns_common.h"
 #include "ns_json.h"
+#include "ns_utf8.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small helpers                                                                              */
@@ -254,127 +255,49 @@ static void jr_ws(jr_t *r)
         r->p++;
 }
 
-static int hex4(const uint8_t *p, uint32_t *out)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) {
-        uint8_t c = p[i];
-        v <<= 4;
-        if (c >= '0' && c <= '9')
-            v |= (uint32_t)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            v |= (uint32_t)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F')
-            v |= (uint32_t)(c - 'A' + 10);
-        else
-            return -1;
-    }
-    *out = v;
-    return 0;
-}
+/* Reads the string at r->p (which is '"') as Java reads it (ns_json_read_string; `name`: an
+ * object key). A literal of plain valid UTF-8 without escapes is a view into the input (*s);
+ * any other is decoded into buf. Returns false on bad syntax or where Java throws. */
+/* Bytes that end a plain run of a string literal: the quote, a backslash, NUL, and the first
+ * byte of anything but ASCII (checked apart, rarely). One lookup per byte: strings are most of
+ * a registration body. */
+static const uint8_t jr_stop[256] = {
+    1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
 
-static void put_utf8(ns_buf_t *b, uint32_t cp)
-{
-    uint8_t t[4];
-    size_t n;
-    if (cp < 0x80) {
-        t[0] = (uint8_t)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        t[0] = (uint8_t)(0xC0 | (cp >> 6));
-        t[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        t[0] = (uint8_t)(0xE0 | (cp >> 12));
-        t[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        t[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        t[0] = (uint8_t)(0xF0 | (cp >> 18));
-        t[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-        t[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        t[3] = (uint8_t)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    ns_buf_append(b, t, n);
-}
-
-/* Reads the string at r->p (which is '"'). Without escapes *s is a view into the input;
- * otherwise the decoded bytes go to buf. Returns false on bad syntax. */
-static bool jr_string(jr_t *r, ns_buf_t *buf, const char **s, size_t *len)
+static bool jr_string(jr_t *r, ns_buf_t *buf, bool name, const char **s, size_t *len)
 {
     const uint8_t *p = r->p + 1;
     const uint8_t *q = p;
-    while (q < r->end && *q != '"' && *q != '\\')
+    bool high = false;
+    for (;;) {
+        while (q < r->end && !jr_stop[*q])
+            q++;
+        if (q >= r->end || *q < 0x80)
+            break;
+        high = true;
         q++;
-    if (q >= r->end)
-        return false;
-    if (*q == '"') {
+    }
+    if (q < r->end && *q == '"' && (!high || ns_utf8_is_java_text(p, (size_t)(q - p)))) {
         *s = (const char *)p;
         *len = (size_t)(q - p);
         r->p = q + 1;
         return true;
     }
     buf->len = 0;
-    for (;;) {
-        ns_buf_append(buf, p, (size_t)(q - p));
-        if (q >= r->end)
-            return false;
-        if (*q == '"')
-            break;
-        /* *q == '\\' */
-        if (q + 1 >= r->end)
-            return false;
-        uint8_t c = q[1];
-        q += 2;
-        switch (c) {
-        case '"':
-        case '\\':
-        case '/':
-            ns_buf_append_char(buf, (char)c);
-            break;
-        case 'b':
-            ns_buf_append_char(buf, '\b');
-            break;
-        case 'f':
-            ns_buf_append_char(buf, '\f');
-            break;
-        case 'n':
-            ns_buf_append_char(buf, '\n');
-            break;
-        case 'r':
-            ns_buf_append_char(buf, '\r');
-            break;
-        case 't':
-            ns_buf_append_char(buf, '\t');
-            break;
-        case 'u': {
-            uint32_t u, lo;
-            if (r->end - q < 4 || hex4(q, &u) < 0)
-                return false;
-            q += 4;
-            if (u >= 0xDC00 && u <= 0xDFFF)
-                return false; /* a lone low surrogate (cJSON refuses it too) */
-            if (u >= 0xD800 && u <= 0xDBFF) {
-                if (r->end - q < 6 || q[0] != '\\' || q[1] != 'u' || hex4(q + 2, &lo) < 0 ||
-                    lo < 0xDC00 || lo > 0xDFFF)
-                    return false;
-                q += 6;
-                u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-            }
-            put_utf8(buf, u);
-            break;
-        }
-        default:
-            return false;
-        }
-        p = q;
-        while (q < r->end && *q != '"' && *q != '\\')
-            q++;
-    }
+    size_t n = ns_json_read_string(r->p, (size_t)(r->end - r->p), name, buf);
+    if (n == 0)
+        return false;
     *s = buf->len ? (const char *)buf->data : "";
     *len = buf->len;
-    r->p = q + 1;
+    r->p += n;
     return true;
 }
 
@@ -470,7 +393,7 @@ static bool jr_value(jr_t *r, jv_t *v)
         return true;
     case '"':
         v->kind = JV_STRING;
-        return jr_string(r, &r->scratch, &v->s, &v->len);
+        return jr_string(r, &r->scratch, false, &v->s, &v->len);
     case 't':
         v->kind = JV_TRUE;
         return jr_literal(r, "true", 4);
@@ -514,7 +437,7 @@ static int jr_member(jr_t *r, bool *first, const char **k, size_t *klen)
     }
     *first = false;
     if (*r->p == '"') {
-        if (!jr_string(r, &r->keybuf, k, klen))
+        if (!jr_string(r, &r->keybuf, true, k, klen))
             return -1;
     } else {
         /* fastjson's bare integer keys: {0:"a"}. */
@@ -1208,8 +1131,12 @@ static int decode_mapping_text(dec_t *d, const uint8_t *p, size_t n)
 static int decode_filter_text(dec_t *d, const uint8_t *p, size_t n)
 {
     ns_register_body_t *b = d->out;
+    /* Java: JSON.parseArray(new String(bytes, UTF_8)): decoded first, then parsed. */
+    ns_buf_t text = NS_BUF_INIT;
+    ns_utf8_decode_java(p, n, &text, NS_UTF8_KEEP_NUL);
+    ns_buf_reserve(&text, 1);
     jr_t r;
-    jr_init(&r, p, n);
+    jr_init(&r, text.data, text.len);
     jv_t v;
     bool ok = jr_value(&r, &v);
     if (n == 0 || (ok && v.kind == JV_NULL && jr_at_end(&r))) {
@@ -1223,6 +1150,7 @@ static int decode_filter_text(dec_t *d, const uint8_t *p, size_t n)
             reset_filter_servers(b);
     }
     jr_free(&r);
+    ns_buf_free(&text);
     return 0;
 }
 
@@ -1410,8 +1338,6 @@ static int decode_topic_line(dec_t *d, const uint8_t *p, size_t n)
     if (ntok < 5)
         return fail(d->err, d->errlen, NS_EJSON, "topic config line with fewer than 5 fields");
     int shown = tlen[0] < ERR_NAME_MAX ? (int)tlen[0] : ERR_NAME_MAX;
-    if (memchr(tok[0], '\0', tlen[0]) != NULL)
-        return fail(d->err, d->errlen, NS_EJSON, "topic name holds a NUL byte");
     ns_topic_config_t tc = {.topic_name = NULL, .topic_sys_flag = 0, .order = false};
     if (!ns_json_parse_int32_text(tok[1], tlen[1], &tc.read_queue_nums) ||
         !ns_json_parse_int32_text(tok[2], tlen[2], &tc.write_queue_nums) ||
@@ -1423,7 +1349,12 @@ static int decode_topic_line(dec_t *d, const uint8_t *p, size_t n)
         tc.filter_type = NS_FILTER_MULTI_TAG;
     else
         return fail(d->err, d->errlen, NS_EJSON, "topic %.*s: bad topicFilterType", shown, tok[0]);
-    tc.topic_name = ns_xstrndup(tok[0], tlen[0]);
+    /* Java decodes the line with new String(bytes, UTF_8): the name is Java text (a NUL kept,
+     * malformed UTF-8 as U+FFFD); the other fields are ASCII or fail above either way. */
+    ns_buf_t name = NS_BUF_INIT;
+    ns_utf8_decode_java(tok[0], tlen[0], &name, 0);
+    ns_buf_cstr(&name);
+    tc.topic_name = (char *)ns_buf_steal(&name, NULL);
     return add_topic(d, &tc);
 }
 

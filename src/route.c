@@ -1,5 +1,6 @@
-/* The route table: its six maps, registration (protocol.md 4.2), unregistration (4.3),
- * connection close (4.4), the inactive-broker scan (4.5) and the write-permission, topic
+/* The route table: its six maps, registration, unregistration, connection close, the
+ * inactive-broker scan (docs/protocol.md, sections Registration steps, Unregistration,
+ * Connection close, Inactive-broker scan) and the write-permission, topic
  * delete and topic register operations. JSON answers live in route_query.c.
  *
  * Log lines are collected while the lock is held and written after it is released. */

@@ -162,10 +162,11 @@ struct ns_route {
     size_t notice_cap;
 };
 
-/* route_notify.c: queues the notices for group b after its smallest id changed (protocol.md
- * 4.9): to every member when offline_addr is set or the group has one member, else to every
- * member but the smallest. Logs Java's "min broker id changed" line into lq. Caller holds the
- * write lock; does nothing when the group is empty. */
+/* route_notify.c: queues the notices for group b after its smallest id changed
+ * (docs/protocol.md, section NOTIFY_MIN_BROKER_ID_CHANGE (905)): to every member when
+ * offline_addr is set or the group has one member, else to every member but the smallest. Logs
+ * Java's "min broker id changed" line into lq. Caller holds the write lock; does nothing when
+ * the group is empty. */
 void ns__route_notice_min_id_locked(ns_route_t *r, const ns__route_bname_t *b,
                                     const char *offline_addr, const char *ha_addr, logq_t *lq);
 void ns__route_notices_init(ns_route_t *r);

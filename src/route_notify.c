@@ -1,4 +1,5 @@
-/* NOTIFY_MIN_BROKER_ID_CHANGE notices (protocol.md 4.9): which brokers of a group learn that
+/* NOTIFY_MIN_BROKER_ID_CHANGE notices (docs/protocol.md, section NOTIFY_MIN_BROKER_ID_CHANGE
+ * (905)): which brokers of a group learn that
  * its smallest broker id changed, and the queue the server drains to send them. The decision
  * of *when* a group's smallest id changed is made in route.c, where the group changes. */
 #include "ns_route.h"

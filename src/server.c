@@ -29,6 +29,8 @@
 #include "ns_budget.h"
 #include "ns_common.h"
 #include "ns_log.h"
+#include "ns_sd_notify.h"
+#include "ns_version.h"
 
 #define SCAN_FIRST_DELAY_MS 5000
 #define KV_LOG_FIRST_DELAY_MS (60 * 1000)
@@ -430,6 +432,7 @@ static void on_signal(uv_signal_t *sig, int signum)
 {
     ns_server_t *server = sig->data;
     const ns_config_t *cfg = server->cfg;
+    ns_sd_notify("STOPPING=1\nSTATUS=shutting down");
     int32_t wait_s = NS_CFG_GET(cfg->shutdown_wait_time_seconds);
     if (NS_CFG_GET(cfg->enable_shutdown_gracefully) && wait_s > 0 &&
         !__atomic_load_n(&server->going_away, __ATOMIC_RELAXED)) {
@@ -574,8 +577,12 @@ int ns_server_run(ns_server_t *server)
     for (unsigned i = 1; i < server->loop_count; i++)
         uv_thread_create(&server->loops[i].thread, loop_thread_main, &server->loops[i]);
 
-    NS_LOG_I("The Name Server boot success. serializeType=JSON, address %s (%u I/O loop%s)",
-             server->bound_addr, server->loop_count, server->loop_count == 1 ? "" : "s");
+    NS_LOG_I("The Name Server boot success. serializeType=JSON, address %s (%u I/O loop%s, %s)",
+             server->bound_addr, server->loop_count, server->loop_count == 1 ? "" : "s",
+             ns_version_line());
+    char ready[160];
+    snprintf(ready, sizeof(ready), "READY=1\nSTATUS=serving on %s", server->bound_addr);
+    ns_sd_notify(ready);
 
     uv_run(&loop0->loop, UV_RUN_DEFAULT);
     for (unsigned i = 1; i < server->loop_count; i++)

@@ -4,7 +4,8 @@
 Run from anywhere: python3 tests/data/make_frames.py. The outputs are committed; rerun only
 when adding vectors. good_*.bin are whole frames that must decode (frame and header);
 bad_*.bin are whole frames whose frame or header decoding must fail.
-Sources: protocol.md 1.3 (Java, Go headers), 1.4 (binary example), jsoncpp FastWriter (C++).
+Sources: docs/protocol.md, sections JSON header (Java, Go headers) and ROCKETMQ binary header
+(binary example); jsoncpp FastWriter (C++).
 """
 import os
 import struct

@@ -7,6 +7,7 @@
 #include "../../src/kv_int.h" /* fuzz targets do not see src/ */
 #include "ns_common.h"
 #include "ns_log.h"
+#include "ns_utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,6 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == 0) {
         ns_buf_t first = NS_BUF_INIT, second = NS_BUF_INIT;
         ns__kv_serialize(kv, &first);
+        FUZZ_CHECK(ns_utf8_is_java_text(first.data, first.len)); /* valid UTF-8, no NUL */
         ns_kv_t *again = ns_kv_new(NULL);
         FUZZ_CHECK(ns__kv_load_text(again, (const char *)first.data, first.len, err, sizeof(err)) ==
                    0);

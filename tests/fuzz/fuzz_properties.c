@@ -1,12 +1,14 @@
 /* Fuzzes the Java .properties parser (operator config files and 318 bodies), the JDK UTF-8
- * replacement pass and the property setter: the input is parsed as a -c file and as a 318 body,
- * every pair is applied to a config (strictly and not), and the 319 dump is built. */
+ * decoder in front of it, Properties.store escaping and the property setter: the input is parsed
+ * as a -c file and as a 318 body, every pair is escaped and must read back as itself, every
+ * pair is applied to a config (strictly and not), and the 319 dump is built. */
 #include <string.h>
 
 #include "fuzz.h"
 #include "ns_buf.h"
 #include "ns_common.h"
 #include "ns_config.h"
+#include "ns_utf8.h"
 
 /* Valid UTF-8: shortest forms, no surrogates; U+0000 as C0 80 (parser output: allow_c080,
  * where a raw NUL cannot occur) or as a raw 0 byte (sanitiser output). */
@@ -61,10 +63,38 @@ typedef struct sink {
     size_t pairs;
 } sink_t;
 
+static int read_back(void *arg, const char *key, const char *value, int line)
+{
+    (void)line;
+    char **kv = arg;
+    FUZZ_CHECK(kv[0] == NULL); /* one escaped line is one pair */
+    kv[0] = ns_xstrdup(key);
+    kv[1] = ns_xstrdup(value);
+    return 0;
+}
+
+/* Properties.store escaping: one ASCII line that reads back as exactly the pair. */
+static void check_escape(const char *key, const char *value)
+{
+    ns_buf_t line = NS_BUF_INIT;
+    ns_properties_escape(key, true, &line);
+    ns_buf_append_char(&line, '=');
+    ns_properties_escape(value, false, &line);
+    for (size_t i = 0; i < line.len; i++)
+        FUZZ_CHECK(line.data[i] >= 0x20 && line.data[i] < 0x7F);
+    char *kv[2] = {NULL, NULL};
+    FUZZ_CHECK(ns_properties_parse((const char *)line.data, line.len, read_back, kv, NULL) == 0);
+    FUZZ_CHECK(kv[0] != NULL && strcmp(kv[0], key) == 0 && strcmp(kv[1], value) == 0);
+    free(kv[0]);
+    free(kv[1]);
+    ns_buf_free(&line);
+}
+
 static int on_pair(void *arg, const char *key, const char *value, int line)
 {
     sink_t *s = arg;
     FUZZ_CHECK(key != NULL && value != NULL);
+    check_escape(key, value);
     FUZZ_CHECK(utf8_ok((const unsigned char *)key, strlen(key), 1));
     FUZZ_CHECK(utf8_ok((const unsigned char *)value, strlen(value), 1));
     FUZZ_CHECK(line >= 1 && line >= s->last_line && line <= s->max_line);
@@ -98,14 +128,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == NS_EPROTO)
         FUZZ_CHECK(err_line >= 1 && err_line <= lines);
 
-    /* The 318 path: JDK UTF-8 replacement, then the same parser. */
+    /* The 318 path: the JDK's UTF-8 decoder, then the same parser. */
     ns_buf_t clean = NS_BUF_INIT;
-    ns_utf8_java_sanitize(buf, size, &clean);
+    ns_utf8_decode_java(buf, size, &clean, NS_UTF8_KEEP_NUL);
     FUZZ_CHECK(clean.len <= size * 3);
     if (clean.len > 0)
         FUZZ_CHECK(utf8_ok(clean.data, clean.len, 0));
     ns_buf_t again = NS_BUF_INIT;
-    ns_utf8_java_sanitize(clean.data, clean.len, &again);
+    ns_utf8_decode_java(clean.data, clean.len, &again, NS_UTF8_KEEP_NUL);
     FUZZ_CHECK(again.len == clean.len &&
                (clean.len == 0 || !memcmp(again.data, clean.data, clean.len)));
     if (utf8_ok((const unsigned char *)buf, size, 0))

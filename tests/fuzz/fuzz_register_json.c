@@ -6,6 +6,18 @@
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_register_body.h"
+#include "ns_utf8.h"
+
+/* Names are Java text (ns_utf8.h): valid UTF-8, U+0000 only as C0 80. */
+static void check_java_text(const char *s)
+{
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        i += ns_java_text_next((const uint8_t *)s + i, len - i, &cp);
+        FUZZ_CHECK(cp != NS_UTF8_BAD);
+    }
+}
 
 /* Checks what every successful decode promises: names present and unique, sane counts. */
 static void check_body(const ns_register_body_t *b, int32_t version)
@@ -14,6 +26,7 @@ static void check_body(const ns_register_body_t *b, int32_t version)
     FUZZ_CHECK(b->topic_count == 0 || b->topics != NULL);
     for (size_t i = 0; i < b->topic_count; i++) {
         FUZZ_CHECK(b->topics[i].topic_name != NULL);
+        check_java_text(b->topics[i].topic_name);
         FUZZ_CHECK(b->topics[i].filter_type == NS_FILTER_SINGLE_TAG ||
                    b->topics[i].filter_type == NS_FILTER_MULTI_TAG);
         if (b->topic_count <= 256)

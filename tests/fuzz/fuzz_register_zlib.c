@@ -9,6 +9,18 @@
 #include "fuzz.h"
 #include "ns_common.h"
 #include "ns_register_body.h"
+#include "ns_utf8.h"
+
+/* Names are Java text (ns_utf8.h): valid UTF-8, U+0000 only as C0 80. */
+static void check_java_text(const char *s)
+{
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        i += ns_java_text_next((const uint8_t *)s + i, len - i, &cp);
+        FUZZ_CHECK(cp != NS_UTF8_BAD);
+    }
+}
 
 /* The work limits only ever refuse: a body they let through decodes exactly as without them,
  * and what they refuse is NS_ETOOBIG with a reason. */
@@ -42,6 +54,7 @@ static void decode_one(const uint8_t *z, size_t n, int32_t version)
         FUZZ_CHECK(b.has_filter_servers || b.filter_server_count == 0);
         for (size_t i = 0; i < b.topic_count; i++) {
             FUZZ_CHECK(b.topics[i].topic_name != NULL);
+            check_java_text(b.topics[i].topic_name);
             FUZZ_CHECK(b.topics[i].topic_sys_flag == 0 && !b.topics[i].order);
             if (b.topic_count <= 256)
                 for (size_t j = 0; j < i; j++)

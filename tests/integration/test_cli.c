@@ -14,12 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ns_common.h"
+#include "ns_version.h"
 #include "rmq_client.h"
 
 static char tmpdir[64];
@@ -343,6 +347,71 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* --version prints the build's version line (also the first line of -p and part of the boot
+ * line) and exits 0 without needing ROCKETMQ_HOME. */
+static void test_version(void **state)
+{
+    (void)state;
+    run_result_t *r = malloc(sizeof(*r));
+    run(r, "version", NULL, (const char *[]){"--version", NULL});
+    assert_int_equal(r->status, 0);
+    char want[128];
+    snprintf(want, sizeof(want), "%s\n", ns_version_line());
+    assert_string_equal(r->out, want);
+    assert_non_null(strstr(r->out, "mqnamesrv 0."));
+    assert_null(strstr(r->out, "git unknown")); /* built from a git checkout */
+    run(r, "print-version", NULL, (const char *[]){"-p", NULL});
+    assert_non_null(strstr(r->out, " INFO main - mqnamesrv "));
+    free(r);
+}
+
+/* Receives one datagram within timeout_ms into buf (NUL-terminated); false on timeout. */
+static bool recv_notice(int fd, char *buf, size_t cap, int timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, timeout_ms) != 1)
+        return false;
+    ssize_t n = recv(fd, buf, cap - 1, 0);
+    if (n < 0)
+        return false;
+    buf[n] = '\0';
+    return true;
+}
+
+/* Type=notify: with $NOTIFY_SOCKET set the server sends READY=1 once it listens (with the
+ * address in STATUS) and STOPPING=1 when SIGTERM begins the stop. */
+static void test_sd_notify(void **state)
+{
+    (void)state;
+    char sock_path[160], log_path[160], port_file[160], port_text[16];
+    snprintf(sock_path, sizeof(sock_path), "%s/notify.sock", tmpdir);
+    snprintf(log_path, sizeof(log_path), "%s/notify.log", tmpdir);
+    snprintf(port_file, sizeof(port_file), "%s/notify.port", tmpdir);
+    unlink(sock_path);
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    assert_true(strlen(sock_path) < sizeof(sun.sun_path));
+    memcpy(sun.sun_path, sock_path, strlen(sock_path) + 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+    setenv("NOTIFY_SOCKET", sock_path, 1);
+    pid_t pid = start_server("notify", log_path, port_file, NULL);
+    unsetenv("NOTIFY_SOCKET");
+    read_into(port_file, port_text, sizeof(port_text));
+    char msg[512];
+    assert_true(recv_notice(fd, msg, sizeof(msg), 20000));
+    assert_non_null(strstr(msg, "READY=1"));
+    char status[64];
+    snprintf(status, sizeof(status), "STATUS=serving on 127.0.0.1:%d", atoi(port_text));
+    assert_non_null(strstr(msg, status));
+    kill(pid, SIGTERM);
+    assert_true(recv_notice(fd, msg, sizeof(msg), 20000));
+    assert_non_null(strstr(msg, "STOPPING=1"));
+    assert_int_equal(wait_exit(pid, 20000), 0);
+    close(fd);
+    unlink(sock_path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +421,8 @@ int main(void)
         cmocka_unit_test(test_boot_log_and_signals),
         cmocka_unit_test(test_graceful_shutdown),
         cmocka_unit_test(test_sighup_reopens_log),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_sd_notify),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -30,14 +30,20 @@ Common keys
   "version"   request version (default 479); "language" (default "JAVA"); "remark" (default none)
   "flag"      extra flag bits (default 0); "oneway": true sets bit 1 and expects no reply
   "wait"      seconds to wait for the reply (default 10); its absence ("timeout") is compared
-  "binary"    true: ROCKETMQ binary header instead of JSON (protocol.md 1.4)
+  "binary"    true: ROCKETMQ binary header instead of JSON (docs/protocol.md, section ROCKETMQ
+              binary header)
   "header"    raw JSON header text, sent verbatim instead of one built from the keys above
               ("opaque" inside it is replaced by the replayer's counter); for odd headers
+  "header_hex"  raw JSON header bytes (hex), sent exactly as given, for bytes that are not
+              UTF-8; the bytes "opaque":0 in it become "opaque":<the replayer's counter>
+  "ext_raw"   with "binary": extFields as [key hex, value hex] pairs, sent as those bytes
+              (a NUL or malformed UTF-8 in a binary header), after the "ext" entries
   body, at most one of:
     "body"       text, sent as UTF-8
     "body_json"  a JSON value, sent compact (keys in the order written)
     "body_b64"   base64 bytes; "body_hex" hex bytes
-    "body_zlib"  the compressed RegisterBrokerBody (protocol.md 3.4), built here:
+    "body_zlib"  the compressed RegisterBrokerBody (docs/protocol.md, section Compressed
+                 register body), built here:
                  {"dataVersion": <text or object>, "topics": ["T 8 8 6 SINGLE_TAG {}", ...],
                   "filter": "[]", "mappings": [<TopicQueueMappingInfo text>, ...]}
                  "mappings" absent: no mapping section (what a version < 413 broker sends)
@@ -51,7 +57,7 @@ Common keys
   "allow"     deliberate differences tolerated for this step (ALLOW below)
   "expect"    sanity check on the reference's reply, so a trace cannot silently stop testing
               what it says: {"code": 0, "remark": "...", "ext": {...}, "body_contains": "...",
-              "body_lacks": "...", "no_reply": true}
+              "body_lacks": "...", "no_reply": true, "closed": true}
 "poll": a "req" repeated every 100 ms until its "until" condition holds on that server (same
         keys as "expect", plus "no_broker_addrs": true for a GET_BROKER_CLUSTER_INFO body
         without any broker address), at most "timeout" seconds (default 10); the last replies are
@@ -377,14 +383,15 @@ class Reply:
         return s
 
 
-def encode_binary_header(code, language, version, opaque, flag, remark, ext):
+def encode_binary_header(code, language, version, opaque, flag, remark, ext, ext_raw=()):
     lang = LANGUAGES.index(language) if language in LANGUAGES else 7
     out = struct.pack(">hbhii", code, lang, version, opaque, flag)
     r = remark.encode() if remark else b""
     out += struct.pack(">i", len(r)) + r
     area = b""
-    for k, v in (ext or {}).items():
-        kb, vb = str(k).encode(), str(v).encode()
+    pairs = [(str(k).encode(), str(v).encode()) for k, v in (ext or {}).items()]
+    pairs += [(bytes.fromhex(k), bytes.fromhex(v)) for k, v in ext_raw]
+    for kb, vb in pairs:
         area += struct.pack(">h", len(kb)) + kb + struct.pack(">i", len(vb)) + vb
     return out + struct.pack(">i", len(area)) + area
 
@@ -395,7 +402,10 @@ def encode_frame(stype, header, body):
 
 def decode_binary_header(h):
     def s(b):
-        return b.decode("utf-8") if b else None   # Java: a zero length string is null
+        try:
+            return b.decode("utf-8") if b else None   # Java: a zero length string is null
+        except UnicodeDecodeError as e:
+            raise ValueError("a binary header string that is not UTF-8 (%s): %r" % (e, b[:200]))
     code, lang, version, opaque, flag = struct.unpack(">hbhii", h[:13])
     rl = struct.unpack(">i", h[13:17])[0]
     remark = s(h[17:17 + rl])
@@ -429,7 +439,11 @@ def decode_frame(buf):
     r.stype, hl = hw >> 24, hw & 0xFFFFFF
     r.header, r.body = buf[8:8 + hl], buf[8 + hl:4 + total]
     if r.stype == 0:
-        h = json.loads(r.header.decode("utf-8"))
+        try:
+            text = r.header.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError("a JSON header that is not UTF-8 (%s): %r" % (e, r.header[:200]))
+        h = json.loads(text)
         r.code, r.flag, r.opaque = h.get("code"), h.get("flag"), h.get("opaque")
         r.version, r.language = h.get("version"), h.get("language")
         r.remark, r.ext = h.get("remark"), h.get("extFields")
@@ -499,6 +513,11 @@ def build_request(step, opaque):
             value = int(crc)
         ext["bodyCrc32"] = str(value)
     flag = int(step.get("flag", 0)) | (2 if step.get("oneway") else 0)
+    if "header_hex" in step:
+        raw = bytes.fromhex(step["header_hex"])
+        if b'"opaque":0' not in raw:
+            raise TraceError("%s: header_hex without \"opaque\":0" % step["name"])
+        return encode_frame(0, raw.replace(b'"opaque":0', b'"opaque":%d' % opaque, 1), body)
     if "header" in step:
         h = json.loads(step["header"])
         if "opaque" in h:
@@ -510,7 +529,7 @@ def build_request(step, opaque):
     remark = step.get("remark")
     if step.get("binary"):
         return encode_frame(1, encode_binary_header(code, language, version, opaque, flag, remark,
-                                                    ext), body)
+                                                    ext, step.get("ext_raw", ())), body)
     h = {"code": code}
     if ext is not None:
         h["extFields"] = ext
@@ -639,6 +658,8 @@ def satisfies(cond, outcome, r):
     """None when the condition holds, else the reason."""
     if cond.get("no_reply"):
         return None if outcome == "none" else "a reply came"
+    if cond.get("closed"):
+        return None if outcome == "closed" else "not closed (%s)" % outcome
     if outcome != "reply":
         return "no reply (%s)" % outcome
     if "code" in cond and r.code != cond["code"]:
@@ -880,7 +901,7 @@ class Runner:
             time.sleep(0.1)
 
     def run_req(self, step):
-        if "code" not in step and "header" not in step:
+        if "code" not in step and "header" not in step and "header_hex" not in step:
             raise TraceError("%s: no code" % step["name"])
         results = []
         for server in (self.ref, self.cand):
@@ -888,6 +909,8 @@ class Runner:
                 out, r, op, why = self.poll(server, step)
             else:
                 (out, r, op), why = server.request(step), None
+                if out == "closed":  # the next step on this name opens a new connection
+                    server.drop(step.get("conn", "main"))
             results.append((out, r, op, why))
         (ro, rr, rop, rwhy), (co, cr, cop, cwhy) = results
         diffs = own_checks("reference", ro, rr, rop) + own_checks("candidate", co, cr, cop)
@@ -1250,11 +1273,27 @@ def cmd_selftest(_args):
     if (code, lang, ver, opq, flag, rem, ext) != (105, "GO", 317, 9, 0, None, {"topic": "T"}):
         bad += 1
         print("selftest FAILED: binary header round trip: %r" % ((code, lang, ver, opq, ext),))
+    # ext_raw puts its bytes on the wire as they are; a reply holding them would be refused
+    raw = encode_binary_header(105, "JAVA", 479, 1, 0, None, {}, [("746f706963", "5200ff")])
+    if b"\x00\x05topic\x00\x00\x00\x03R\x00\xff" not in raw:
+        bad += 1
+        print("selftest FAILED: ext_raw bytes")
+    try:
+        decode_binary_header(raw)
+        bad += 1
+        print("selftest FAILED: a binary string that is not UTF-8 was accepted")
+    except ValueError:
+        pass
+    req = build_request({"name": "x", "header_hex": b'{"code":105,"opaque":0}'.hex()}, 7)
+    if b'"opaque":7' not in req:
+        bad += 1
+        print("selftest FAILED: header_hex opaque")
     frame = encode_frame(1, h, b"xyz")
     if decode_frame(frame[:-1])[0] is not None or decode_frame(frame)[0].body != b"xyz":
         bad += 1
         print("selftest FAILED: frame decoding")
-    # protocol.md 3.4: the masked CRC of {"filterServerList":[]} is 2053024402.
+    # docs/protocol.md, section CRC32 check: the masked CRC of {"filterServerList":[]} is
+    # 2053024402.
     if masked_crc(b'{"filterServerList":[]}') != 2053024402:
         bad += 1
         print("selftest FAILED: masked CRC32")

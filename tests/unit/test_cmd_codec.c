@@ -1,6 +1,6 @@
 /* Header codec: JSON and ROCKETMQ binary headers, both directions. Golden frames from
- * protocol.md 1.3/1.4 (tests/data/frames/), tolerant JSON reading, hostile binary lengths, exact
- * Java output, round trips. */
+ * docs/protocol.md, sections JSON header and ROCKETMQ binary header (tests/data/frames/),
+ * tolerant JSON reading, hostile binary lengths, exact Java output, round trips. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +13,8 @@
 #include "codec_test_util.h"
 #include "ns_buf.h"
 #include "ns_cmd.h"
+#include "ns_utf8.h"
+#include "vectors_test_util.h"
 #include "ns_cmd_codec.h"
 #include "ns_frame.h"
 
@@ -153,7 +155,24 @@ static const json_case_t json_cases[] = {
     OK_CASE("remark escapes", "{\"remark\":\"a\\nb\\/\\u00e9\\u2028\\\"\"}",
             .remark = "a\nb/\xc3\xa9\xe2\x80\xa8\""),
     OK_CASE("remark raw utf8", "{\"remark\":\"\xe4\xb8\xad\"}", .remark = "\xe4\xb8\xad"),
-    OK_CASE("remark cut at NUL", "{\"remark\":\"ab\\u0000cd\"}", .remark = "ab"),
+    /* strings are Java text: U+0000 kept as C0 80, malformed UTF-8 as fastjson2 reads it */
+    OK_CASE("remark keeps U+0000", "{\"remark\":\"ab\\u0000cd\"}",
+            .remark = "ab\xc0\x80"
+                      "cd"),
+    {"remark raw NUL",
+     "{\"remark\":\"a\0b\"}",
+     16,
+     0,
+     {.remark = "a\xc0\x80"
+                "b"}},
+    OK_CASE("remark bad utf8", "{\"remark\":\"a\xc0\x80\xed\xa0\x80z\"}",
+            .remark = "a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz"),
+    OK_CASE("remark bad utf8 and escape", "{\"remark\":\"\\t\xc0\x80\xc1\x81\"}",
+            .remark = "\t\xc0\x80"
+                      "A"), /* fastjson2 decodes those unchecked */
+    OK_CASE("remark lone surrogate", "{\"remark\":\"x\\ud800y\"}", .remark = "x?y"),
+    OK_CASE("ext key and value keep U+0000", "{\"extFields\":{\"k\\u0000\":\"\\u0000\"}}",
+            .has_ext = true, .ext = "k\xc0\x80=\xc0\x80"),
     /* extFields */
     OK_CASE("ext null", "{\"extFields\":null}", .code = 0),
     OK_CASE("ext empty", "{\"extFields\":{}}", .has_ext = true),
@@ -193,8 +212,13 @@ static const json_case_t json_cases[] = {
     {"NUL after", "{}\0", 3, NS_EPROTO, {0}},
     {"NUL inside", "{\"code\":\0}", 10, NS_EPROTO, {0}},
     BAD_CASE("truncated string", "{\"remark\":\"abc"),
-    BAD_CASE("bad escape", "{\"remark\":\"\\x41\"}"),
-    BAD_CASE("lone surrogate", "{\"remark\":\"\\udc00\"}"),
+    BAD_CASE("bad escape", "{\"remark\":\"\\a\"}"),
+    BAD_CASE("bad \\x escape", "{\"remark\":\"\\x4g\"}"),
+    /* the escapes fastjson2 takes beyond JSON's, with its values (checked against Java) */
+    OK_CASE("fastjson2 escapes", "{\"remark\":\"\\x41\\0\\7\\v\\'\\F\\u0tru\"}",
+            .remark = "A\xc0\x80\x07\x0b'\f\xe0\xb6\xbe"),
+    /* a lone surrogate is no error: Java keeps it and prints '?' for it (Java text's form) */
+    OK_CASE("lone low surrogate", "{\"remark\":\"\\udc00\"}", .remark = "?"),
     /* not an object */
     BAD_CASE("array", "[]"),
     BAD_CASE("array of object", "[{}]"),
@@ -229,6 +253,12 @@ static const json_case_t json_cases[] = {
     BAD_CASE("ext value object", "{\"extFields\":{\"a\":{}}}"),
     BAD_CASE("ext value array", "{\"extFields\":{\"a\":[\"x\"]}}"),
     BAD_CASE("ext bad after good", "{\"code\":1,\"extFields\":{\"a\":\"b\",\"c\":[]}}"),
+    /* bytes fastjson2 throws on (Java closes the connection) */
+    BAD_CASE("stray continuation byte", "{\"remark\":\"a\x80\"}"),
+    BAD_CASE("byte ff", "{\"extFields\":{\"k\":\"\xff\"}}"),
+    BAD_CASE("lead byte swallows the quote", "{\"remark\":\"\xe2\"}"),
+    BAD_CASE("4-byte character in an escaped key",
+             "{\"extFields\":{\"\\t\xf0\x9f\x98\x80\":\"v\"}}"),
 };
 
 static void test_json_decode_table(void **state)
@@ -439,15 +469,30 @@ static const bin_case_t bin_cases[] = {
      FIX0 "00000000 00000018 0001'a' 00000001'1' 0001'b' 00000001'2' 0001'a' 00000001'3'",
      0,
      {.has_ext = true, .ext = "a=3;b=2"}},
-    {"NUL cuts key",
+    /* strings are Java text: a NUL byte kept (as C0 80), malformed UTF-8 as the JDK decodes */
+    {"NUL kept in key",
      FIX0 "00000000 0000000a 0003'a' 00'b' 00000001'v'",
      0,
-     {.has_ext = true, .ext = "a=v"}},
-    {"NUL-led value dropped",
+     {.has_ext = true,
+      .ext = "a\xc0\x80"
+             "b=v"}},
+    {"NUL-led value kept",
      FIX0 "00000000 00000009 0001'k' 00000002 00'x'",
      0,
-     {.has_ext = true}},
-    {"NUL-led remark absent", FIX0 "00000003 00'ab' 00000000", 0, {0}},
+     {.has_ext = true, .ext = "k=\xc0\x80x"}},
+    {"NUL-led remark kept",
+     FIX0 "00000003 00'ab' 00000000",
+     0,
+     {.remark = "\xc0\x80"
+                "ab"}},
+    {"bad utf8 replaced",
+     FIX0 "00000003 eda080 0000000c 0001'k' 00000005 c080 'a' ff 'b'",
+     0,
+     {.remark = "\xef\xbf\xbd",
+      .has_ext = true,
+      .ext = "k=\xef\xbf\xbd\xef\xbf\xbd"
+             "a\xef\xbf\xbd"
+             "b"}},
     {"utf8",
      FIX0 "00000003 e4b8ad 0000000a 0001'k' 00000003 e4b8ad",
      0,
@@ -760,6 +805,58 @@ static void test_bad_files(void **state)
     tu_free_list(names, n);
 }
 
+/* ---- strings against Java ------------------------------------------------------------------ */
+
+/* fjv / fjn vectors (tests/data/strings/vectors.txt): the header bytes Java 5.5.0 decoded, and
+ * the extFields value or key it got (or "throw": Java closes the connection). Our decoder must
+ * get the same Java text, or refuse the same headers. */
+static void check_fastjson2(const tv_t *v, void *arg)
+{
+    int *bad = arg;
+    bool name = *(const bool *)((int *)arg + 1);
+    const ns_buf_t *lit = &v->f[0];
+    ns_buf_t hdr = NS_BUF_INIT;
+    ns_buf_append_str(&hdr, name ? "{\"code\":1,\"extFields\":{\""
+                                 : "{\"code\":1,\"extFields\":{\"k\":\"");
+    ns_buf_append(&hdr, lit->data, lit->len);
+    ns_buf_append_str(&hdr, name ? "\":\"v\"}}" : "\"}}");
+    ns_cmd_t cmd;
+    int rc = decode_header(NS_SERIALIZE_JSON, hdr.data, hdr.len, &cmd);
+    const char *got = NULL;
+    if (rc == 0 && cmd.ext_count == 1)
+        got = name ? cmd.ext[0].key : ns_cmd_ext_get(&cmd, "k");
+    ns_buf_t wire = NS_BUF_INIT;
+    if (got != NULL)
+        ns_java_text_put_utf8(&wire, got, strlen(got));
+    bool ok = v->is_throw[1] ? got == NULL
+                             : got != NULL && wire.len == v->f[1].len &&
+                                   memcmp(wire.data, v->f[1].data, wire.len) == 0;
+    if (!ok) {
+        fprintf(stderr, "line %d (%s): literal %s:", v->line, name ? "name" : "value",
+                tv_show(lit->data, lit->len));
+        fprintf(stderr, " got %s", got ? tv_show(wire.data, wire.len) : "refused");
+        fprintf(stderr, " want %s\n",
+                v->is_throw[1] ? "refused" : tv_show(v->f[1].data, v->f[1].len));
+        (*bad)++;
+    }
+    if (rc == 0)
+        ns_cmd_free(&cmd);
+    ns_buf_free(&wire);
+    ns_buf_free(&hdr);
+}
+
+static void test_json_strings_as_java(void **state)
+{
+    (void)state;
+    for (int pass = 0; pass < 2; pass++) {
+        int arg[2] = {0, 0};
+        *(bool *)&arg[1] = pass == 1;
+        int n = tv_each(pass ? "fjn" : "fjv", check_fastjson2, arg);
+        assert_true(n > 10000);
+        assert_int_equal(arg[0], 0);
+    }
+}
+
 /* ---- encoding details --------------------------------------------------------------------- */
 
 static void test_encode_json_escapes(void **state)
@@ -773,16 +870,23 @@ static void test_encode_json_escapes(void **state)
         {"\"\\", "\"\\\"\\\\\""},
         {"/path/x", "\"/path/x\""},
         {"\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\""},
-        {"\x01\x1f\x0b", "\"\\u0001\\u001F\\u000B\""},
-        {"\x7f", "\"\\u007F\""},
-        {"\xc2\x80\xc2\x85\xc2\x9f", "\"\\u0080\\u0085\\u009F\""},
-        {"\xc2\xa0\xc3\xa9", "\"\xc2\xa0\xc3\xa9\""},       /* U+00A0, é: raw */
-        {"\xe2\x80\xa8\xe2\x80\xa9", "\"\\u2028\\u2029\""}, /* line/paragraph separators */
+        /* Java 5.5.0 (fastjson2): lower-case hex, and nothing above U+001F escaped */
+        {"\x01\x1f\x0b", "\"\\u0001\\u001f\\u000b\""},
+        {"\x7f", "\"\x7f\""},
+        {"\xc2\x80\xc2\x85\xc2\x9f", "\"\xc2\x80\xc2\x85\xc2\x9f\""},
+        {"\xc2\xa0\xc3\xa9", "\"\xc2\xa0\xc3\xa9\""},                 /* U+00A0, é: raw */
+        {"\xe2\x80\xa8\xe2\x80\xa9", "\"\xe2\x80\xa8\xe2\x80\xa9\""}, /* U+2028, U+2029: raw */
         {"\xe2\x80\xaa\xe4\xb8\xad", "\"\xe2\x80\xaa\xe4\xb8\xad\""}, /* other 3-byte: raw */
         {"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""},                 /* 4-byte: raw */
-        {"a\xc2", "\"a\xc2\""},                                       /* cut sequence at the end */
-        {"a\xe2\x80", "\"a\xe2\x80\""},
-        {"\xff\xfe", "\"\xff\xfe\""}, /* stray bytes: raw */
+        {"a\xc0\x80"
+         "b",
+         "\"a\\u0000b\""}, /* Java text's U+0000 */
+        /* not Java text (no decoder makes it): written as Java would have decoded it, so the
+         * header stays valid UTF-8 */
+        {"a\xc2", "\"a\xef\xbf\xbd\""},
+        {"a\xe2\x80", "\"a\xef\xbf\xbd\""},
+        {"\xff\xfe", "\"\xef\xbf\xbd\xef\xbf\xbd\""},
+        {"\xed\xa0\x80", "\"\xef\xbf\xbd\""},
         {"x\ny\"z", "\"x\\ny\\\"z\""},
     };
     for (size_t i = 0; i < NS_ARRAY_SIZE(cases); i++) {
@@ -1002,25 +1106,16 @@ static void test_lang_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_decode_table),
-        cmocka_unit_test(test_json_fast_path),
-        cmocka_unit_test(test_json_ext_cap),
-        cmocka_unit_test(test_json_deep_nesting),
-        cmocka_unit_test(test_json_long_header),
-        cmocka_unit_test(test_binary_decode_table),
-        cmocka_unit_test(test_binary_ext_cap),
-        cmocka_unit_test(test_binary_truncations),
-        cmocka_unit_test(test_decode_body_and_type),
-        cmocka_unit_test(test_encode_golden),
-        cmocka_unit_test(test_decode_golden),
-        cmocka_unit_test(test_roundtrip_files),
-        cmocka_unit_test(test_bad_files),
-        cmocka_unit_test(test_encode_json_escapes),
-        cmocka_unit_test(test_encode_json_shape),
-        cmocka_unit_test(test_encode_frame),
-        cmocka_unit_test(test_encode_binary_details),
-        cmocka_unit_test(test_encode_errors),
-        cmocka_unit_test(test_lang_names),
+        cmocka_unit_test(test_json_decode_table),   cmocka_unit_test(test_json_strings_as_java),
+        cmocka_unit_test(test_json_fast_path),      cmocka_unit_test(test_json_ext_cap),
+        cmocka_unit_test(test_json_deep_nesting),   cmocka_unit_test(test_json_long_header),
+        cmocka_unit_test(test_binary_decode_table), cmocka_unit_test(test_binary_ext_cap),
+        cmocka_unit_test(test_binary_truncations),  cmocka_unit_test(test_decode_body_and_type),
+        cmocka_unit_test(test_encode_golden),       cmocka_unit_test(test_decode_golden),
+        cmocka_unit_test(test_roundtrip_files),     cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_encode_json_escapes), cmocka_unit_test(test_encode_json_shape),
+        cmocka_unit_test(test_encode_frame),        cmocka_unit_test(test_encode_binary_details),
+        cmocka_unit_test(test_encode_errors),       cmocka_unit_test(test_lang_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

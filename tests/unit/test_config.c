@@ -1,6 +1,7 @@
 /* Configuration: defaults, `-p` (vs. the output of the Java 5.5.0 NameServer), the 319 body (vs.
- * protocol.md 3.19), value conversion, the -c loader, the command line (vs. commons-cli 1.5.0 as
- * NamesrvStartup uses it) and 318 updates with their persistence. */
+ * docs/protocol.md, section GET_NAMESRV_CONFIG (319)), value conversion, the -c loader, the
+ * command line (vs. commons-cli 1.5.0 as NamesrvStartup uses it) and 318 updates with their
+ * persistence. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 
 #include "ns_common.h"
 #include "ns_config.h"
+#include "ns_version.h"
 #include "ns_log.h"
 
 /* `mqnamesrv -p` of Apache RocketMQ 5.5.0 with HOME=/root, ROCKETMQ_HOME=/opt/rocketmq, the
@@ -84,7 +86,8 @@ static const char java_p_output[] = "rocketmqHome=/opt/rocketmq\n"
                                     "maxReconnectIntervalTimeSeconds=60\n"
                                     "enableReconnectForGoAway=true\n";
 
-/* protocol.md 3.19, the default 319 body with HOME=/root, ROCKETMQ_HOME=/opt/rocketmq. */
+/* docs/protocol.md, section GET_NAMESRV_CONFIG (319): the default 319 body with HOME=/root,
+ * ROCKETMQ_HOME=/opt/rocketmq. */
 static const char default_319[] = "bindAddress=0.0.0.0\n"
                                   "clientRequestThreadPoolNums=8\n"
                                   "clientRequestThreadPoolQueueCapacity=50000\n"
@@ -324,7 +327,12 @@ static void test_print_matches_java(void **state)
     fclose(f);
     char *text = read_text(path);
     const char *line = text;
-    /* Java's 60 lines first, then our extensions (which Java does not have) */
+    /* a first line naming the build (no '=': key=value readers skip it) */
+    char first[160];
+    snprintf(first, sizeof(first), " INFO main - %s\n", ns_version_line());
+    assert_memory_equal(line + 19, first, strlen(first));
+    line = strchr(line, '\n') + 1;
+    /* then Java's 60 lines, then our extensions (which Java does not have) */
     ns_buf_t ext = NS_BUF_INIT;
     ns_config_dump_extensions(&cfg, &ext);
     assert_non_null(strstr(ns_buf_cstr(&ext), "frameMaxLength=16777216\n"));
@@ -974,7 +982,13 @@ static void test_update_applies_and_persists(void **state)
     assert_null(strstr(dump, "brandNew")); /* unknown and not present: dropped */
     char *file = read_text(store);
     assert_non_null(file);
-    assert_string_equal(file, dump); /* the 319 text is what gets persisted */
+    /* the file holds the 319 pairs, escaped as Properties.store writes them */
+    ns_buf_t want = NS_BUF_INIT;
+    ns_config_dump_file(&cfg, &want);
+    assert_string_equal(file, ns_buf_cstr(&want));
+    ns_buf_free(&want);
+    assert_non_null(strstr(dump, "\nproductEnvName=caf\xc3\x83\xc2\xa9\n"));
+    assert_non_null(strstr(file, "\nproductEnvName=caf\\u00C3\\u00A9\n"));
     free(file);
     free(dump);
     assert_int_equal(access(bak, F_OK), -1); /* no previous file, no .bak */
@@ -1034,6 +1048,166 @@ static void test_update_persist_failure(void **state)
     free(store);
 }
 
+/* Item 1 of issue 13: a value holding a line break (sent as \n, \r or \u000a) must not become
+ * a line of its own in configStorePath, where the next start would read it as a key (a
+ * blacklisted one, here). The file is written with Properties.store escaping; the 319 text
+ * stays as Java sends it. */
+static void test_update_persists_values_escaped(void **state)
+{
+    (void)state;
+    char *store = path_in_tmp("escaped.properties");
+    static const char *const bodies[] = {
+        "productEnvName=x\\nkvConfigPath=/srv/evil",
+        "productEnvName=x\\rrocketmqHome=/srv/evil",
+        "productEnvName=x\\u000akvConfigPath=/srv/evil\\u000d\\u000arocketmqHome=/srv/evil",
+        "productEnvName=x\\n#kvConfigPath=/srv/evil\\n!y\\n kvConfigPath = /srv/evil",
+    };
+    static const char *const values[] = {
+        "x\nkvConfigPath=/srv/evil",
+        "x\rrocketmqHome=/srv/evil",
+        "x\nkvConfigPath=/srv/evil\r\nrocketmqHome=/srv/evil",
+        "x\n#kvConfigPath=/srv/evil\n!y\n kvConfigPath = /srv/evil",
+    };
+    for (size_t i = 0; i < NS_ARRAY_SIZE(bodies); i++) {
+        write_text(store, "listenPort=9876\n");
+        ns_config_t cfg;
+        ns_config_init_defaults(&cfg);
+        capture_t cap;
+        capture_begin(&cap);
+        assert_int_equal(ns_config_load_file(&cfg, store, NULL, 0), 0);
+        capture_end(&cap);
+        capture_free(&cap);
+        char *kv_path = strdup(cfg.kv_config_path);
+        char *home = cfg.rocketmq_home ? strdup(cfg.rocketmq_home) : NULL;
+        assert_int_equal(ns_config_update(&cfg, bodies[i], strlen(bodies[i]), NULL, 0),
+                         NS_CONFIG_UPDATE_OK);
+        assert_string_equal(cfg.product_env_name, values[i]);
+        /* 319: as Java sends it, the line break raw */
+        char *dump = dump_sorted(&cfg);
+        ns_buf_t line = NS_BUF_INIT;
+        ns_buf_appendf(&line, "\nproductEnvName=%s\n", values[i]);
+        assert_non_null(strstr(dump, ns_buf_cstr(&line)));
+        ns_buf_free(&line);
+        free(dump);
+        /* the file: no line of its own for the smuggled keys */
+        char *file = read_text(store);
+        assert_null(strstr(file, "\nkvConfigPath=/srv/evil"));
+        assert_null(strstr(file, "\nrocketmqHome=/srv/evil"));
+        assert_null(strstr(file, "\r"));
+        free(file);
+        /* the next start reads back exactly what was accepted, and nothing else */
+        ns_config_t again;
+        ns_config_init_defaults(&again);
+        capture_begin(&cap);
+        assert_int_equal(ns_config_load_file(&again, store, NULL, 0), 0);
+        capture_end(&cap);
+        capture_free(&cap);
+        assert_string_equal(again.product_env_name, values[i]);
+        assert_string_equal(again.kv_config_path, kv_path);
+        if (home != NULL)
+            assert_string_equal(again.rocketmq_home, home);
+        char *d1 = dump_sorted(&cfg), *d2 = dump_sorted(&again);
+        assert_string_equal(d1, d2);
+        free(d1);
+        free(d2);
+        free(kv_path);
+        free(home);
+        ns_config_free(&again);
+        ns_config_free(&cfg);
+    }
+    /* U+0000: 319 sends a NUL byte (as Java), the file \u0000, and it reads back */
+    write_text(store, "listenPort=9876\n");
+    ns_config_t cfg;
+    ns_config_init_defaults(&cfg);
+    capture_t cap;
+    capture_begin(&cap);
+    assert_int_equal(ns_config_load_file(&cfg, store, NULL, 0), 0);
+    capture_end(&cap);
+    capture_free(&cap);
+    const char *body = "productEnvName=a\\u0000b";
+    assert_int_equal(ns_config_update(&cfg, body, strlen(body), NULL, 0), NS_CONFIG_UPDATE_OK);
+    ns_buf_t reply = NS_BUF_INIT;
+    ns_config_dump_sorted(&cfg, &reply);
+    assert_non_null(memmem(reply.data, reply.len, "\nproductEnvName=a\0b\n", 19));
+    ns_buf_free(&reply);
+    char *file = read_text(store);
+    assert_non_null(strstr(file, "\nproductEnvName=a\\u0000b\n"));
+    free(file);
+    ns_config_t again;
+    ns_config_init_defaults(&again);
+    capture_begin(&cap);
+    assert_int_equal(ns_config_load_file(&again, store, NULL, 0), 0);
+    capture_end(&cap);
+    capture_free(&cap);
+    assert_string_equal(again.product_env_name, "a\xc0\x80"
+                                                "b");
+    ns_config_free(&again);
+    ns_config_free(&cfg);
+    unlink(store);
+    free(store);
+}
+
+/* A value 318 would persist as text the -c loader refuses would keep the next start from
+ * succeeding: refused like a key that is not remote (16), nothing applied, nothing written. */
+static void test_update_refuses_values_that_would_not_load(void **state)
+{
+    (void)state;
+    char *store = path_in_tmp("loads.properties");
+    write_text(store, "clientWorkerThreads=4\n");
+    ns_config_t cfg;
+    ns_config_init_defaults(&cfg);
+    capture_t cap;
+    capture_begin(&cap);
+    assert_int_equal(ns_config_load_file(&cfg, store, NULL, 0), 0);
+    capture_end(&cap);
+    capture_free(&cap);
+    char *before = read_text(store);
+    static const char *const refused[] = {
+        "logLevel=LOUD\n",
+        "logLevel=\n",
+        "enableTopicList=false\nclientWorkerThreads=many\n",
+        "clientWorkerThreads=99999999999\n",
+    };
+    ns_log_set_stdout(true);
+    for (size_t i = 0; i < NS_ARRAY_SIZE(refused); i++) {
+        char why[256] = "";
+        capture_begin(&cap);
+        assert_int_equal(ns_config_update(&cfg, refused[i], strlen(refused[i]), why, sizeof(why)),
+                         NS_CONFIG_UPDATE_NOT_REMOTE);
+        capture_end(&cap);
+        capture_free(&cap);
+        assert_non_null(strstr(why, "remotely"));
+        char *now = read_text(store);
+        assert_string_equal(now, before); /* nothing written */
+        free(now);
+    }
+    ns_log_set_stdout(false);
+    assert_true(NS_CFG_GET(cfg.enable_topic_list));
+    assert_string_equal(cfg.log_level, "INFO");
+    /* good values go through, and the file loads */
+    const char *ok = "logLevel=WARN\nclientWorkerThreads=8\n";
+    ns_log_level_t old = ns_log_get_level();
+    assert_int_equal(ns_config_update(&cfg, ok, strlen(ok), NULL, 0), NS_CONFIG_UPDATE_OK);
+    ns_log_set_level(old);
+    ns_config_t again;
+    ns_config_init_defaults(&again);
+    char err[256] = "";
+    capture_begin(&cap);
+    assert_int_equal(ns_config_load_file(&again, store, err, sizeof(err)), 0);
+    capture_end(&cap);
+    capture_free(&cap);
+    assert_string_equal(again.log_level, "WARN");
+    assert_int_equal(again.client.client_worker_threads, 8);
+    /* a NettyClientConfig key the -c file did not give is dropped, as Java's mergeIfExist does */
+    assert_int_equal(ns_config_update(&cfg, "connectTimeoutMillis=x", 22, NULL, 0),
+                     NS_CONFIG_UPDATE_OK);
+    ns_config_free(&again);
+    ns_config_free(&cfg);
+    free(before);
+    unlink(store);
+    free(store);
+}
+
 /* 318 refuses, as a whole, a key it may never set (a file, a directory, a protection) and a
  * number outside the range it may set; the file is not rewritten and nothing is applied. */
 static void test_update_refuses_what_is_not_remote(void **state)
@@ -1055,6 +1229,9 @@ static void test_update_refuses_what_is_not_remote(void **state)
         "portFile=/tmp/evil\n",
         "logPath=/tmp/evil.log\n",
         "enableTopicList=false\nlogPath=\n",
+        /* with needWaitForService (a run-time switch) this would refuse every route query for
+         * 68 years from the start on */
+        "needWaitForService=true\nwaitSecondsForService=2147483647\n",
     };
     ns_log_set_stdout(true);
     for (size_t i = 0; i < NS_ARRAY_SIZE(refused); i++) {
@@ -1074,7 +1251,9 @@ static void test_update_refuses_what_is_not_remote(void **state)
     assert_int_equal(cfg.max_conn_output_bytes, 67108864);
     assert_string_equal(cfg.port_file, "");
     assert_true(NS_CFG_GET(cfg.enable_topic_list)); /* the whole update was refused */
-    assert_int_equal(access(store, F_OK), -1);      /* and nothing was written */
+    assert_false(NS_CFG_GET(cfg.need_wait_for_service));
+    assert_int_equal(NS_CFG_GET(cfg.wait_seconds_for_service), 45);
+    assert_int_equal(access(store, F_OK), -1); /* and nothing was written */
 
     /* inside the remote range: applied (for the next start) and persisted */
     const char *ok = "connectionMaxPendingWriteBytes=2097152\nframeMaxLength=33554432\n";
@@ -1188,6 +1367,8 @@ int main(void)
         cmocka_unit_test(test_update_persist_failure),
         cmocka_unit_test(test_update_refuses_what_is_not_remote),
         cmocka_unit_test(test_budget_keys),
+        cmocka_unit_test(test_update_persists_values_escaped),
+        cmocka_unit_test(test_update_refuses_values_that_would_not_load),
         cmocka_unit_test(test_update_replaces_strings_safely),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

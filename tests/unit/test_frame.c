@@ -10,12 +10,13 @@
 #include "ns_buf.h"
 #include "ns_frame.h"
 
-/* protocol.md 1.3: the GET_ROUTEINFO_BY_TOPIC request of a 5.3.3 Java client. */
+/* docs/protocol.md, section JSON header: the GET_ROUTEINFO_BY_TOPIC request of a 5.3.3 Java
+ * client. */
 static const char java_header[] =
     "{\"code\":105,\"extFields\":{\"topic\":\"TopicTest\"},\"flag\":0,\"language\":\"JAVA\","
     "\"opaque\":1,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}";
 
-/* protocol.md 1.4, byte for byte. */
+/* docs/protocol.md, section ROCKETMQ binary header, byte for byte. */
 static const uint8_t binary_frame[] = {0x00, 0x00, 0x00, 0x2d, 0x01, 0x00, 0x00, 0x29, 0x00, 0x69,
                                        0x00, 0x01, 0xdf, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
                                        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x14, 0x00,

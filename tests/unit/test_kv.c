@@ -3,10 +3,12 @@
  * injected and real failures, and concurrent writers.
  *
  * tests/data/kvConfig-java.json and kvConfig-escape-java.json were written by fastjson 1.2.83
- * (JSON.toJSONString of a KVConfigSerializeWrapper, as NameServer's persist() does); the
+ * (JSON.toJSONString of a KVConfigSerializeWrapper, as a 4.x NameServer's persist() does); the
  * escape file holds U+0001..U+00FF, U+2026..U+2030, CJK, an emoji, U+FEFF, U+FFFF, and keys
- * with escapes. Its namespaces and keys are single letters, whose Java HashMap order is their
- * sorted order, so our sorted output must equal it exactly. */
+ * with escapes. kvConfig-java5.json and kvConfig-escape-java5.json are the same files as the
+ * 5.5.0 NameServer (fastjson2) rewrites them (tests/data/strings/make_vectors.sh): that is what
+ * our rewrite must equal. Their namespaces and keys are single letters, whose Java HashMap
+ * order is their sorted order, so our sorted output must equal it exactly. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -203,46 +205,72 @@ static void test_table_json_sorted_and_escaped(void **state)
                      0);
     assert_table(kv, "ORDER_TOPIC_CONFIG",
                  "{\"table\":{\"TopicA\":\"broker-a:4;broker-b:4\",\"TopicB\":\"broker-a:8\","
-                 "\"q\\\"\\\\/\":\"\\t\\u0001\\u007F\\u0085\\u2028\xe4\xb8\xad\"}}");
+                 "\"q\\\"\\\\/\":\"\\t\\u0001\x7f\xc2\x85\xe2\x80\xa8\xe4\xb8\xad\"}}");
     ns_kv_free(kv);
 }
 
-/* What Java's UTF-8 decoder makes of bytes that are not UTF-8 (checked with JDK 17's
- * new String(bytes, UTF_8)): every namespace, key and value is held in that form. */
-static void test_invalid_utf8_as_java(void **state)
+/* Keys and values are Java text (the request decoders make it): U+0000 is C0 80, so a key
+ * with a NUL inside is its own key, not the key before the NUL; the KVTable JSON and the file
+ * say \u0000, and the file loads back to the same text. */
+static void test_nul_is_kept(void **state)
 {
-    (void)state;
-#define FFFD "\xef\xbf\xbd"
-    static const struct {
-        const char *in, *want;
-    } cases[] = {
-        {"a\xff"
-         "b",
-         "a" FFFD "b"},
-        {"\xe4\xb8", FFFD},
-        {"\xed\xa0\x80x", FFFD "x"}, /* an encoded surrogate: one for all three bytes */
-        {"\xed\xa0x", FFFD "x"},
-        {"\xf0\x9f\x98y", FFFD "y"},
-        {"\xc0\xaf", FFFD FFFD},
-        {"\xf4\x90\x80\x80", FFFD FFFD FFFD FFFD},
-        {"\xe0\x80\xaf", FFFD FFFD FFFD},
-        {"\xc2", FFFD},
-        {"ok \xe4\xb8\xad \xf0\x9f\x98\x80", "ok \xe4\xb8\xad \xf0\x9f\x98\x80"},
-    };
-    ns_kv_t *kv = ns_kv_new(NULL);
-    for (size_t i = 0; i < NS_ARRAY_SIZE(cases); i++) {
-        assert_int_equal(ns_kv_put(kv, "NS", "k", cases[i].in), 0);
-        assert_get(kv, "NS", "k", cases[i].want);
-    }
-    /* Keys that differ only in invalid bytes are one key, found by either spelling. */
-    assert_int_equal(ns_kv_put(kv, "N\xffS", "\xfe", "v1"), 0);
-    assert_int_equal(ns_kv_put(kv, "N\xfeS", "\xff", "v2"), 0);
-    assert_get(kv, "N" FFFD "S", FFFD, "v2");
-    assert_get(kv, "N\x80S", "\xc1", "v2");
-    assert_table(kv, "N\xf5S", "{\"table\":{\"" FFFD "\":\"v2\"}}");
-    assert_int_equal(ns_kv_delete(kv, "N\xffS", "\xfe"), 0);
-    assert_table(kv, "N" FFFD "S", "{\"table\":{}}");
-#undef FFFD
+    fixture_t *f = *state;
+    ns_kv_t *kv = ns_kv_new(f->path);
+    assert_int_equal(ns_kv_put(kv, "N", "victim", "good"), 0);
+    assert_int_equal(ns_kv_put(kv, "N",
+                               "victim\xc0\x80"
+                               "evil",
+                               "bad"),
+                     0);
+    assert_int_equal(ns_kv_put(kv, "N", "v",
+                               "a\xc0\x80"
+                               "b"),
+                     0);
+    assert_get(kv, "N", "victim", "good");
+    assert_get(kv, "N",
+               "victim\xc0\x80"
+               "evil",
+               "bad");
+    assert_get(kv, "N", "v",
+               "a\xc0\x80"
+               "b");
+    const char *json = "{\"table\":{\"v\":\"a\\u0000b\",\"victim\":\"good\","
+                       "\"victim\\u0000evil\":\"bad\"}}";
+    assert_table(kv, "N", json);
+    /* the file, as Java 5.5.0 writes it for the same requests */
+    assert_file_equals(f->path, "{\"configTable\":{\"N\":{\"v\":\"a\\u0000b\",\"victim\":\"good\","
+                                "\"victim\\u0000evil\":\"bad\"}}}");
+    ns_kv_free(kv);
+    kv = ns_kv_new(f->path);
+    assert_int_equal(ns_kv_load(kv, NULL, 0), 0);
+    assert_get(kv, "N", "victim", "good");
+    assert_get(kv, "N",
+               "victim\xc0\x80"
+               "evil",
+               "bad");
+    assert_get(kv, "N", "v",
+               "a\xc0\x80"
+               "b");
+    assert_table(kv, "N", json);
+    ns_kv_free(kv);
+}
+
+/* A file is decoded as Java's file2String decodes it (malformed UTF-8 -> U+FFFD, over the whole
+ * text), then parsed; a raw NUL in a string is U+0000, a lone surrogate escape '?'. */
+static void test_load_decodes_as_java(void **state)
+{
+    fixture_t *f = *state;
+    static const char file[] = "{\"configTable\":{\"N\xff\":{\"k\xed\xa0\x80\":\"a\0b\","
+                               "\"s\":\"x\\ud800y\",\"e\":\"\\ud83d\\ude00\"}}}";
+    spit(f->path, file, sizeof(file) - 1);
+    ns_kv_t *kv = ns_kv_new(f->path);
+    char err[256];
+    assert_int_equal(ns_kv_load(kv, err, sizeof(err)), 0);
+    assert_get(kv, "N\xef\xbf\xbd", "k\xef\xbf\xbd",
+               "a\xc0\x80"
+               "b");
+    assert_get(kv, "N\xef\xbf\xbd", "s", "x?y");
+    assert_get(kv, "N\xef\xbf\xbd", "e", "\xf0\x9f\x98\x80");
     ns_kv_free(kv);
 }
 
@@ -331,13 +359,16 @@ static void test_java_file_loads(void **state)
 }
 
 /* Copies a Java-written file into place, loads it, forces a rewrite, and expects our bytes to be
- * Java's bytes. */
-static void rewrite_equals_java(fixture_t *f, const char *java_file)
+ * the bytes Java 5.5.0 writes for it (java5_file). */
+static void rewrite_equals_java(fixture_t *f, const char *java_file, const char *java5_file)
 {
-    size_t len = 0;
-    char *java = slurp(java_file, &len);
+    size_t in_len = 0, len = 0;
+    char *in = slurp(java_file, &in_len);
+    char *java = slurp(java5_file, &len);
+    assert_non_null(in);
     assert_non_null(java);
-    spit(f->path, java, len);
+    spit(f->path, in, in_len);
+    free(in);
     ns_kv_t *kv = ns_kv_new(f->path);
     char err[256];
     assert_int_equal(ns_kv_load(kv, err, sizeof(err)), 0);
@@ -353,8 +384,12 @@ static void rewrite_equals_java(fixture_t *f, const char *java_file)
 
 static void test_rewrite_is_byte_identical_to_java(void **state)
 {
-    rewrite_equals_java(*state, NS_TEST_DATA_DIR "/kvConfig-java.json");
-    rewrite_equals_java(*state, NS_TEST_DATA_DIR "/kvConfig-escape-java.json");
+    rewrite_equals_java(*state, NS_TEST_DATA_DIR "/kvConfig-java.json",
+                        NS_TEST_DATA_DIR "/kvConfig-java5.json");
+    rewrite_equals_java(*state, NS_TEST_DATA_DIR "/kvConfig-escape-java.json",
+                        NS_TEST_DATA_DIR "/kvConfig-escape-java5.json");
+    rewrite_equals_java(*state, NS_TEST_DATA_DIR "/kvConfig-escape-java5.json",
+                        NS_TEST_DATA_DIR "/kvConfig-escape-java5.json");
 }
 
 static void test_escape_file_values(void **state)
@@ -775,7 +810,8 @@ int main(void)
         cmocka_unit_test(test_put_get_delete),
         cmocka_unit_test_setup_teardown(test_null_value_is_java_null, setup, teardown),
         cmocka_unit_test(test_table_json_sorted_and_escaped),
-        cmocka_unit_test(test_invalid_utf8_as_java),
+        cmocka_unit_test_setup_teardown(test_nul_is_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_decodes_as_java, setup, teardown),
         cmocka_unit_test_setup_teardown(test_generation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_persist_round_trip_and_bak, setup, teardown),
         cmocka_unit_test_setup_teardown(test_creates_parent_dirs, setup, teardown),

@@ -1,7 +1,7 @@
 /* Broker-side requests through ns_proc_dispatch: REGISTER_BROKER (the worked example of
- * protocol.md 3.4 byte for byte, CRC, decode errors, nulls, slaves, the ORDER_TOPIC_CONFIG
- * reply body), UNREGISTER_BROKER, QUERY_DATA_VERSION, BROKER_HEARTBEAT,
- * REGISTER_TOPIC_IN_NAMESRV and GET_BROKER_MEMBER_GROUP. */
+ * docs/protocol.md, section REGISTER_BROKER example, byte for byte, CRC, decode errors, nulls,
+ * slaves, the ORDER_TOPIC_CONFIG reply body), UNREGISTER_BROKER, QUERY_DATA_VERSION,
+ * BROKER_HEARTBEAT, REGISTER_TOPIC_IN_NAMESRV and GET_BROKER_MEMBER_GROUP. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,7 +14,8 @@
 #include "ns_log.h"
 #include "proc_test_util.h"
 
-/* protocol.md 3.4: 599 bytes, CRC32 & 0x7FFFFFFF = 1213410656. */
+/* docs/protocol.md, section REGISTER_BROKER example: 599 bytes, CRC32 & 0x7FFFFFFF =
+ * 1213410656. */
 static const char WORKED_BODY[] =
     "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":1,"
     "\"stateVersion\":0,\"timestamp\":1700000000000},\"mappingDataVersion\":{\"counter\":0,"

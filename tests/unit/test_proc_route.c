@@ -1,5 +1,5 @@
 /* Route and admin queries through ns_proc_dispatch, against the golden bodies of
- * protocol.md 2.6 (state built with real REGISTER_BROKER requests). */
+ * docs/protocol.md, section Body shapes (state built with real REGISTER_BROKER requests). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

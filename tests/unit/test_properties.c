@@ -1,6 +1,6 @@
-/* Java .properties parsing (ns_properties_parse) and the JDK UTF-8 replacement rules
- * (ns_utf8_java_sanitize). Expected values were checked against JDK 17's Properties.load and
- * new String(bytes, UTF_8).getBytes(UTF_8). */
+/* Java .properties parsing (ns_properties_parse) and writing (ns_properties_escape). Expected
+ * values were checked against JDK 17's Properties.load; the escaping is checked against
+ * Properties.store itself (the "store" vectors of tests/data/strings/vectors.txt). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +13,8 @@
 
 #include "ns_common.h"
 #include "ns_config.h"
+#include "ns_utf8.h"
+#include "vectors_test_util.h"
 
 /* Renders every pair as "LINE|KEY|VALUE\n", bytes outside printable ASCII as \xNN. */
 static void render(ns_buf_t *out, const char *s)
@@ -133,55 +135,120 @@ static void test_callback_stops(void **state)
     assert_int_equal(calls, 2);
 }
 
-typedef struct utf8_case {
-    const char *in;
-    size_t len;
-    const char *out;
-} utf8_case_t;
+/* ---- Properties.store escaping ------------------------------------------------------------ */
 
-/* JDK 17: new String(in, UTF_8).getBytes(UTF_8). R = one U+FFFD. */
-#define R "\xEF\xBF\xBD"
-static const utf8_case_t utf8_cases[] = {
-    {"plain", 5, "plain"},
-    {"caf\xc3\xa9", 5, "caf\xc3\xa9"},
-    {"\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80"},
-    {"\x80", 1, R},
-    {"\xc0\xaf", 2, R R}, /* C0/C1 never start a sequence */
-    {"\xc3", 1, R},       /* truncated at the end */
-    {"\xc3"
-     "A",
-     2, R "A"},                 /* bad continuation: the A survives */
-    {"\xe0\x80\x80", 3, R R R}, /* overlong 3-byte */
-    {"\xed\xa0\x80", 3, R},     /* an encoded surrogate: one replacement */
-    {"\xe2\x82"
-     "A",
-     3, R "A"},                       /* 2 of 3 bytes, then ASCII */
-    {"\xe2\x82", 2, R},               /* truncated 3-byte at the end */
-    {"\xf0\x80\x80\x80", 4, R R R R}, /* overlong 4-byte */
-    {"\xf4\x90\x80\x80", 4, R R R R}, /* above U+10FFFF */
-    {"\xf5\x80", 2, R R},
-    {"\xf0\x9f\x98", 3, R}, /* truncated 4-byte at the end */
-    {"\xf0\x9f"
-     "A",
-     3, R "A"},
-    {"\xff\xfe", 2, R R},
-};
+static int collect_one(void *arg, const char *key, const char *value, int line)
+{
+    (void)line;
+    char **kv = arg;
+    free(kv[0]);
+    free(kv[1]);
+    kv[0] = strdup(key);
+    kv[1] = strdup(value);
+    return 0;
+}
 
-static void test_utf8_sanitize(void **state)
+/* UTF-16 units (vector field) -> Java text */
+static char *units_text(const ns_buf_t *f)
+{
+    ns_buf_t out = NS_BUF_INIT;
+    ns_u16w_t w;
+    ns_u16w_init(&w, &out);
+    for (size_t i = 0; i + 1 < f->len; i += 2)
+        ns_u16w_put(&w, ((uint32_t)f->data[i] << 8) | f->data[i + 1]);
+    ns_u16w_end(&w);
+    ns_buf_cstr(&out);
+    return (char *)ns_buf_steal(&out, NULL);
+}
+
+static void check_store(const tv_t *v, void *arg)
+{
+    int *bad = arg;
+    char *key = units_text(&v->f[0]), *value = units_text(&v->f[1]);
+    ns_buf_t line = NS_BUF_INIT;
+    ns_properties_escape(key, true, &line);
+    ns_buf_append_char(&line, '=');
+    ns_properties_escape(value, false, &line);
+    if (line.len != v->f[2].len || memcmp(line.data, v->f[2].data, line.len) != 0) {
+        fprintf(stderr, "line %d: got [%.*s] want [%.*s]\n", v->line, (int)line.len,
+                (const char *)line.data, (int)v->f[2].len, (const char *)v->f[2].data);
+        (*bad)++;
+    }
+    /* and it reads back as the pair */
+    char *kv[2] = {NULL, NULL};
+    assert_int_equal(ns_properties_parse((const char *)line.data, line.len, collect_one, kv, NULL),
+                     0);
+    if (kv[0] == NULL || strcmp(kv[0], key) != 0 || strcmp(kv[1], value) != 0) {
+        fprintf(stderr, "line %d: does not read back\n", v->line);
+        (*bad)++;
+    }
+    free(kv[0]);
+    free(kv[1]);
+    ns_buf_free(&line);
+    free(key);
+    free(value);
+}
+
+static void test_store_matches_java(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < NS_ARRAY_SIZE(utf8_cases); i++) {
-        const utf8_case_t *c = &utf8_cases[i];
-        char *copy = malloc(c->len);
-        memcpy(copy, c->in, c->len);
-        ns_buf_t out = NS_BUF_INIT;
-        ns_utf8_java_sanitize(copy, c->len, &out);
-        if (out.len != strlen(c->out) || memcmp(out.data, c->out, out.len) != 0) {
-            print_error("utf8 case %zu differs (got %zu bytes)\n", i, out.len);
-            fail();
+    int bad = 0;
+    assert_true(tv_each("store", check_store, &bad) > 20);
+    assert_int_equal(bad, 0);
+}
+
+/* Whatever Java text a key or value holds, the escaped line is one ASCII line that reads back
+ * as exactly that text: line breaks, separators, comment marks, U+0000, blanks at the ends,
+ * characters above U+FFFF. */
+static void test_escape_round_trip(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "x\nkvConfigPath=/srv/evil",
+        "x\rrocketmqHome=/tmp",
+        "a\r\nb",
+        "#c",
+        "!c",
+        " lead",
+        "trail ",
+        "\t\f",
+        "a\xc0\x80"
+        "b",
+        "\xc0\x80",
+        "caf\xc3\xa9",
+        "\xf0\x9f\x98\x80",
+        "\\u000a",
+        "\\",
+        "k=v:w",
+        "",
+        "\x01\x7f\xc2\x80",
+        "?",
+    };
+    for (size_t i = 0; i < NS_ARRAY_SIZE(texts); i++) {
+        for (int is_key = 0; is_key < 2; is_key++) {
+            ns_buf_t line = NS_BUF_INIT;
+            ns_properties_escape(texts[i], is_key, &line);
+            if (is_key) {
+                ns_buf_append_char(&line, '=');
+                ns_buf_append_str(&line, "v");
+            } else {
+                ns_buf_t l2 = NS_BUF_INIT;
+                ns_buf_append_str(&l2, "k=");
+                ns_buf_append(&l2, line.data, line.len);
+                ns_buf_free(&line);
+                line = l2;
+            }
+            for (size_t j = 0; j < line.len; j++)
+                assert_true(line.data[j] >= 0x20 && line.data[j] < 0x7F);
+            char *kv[2] = {NULL, NULL};
+            assert_int_equal(
+                ns_properties_parse((const char *)line.data, line.len, collect_one, kv, NULL), 0);
+            assert_non_null(kv[0]);
+            assert_string_equal(is_key ? kv[0] : kv[1], texts[i]);
+            free(kv[0]);
+            free(kv[1]);
+            ns_buf_free(&line);
         }
-        ns_buf_free(&out);
-        free(copy);
     }
 }
 
@@ -190,7 +257,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases),
         cmocka_unit_test(test_callback_stops),
-        cmocka_unit_test(test_utf8_sanitize),
+        cmocka_unit_test(test_store_matches_java),
+        cmocka_unit_test(test_escape_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

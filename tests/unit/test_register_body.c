@@ -20,7 +20,7 @@
 #define V4 397 /* a 4.9.x broker's version (V4_9_3) */
 #define V_OLD 36
 
-/* The 5.x example body of protocol.md 2.6. */
+/* The 5.x example body of docs/protocol.md, section Body shapes. */
 static const char BODY_5X[] =
     "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":0,"
     "\"stateVersion\":0,\"timestamp\":1700000000000},\"mappingDataVersion\":{\"counter\":0,"
@@ -29,7 +29,7 @@ static const char BODY_5X[] =
     "\"SINGLE_TAG\",\"topicName\":\"TopicA\",\"topicSysFlag\":0,\"writeQueueNums\":8}},"
     "\"topicQueueMappingDetailMap\":{},\"topicQueueMappingInfoMap\":{}}}";
 
-/* The worked example of protocol.md 3.4 (599 bytes). */
+/* The worked example of docs/protocol.md, section REGISTER_BROKER example (599 bytes). */
 static const char BODY_WORKED[] =
     "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":1,"
     "\"stateVersion\":0,\"timestamp\":1700000000000},\"mappingDataVersion\":{\"counter\":0,"
@@ -361,16 +361,46 @@ static void test_json_reader_details(void **state)
 
     /* Syntax errors anywhere. */
     static const char *bad[] = {
-        "{\"a\":1,}",          "{\"a\" 1}",           "{\"a\":[1,]}", "{\"a\":\"\\x\"}",
-        "{\"a\":\"\\ud800\"}", "{\"a\":\"\\udc00\"}", "{\"a\":tru}",  "{\"a\":-}",
-        "{\"a\":1e}",          "{\"a\":\"x",          "{\"a\":1 2}",  "{,}",
-        "{\"a\":+1}",          "{\"a\":.5}",          "{-:1}",        "\xef\xbb\xbf{}",
+        "{\"a\":1,}",        "{\"a\" 1}",        "{\"a\":[1,]}", "{\"a\":\"\\x\"}",
+        "{\"a\":\"\\u12\"}", "{\"a\":\"\xe2\"}", "{\"a\":tru}",  "{\"a\":-}",
+        "{\"a\":1e}",        "{\"a\":\"x",       "{\"a\":1 2}",  "{,}",
+        "{\"a\":+1}",        "{\"a\":.5}",       "{-:1}",        "\xef\xbb\xbf{}",
     };
     for (size_t i = 0; i < NS_ARRAY_SIZE(bad); i++) {
         int rc = decode(bad[i], strlen(bad[i]), V5, false, &b, err, sizeof(err));
         if (rc != NS_EJSON)
             fail_msg("case %s: rc %d", bad[i], rc);
     }
+}
+
+/* Topic names are Java text, read as Java 5.5.0 (fastjson2) reads the body: U+0000 kept (so
+ * "T\u0000x" is not "T"), malformed UTF-8 as U+FFFD, a lone surrogate as '?'; a byte fastjson2
+ * throws on fails the body. */
+static void test_json_strings_are_java_text(void **state)
+{
+    (void)state;
+    ns_register_body_t b;
+    const char *body = "{\"topicConfigSerializeWrapper\":{\"topicConfigTable\":{"
+                       "\"a\":{\"topicName\":\"T\\u0000x\"},\"b\":{\"topicName\":\"T\"},"
+                       "\"c\":{\"topicName\":\"U\xc0\x80\xed\xa0\x80\"},"
+                       "\"d\":{\"topicName\":\"V\\ud800\"}}}}";
+    assert_int_equal(decode_str(body, V5, &b), 0);
+    assert_int_equal(b.topic_count, 4);
+    assert_non_null(find_topic(&b, "T\xc0\x80x"));
+    assert_non_null(find_topic(&b, "T"));
+    assert_non_null(find_topic(&b, "U\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"));
+    assert_non_null(find_topic(&b, "V?"));
+    ns_register_body_free(&b);
+    /* decode_str stops at the NUL: give the length */
+    static const char nul[] = "{\"topicConfigSerializeWrapper\":{\"topicConfigTable\":{"
+                              "\"e\":{\"topicName\":\"W\0\"}}}}";
+    char err[256];
+    assert_int_equal(decode(nul, sizeof(nul) - 1, V5, false, &b, err, sizeof(err)), 0);
+    assert_non_null(find_topic(&b, "W\xc0\x80"));
+    ns_register_body_free(&b);
+    const char *bad = "{\"topicConfigSerializeWrapper\":{\"topicConfigTable\":{"
+                      "\"a\":{\"topicName\":\"T\xff\"}}}}";
+    assert_int_equal(decode_str(bad, V5, &b), NS_EJSON);
 }
 
 static void test_json_wrong_types(void **state)
@@ -486,7 +516,8 @@ static int decode_z(const ns_buf_t *inflated, int32_t version, ns_register_body_
     return rc;
 }
 
-/* The example stream of protocol.md 3.4: 1 topic, no mapping, 104 bytes. */
+/* The example stream of docs/protocol.md, section Compressed register body: 1 topic, no
+ * mapping, 104 bytes. */
 static void example_stream(ns_buf_t *s)
 {
     put_item(s, "{\"counter\":3,\"stateVersion\":0,\"timestamp\":1700000000000}");
@@ -618,16 +649,23 @@ static void test_compressed_lines(void **state)
         }
         ns_register_body_free(&b);
     }
-    /* A NUL byte in the name would alias another topic. */
+    /* A NUL byte in the name is kept (Java text: C0 80), so it aliases no other topic; malformed
+     * UTF-8 becomes U+FFFD, as Java's new String(line, UTF_8) makes it. */
     ns_buf_t s = NS_BUF_INIT;
     put_item(&s, "{}");
-    ns_buf_append_be32(&s, 1);
+    ns_buf_append_be32(&s, 2);
     ns_buf_append_be32(&s, 20);
     ns_buf_append(&s, "T\0x 1 2 3 SINGLE_TAG", 20);
+    ns_buf_append_be32(&s, 21);
+    ns_buf_append(&s, "U\xed\xa0\x80 1 2 3 SINGLE_TAG", 21);
     put_item(&s, "[]");
     ns_register_body_t b;
     char err[256];
-    assert_int_equal(decode_z(&s, 400, &b, err), NS_EJSON);
+    assert_int_equal(decode_z(&s, 400, &b, err), 0);
+    assert_int_equal(b.topic_count, 2);
+    assert_string_equal(b.topics[0].topic_name, "T\xc0\x80x");
+    assert_string_equal(b.topics[1].topic_name, "U\xef\xbf\xbd");
+    ns_register_body_free(&b);
     ns_buf_free(&s);
 }
 
@@ -1076,6 +1114,7 @@ int main(void)
         cmocka_unit_test(test_json_lenience),
         cmocka_unit_test(test_json_mapping),
         cmocka_unit_test(test_json_reader_details),
+        cmocka_unit_test(test_json_strings_are_java_text),
         cmocka_unit_test(test_json_wrong_types),
         cmocka_unit_test(test_json_topic_like_java),
         cmocka_unit_test(test_compressed_example),
