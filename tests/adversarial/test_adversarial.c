@@ -210,11 +210,24 @@ static void stop_healthy(healthy_t *h)
     pthread_join(h->thread, NULL);
 }
 
+/* The suite's server: the teardown kills it when the test failed before stopping it. */
+static ns_testsrv_t srv;
+
+static int kill_leftover(void **state)
+{
+    (void)state;
+    if (srv.pid > 0) {
+        ns_testsrv_kill(&srv);
+        ns_testsrv_cleanup(&srv);
+    }
+    return 0;
+}
+
 static void test_everything_at_once(void **state)
 {
     (void)state;
     small_quarantine();
-    ns_testsrv_t srv = {0};
+    memset(&srv, 0, sizeof(srv));
     char partial[64], worker[64], output[64];
     snprintf(partial, sizeof(partial), "serverMaxPartialFrameBytes=%ld", PARTIAL_BUDGET);
     snprintf(worker, sizeof(worker), "serverMaxWorkerQueueBytes=%ld", WORKER_BUDGET);
@@ -409,11 +422,11 @@ static int measure(void)
         rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-    ns_testsrv_t srv = {0};
+    ns_testsrv_t msrv = {0};
     const char *extra[] = {"--set", "logLevel=INFO", NULL}; /* every budget at its default */
-    if (ns_testsrv_start(&srv, extra) != 0)
+    if (ns_testsrv_start(&msrv, extra) != 0)
         return 1;
-    int fd = rmq_connect(srv.port);
+    int fd = rmq_connect(msrv.port);
     char *value = malloc(MIB + 1);
     memset(value, 'v', MIB);
     value[MIB] = '\0';
@@ -426,33 +439,34 @@ static int measure(void)
     ns_buf_free(&holder);
     free(value);
     close(fd);
-    long rss0 = hostile_rss_kib(srv.pid, false);
-    rss_sampler_t rss = {.pid = srv.pid};
+    long rss0 = hostile_rss_kib(msrv.pid, false);
+    rss_sampler_t rss = {.pid = msrv.pid};
     pthread_create(&rss.thread, NULL, rss_main, &rss);
     /* 500 connections each send all of a 16 MiB frame but its last byte; 32 that never read ask
      * for 96 replies of 1 MiB each (the default per-peer limit is 64 MiB). */
     hostile_partials_t partials = {
-        .port = srv.port, .count = 500, .frame_bytes = 16 * MIB, .send_bytes = 16 * MIB - 1};
+        .port = msrv.port, .count = 500, .frame_bytes = 16 * MIB, .send_bytes = 16 * MIB - 1};
     hostile_partials_start(&partials);
     ns_buf_t gets = NS_BUF_INIT;
     for (int i = 0; i < 96; i++)
         hostile_request_frame(&gets, 101, 1000 + i, "namespace", "big", "key", "v", NULL);
-    hostile_nonreaders_t nonreaders = {.port = srv.port, .count = 32, .requests = &gets};
+    hostile_nonreaders_t nonreaders = {.port = msrv.port, .count = 32, .requests = &gets};
     hostile_nonreaders_start(&nonreaders);
     for (int i = 0; i < 30; i++) {
         hostile_sleep_ms(1000);
         printf("t=%2d s: RSS %ld KiB, partial frames holding %zu, closed by the server %zu\n",
-               i + 1, hostile_rss_kib(srv.pid, false), partials.holding, partials.closed_by_server);
+               i + 1, hostile_rss_kib(msrv.pid, false), partials.holding,
+               partials.closed_by_server);
         fflush(stdout);
     }
-    long hwm = hostile_rss_kib(srv.pid, true);
+    long hwm = hostile_rss_kib(msrv.pid, true);
     hostile_nonreaders_stop(&nonreaders);
     hostile_partials_stop(&partials);
     __atomic_store_n(&rss.stop, true, __ATOMIC_RELAXED);
     pthread_join(rss.thread, NULL);
-    char out_path[sizeof(srv.out_path)];
-    memcpy(out_path, srv.out_path, sizeof(out_path));
-    int status = ns_testsrv_stop(&srv);
+    char out_path[sizeof(msrv.out_path)];
+    memcpy(out_path, msrv.out_path, sizeof(out_path));
+    int status = ns_testsrv_stop(&msrv);
     printf("RSS before %ld KiB; at most %ld KiB sampled; VmHWM %ld KiB (%+ld KiB); exit status "
            "%d\n",
            rss0, rss.max_kib, hwm, hwm - rss0, status);
@@ -463,7 +477,7 @@ static int measure(void)
            budget_peak(out_path, "serverMaxPendingWriteBytes="));
     fflush(stdout);
     ns_buf_free(&gets);
-    ns_testsrv_cleanup(&srv);
+    ns_testsrv_cleanup(&msrv);
     return status;
 }
 
@@ -472,7 +486,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--measure") == 0)
         return measure();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_everything_at_once),
+        cmocka_unit_test_teardown(test_everything_at_once, kill_leftover),
     };
     return cmocka_run_group_tests_name("adversarial", tests, NULL, NULL);
 }

@@ -37,9 +37,25 @@ static void small_quarantine(void)
     setenv("ASAN_OPTIONS", buf, 1);
 }
 
+/* The server the running test started: its teardown kills it when the test failed before
+ * stopping it, so that a failure leaves no server behind. */
+static ns_testsrv_t *running;
+
+static int kill_leftover(void **state)
+{
+    (void)state;
+    if (running != NULL) {
+        ns_testsrv_kill(running);
+        ns_testsrv_cleanup(running);
+        running = NULL;
+    }
+    return 0;
+}
+
 static void start(ns_testsrv_t *srv, const char *const *extra)
 {
     memset(srv, 0, sizeof(*srv));
+    running = srv;
     assert_int_equal(ns_testsrv_start(srv, extra), 0);
     if (getenv("NS_TEST_KEEP"))
         printf("server dir: %s\n", srv->dir);
@@ -47,8 +63,10 @@ static void start(ns_testsrv_t *srv, const char *const *extra)
 
 static void stop(ns_testsrv_t *srv)
 {
-    assert_int_equal(ns_testsrv_stop(srv), 0);
+    running = NULL;
+    int status = ns_testsrv_stop(srv);
     ns_testsrv_cleanup(srv);
+    assert_int_equal(status, 0);
 }
 
 /* Sends a request and returns the reply's code, or -1 without a reply. */
@@ -107,7 +125,7 @@ static void *innocent_main(void *arg)
 static void test_live_broker_survives_zip_bombs(void **state)
 {
     (void)state;
-    ns_testsrv_t srv;
+    static ns_testsrv_t srv; /* static: the teardown may need it after a failure */
     /* One loop: the innocent client and the broker share it with the bombers. */
     const char *extra[] = {"--set", "ioThreads=1", NULL};
     start(&srv, extra);
@@ -209,7 +227,7 @@ static long kv_value(int fd, const char *ns, const char *key, int32_t opaque)
 static void test_pipelined_flood_waits_its_turn(void **state)
 {
     (void)state;
-    ns_testsrv_t srv;
+    static ns_testsrv_t srv; /* static: the teardown may need it after a failure */
     start(&srv, NULL);
     pipeliner_t p = {.fd = rmq_connect(srv.port)};
     assert_true(p.fd >= 0);
@@ -283,8 +301,8 @@ static void test_partial_frames_share_one_budget(void **state)
 {
     (void)state;
     small_quarantine();
-    ns_testsrv_t srv;
-    start(&srv, NULL); /* serverMaxPartialFrameBytes: its default, 256 MiB */
+    static ns_testsrv_t srv; /* static: the teardown may need it after a failure */
+    start(&srv, NULL);       /* serverMaxPartialFrameBytes: its default, 256 MiB */
     /* A broker known before the flood. */
     int broker = rmq_connect(srv.port);
     ns_buf_t body = NS_BUF_INIT, frame = NS_BUF_INIT, holder = NS_BUF_INIT;
@@ -343,7 +361,7 @@ static void test_partial_frames_share_one_budget(void **state)
 static void test_large_frame_must_arrive_in_time(void **state)
 {
     (void)state;
-    ns_testsrv_t srv;
+    static ns_testsrv_t srv; /* static: the teardown may need it after a failure */
     const char *extra[] = {"--set", "frameReceiveTimeoutMillis=2000", NULL};
     start(&srv, extra);
     /* A trickling peer: one byte every 300 ms keeps the idle timer quiet, not the deadline. */
@@ -484,7 +502,7 @@ static int run_non_readers(const ns_testsrv_t *srv, int n, int count, int pause_
 static void test_cut_peers_free_their_replies_at_once(void **state)
 {
     (void)state;
-    ns_testsrv_t srv;
+    static ns_testsrv_t srv; /* static: the teardown may need it after a failure */
     const char *extra[] = {"--set", "connectionMaxPendingWriteBytes=16777216", NULL};
     start_with_big_value(&srv, extra, 2 * MIB);
     long rss0 = hostile_rss_kib(srv.pid, false), peak;
@@ -502,7 +520,7 @@ static void test_cut_peers_free_their_replies_at_once(void **state)
 static void test_non_readers_share_one_output_budget(void **state)
 {
     (void)state;
-    ns_testsrv_t srv;
+    static ns_testsrv_t srv; /* static: the teardown may need it after a failure */
     const char *extra[] = {"--set", "serverMaxPendingWriteBytes=25165824", NULL};
     start_with_big_value(&srv, extra, MIB);
     long rss0 = hostile_rss_kib(srv.pid, false), peak;
@@ -529,7 +547,7 @@ static void test_non_readers_share_one_output_budget(void **state)
 static void test_big_read_lets_others_go(void **state)
 {
     (void)state;
-    ns_testsrv_t srv;
+    static ns_testsrv_t srv; /* static: the teardown may need it after a failure */
     const char *extra[] = {"--set", "ioThreads=1", NULL};
     start_with_big_value(&srv, extra, MIB);
     int big = rmq_connect(srv.port), small = rmq_connect(srv.port);
@@ -577,7 +595,7 @@ static void test_big_read_lets_others_go(void **state)
 static void test_sigterm_drops_jobs_of_closed_connections(void **state)
 {
     (void)state;
-    ns_testsrv_t srv;
+    static ns_testsrv_t srv; /* static: the teardown may need it after a failure */
     start(&srv, NULL);
     ns_buf_t body = NS_BUF_INIT, frame = NS_BUF_INIT;
     hostile_bomb_body(&body, 17, 16 * MIB);
@@ -593,6 +611,7 @@ static void test_sigterm_drops_jobs_of_closed_connections(void **state)
     uint64_t t0 = hostile_now_us();
     char out_path[sizeof(srv.out_path)];
     memcpy(out_path, srv.out_path, sizeof(out_path));
+    running = NULL;
     int status = ns_testsrv_stop(&srv);
     size_t decoded = hostile_count_lines(out_path, "code=103 (REGISTER_BROKER)");
     printf("SIGTERM to exit: %.2f s; bombs of %d closed peers decoded: %zu\n",
@@ -609,7 +628,7 @@ static void test_sigterm_drops_jobs_of_closed_connections(void **state)
 static void test_valid_request_then_garbage_is_answered(void **state)
 {
     (void)state;
-    ns_testsrv_t srv;
+    static ns_testsrv_t srv; /* static: the teardown may need it after a failure */
     start(&srv, NULL);
     static const uint8_t garbage[] = {0, 0, 0, 6, 0, 0, 0, 9, '{', '}'}; /* header too long */
     struct {
@@ -642,15 +661,15 @@ static void test_valid_request_then_garbage_is_answered(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid_request_then_garbage_is_answered),
-        cmocka_unit_test(test_pipelined_flood_waits_its_turn),
-        cmocka_unit_test(test_live_broker_survives_zip_bombs),
-        cmocka_unit_test(test_partial_frames_share_one_budget),
-        cmocka_unit_test(test_large_frame_must_arrive_in_time),
-        cmocka_unit_test(test_cut_peers_free_their_replies_at_once),
-        cmocka_unit_test(test_non_readers_share_one_output_budget),
-        cmocka_unit_test(test_big_read_lets_others_go),
-        cmocka_unit_test(test_sigterm_drops_jobs_of_closed_connections),
+        cmocka_unit_test_teardown(test_valid_request_then_garbage_is_answered, kill_leftover),
+        cmocka_unit_test_teardown(test_pipelined_flood_waits_its_turn, kill_leftover),
+        cmocka_unit_test_teardown(test_live_broker_survives_zip_bombs, kill_leftover),
+        cmocka_unit_test_teardown(test_partial_frames_share_one_budget, kill_leftover),
+        cmocka_unit_test_teardown(test_large_frame_must_arrive_in_time, kill_leftover),
+        cmocka_unit_test_teardown(test_cut_peers_free_their_replies_at_once, kill_leftover),
+        cmocka_unit_test_teardown(test_non_readers_share_one_output_budget, kill_leftover),
+        cmocka_unit_test_teardown(test_big_read_lets_others_go, kill_leftover),
+        cmocka_unit_test_teardown(test_sigterm_drops_jobs_of_closed_connections, kill_leftover),
     };
     if (getenv("NS_TEST_FILTER")) /* e.g. NS_TEST_FILTER='*output*' */
         cmocka_set_test_filter(getenv("NS_TEST_FILTER"));
