@@ -31,6 +31,8 @@ install(FILES README.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright)
 file(GLOB NS_DOC_PAGES ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES ${NS_DOC_PAGES} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The Grafana dashboard and the Prometheus alert rules (operations.md, Monitoring).
+install(DIRECTORY contrib/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/contrib)
 # ROCKETMQ_HOME for the unit: its conf/ is the configuration directory (plain_acl.yml and
 # friends live there, as under a Java RocketMQ home).
 install(CODE "

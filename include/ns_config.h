@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "ns_buf.h"
+#include "ns_properties.h"
 
 #define NS_CFG_GET(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
 #define NS_CFG_SET(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
@@ -111,8 +112,13 @@ typedef struct ns_config {
     char *log_path;                /* logPath: log file ("" = none) */
     char *log_level;               /* logLevel: ERROR, WARN, INFO or DEBUG; RUNTIME (318 applies
                                       it to the logger at once) */
-    char *port_file;    /* portFile: write the bound port here once listening ("" = no) */
-    int32_t io_threads; /* ioThreads: I/O event loops (0 = one per CPU) */
+    char *port_file;             /* portFile: write the bound port here once listening ("" = no) */
+    int32_t io_threads;          /* ioThreads: I/O event loops (0 = one per CPU) */
+    char *metrics_exporter_type; /* metricsExporterType: PROM or DISABLE (RocketMQ 5.x key) */
+    int32_t metrics_prom_exporter_port; /* metricsPromExporterPort (5557; 0 = any free port) */
+    char *metrics_prom_exporter_host;   /* metricsPromExporterHost ("" = every IPv4 address) */
+    bool traffic_log_enable;            /* trafficLogEnable: Java's per-second traffic lines */
+    char *traffic_log_path;             /* trafficLogPath: where they go */
     /* Budgets (docs/operations.md, "Limits that protect the server"); 0 = none where allowed. */
     int64_t max_partial_frame_bytes;  /* serverMaxPartialFrameBytes: frames being received */
     int64_t frame_receive_timeout_ms; /* frameReceiveTimeoutMillis: for one frame to arrive */
@@ -163,29 +169,6 @@ void ns_config_free(ns_config_t *cfg);
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, bool strict, char *err,
                   size_t errlen);
 
-/* Parses Java .properties text exactly as java.util.Properties.load(InputStream) of JDK 9+
- * does: ISO-8859-1 bytes (a byte >= 0x80 is the code point U+0080..U+00FF), '#'/'!' comment
- * lines, key ended by an unescaped '=', ':' or blank, blanks around the separator skipped,
- * '\' line continuation (leading blanks of the next line dropped), escapes \t \n \r \f \uXXXX,
- * "\x" -> "x" otherwise, duplicate keys reported each time (the last one wins in Java).
- * Calls fn for each pair, key and value as NUL-terminated UTF-8 (a surrogate pair of \u escapes
- * becomes one 4-byte sequence, a lone surrogate '?', as Java's UTF-8 encoder writes them; U+0000
- * becomes the two bytes C0 80 so that strings stay NUL-terminated), with the 1-based line the
- * pair starts on. Stops and returns fn's result when it is non-zero. Returns 0, or NS_EPROTO
- * for a malformed \uXXXX escape (Java's IllegalArgumentException), its line in *err_line
- * (may be NULL). */
-typedef int ns_properties_fn(void *arg, const char *key, const char *value, int line);
-int ns_properties_parse(const char *text, size_t len, ns_properties_fn *fn, void *arg,
-                        int *err_line);
-
-/* Appends Java text (ns_utf8.h) the way java.util.Properties.store(OutputStream) writes a key
- * (is_key) or a value: '\\' and the separators and comment marks = : # ! escaped, \t \n \r \f,
- * a space escaped in a key and at the start of a value, every other character outside
- * U+0020..U+007E (U+0000 included) as \uXXXX, a code point above U+FFFF as its two surrogate
- * escapes. ns_properties_parse() reads the result back as exactly `text`, and the output is
- * ASCII on one line, whatever the text holds. */
-void ns_properties_escape(const char *text, bool is_key, ns_buf_t *out);
-
 /* Loads a -c file: parses it, applies every pair strictly (a key given twice: the last one,
  * as in Java), warns on stderr "mqnamesrv: unknown property X at FILE:LINE" for keys no Java
  * config object nor mqnamesrv knows (they are kept, see extra_keys), sets configStorePath and
@@ -215,6 +198,9 @@ extern const char ns_config_usage[];
 /* True when rocketmqHome is unset: main must then print NS_CONFIG_HOME_MISSING_MSG to stdout
  * and exit 254, as Java does (after -p handling: -p does not need it). */
 bool ns_config_home_missing(const ns_config_t *cfg);
+
+/* True when metricsExporterType is PROM (any case): main starts the HTTP exporter. */
+bool ns_config_metrics_enabled(const ns_config_t *cfg);
 #define NS_CONFIG_HOME_MISSING_MSG                                                                 \
     "Please set the ROCKETMQ_HOME variable in your environment to match the location of the "      \
     "RocketMQ installation\n"

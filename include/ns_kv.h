@@ -73,6 +73,10 @@ int ns_kv_get_table_json(ns_kv_t *kv, const char *ns, ns_buf_t *out);
  * Lock-free (an atomic read). */
 unsigned long ns_kv_generation(ns_kv_t *kv);
 
+/* Keys over every namespace (valueless keys included); *namespaces (may be NULL) gets the
+ * number of namespaces. Takes the mutex (memory only). */
+size_t ns_kv_count(ns_kv_t *kv, size_t *namespaces);
+
 /* Logs the whole store at INFO in Java's periodic format: a dashed line, "configTable SIZE: <n
  * namespaces>", then "configTable NS: <ns> Key: <k> Value: <v>" per key, sorted. */
 void ns_kv_log_all(ns_kv_t *kv);

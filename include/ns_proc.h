@@ -65,6 +65,8 @@ typedef struct ns_ctx {
     ns_buf_t *scratch;   /* a buffer handlers may reuse across requests (owned by the loop that
                             dispatches, one thread at a time), NULL = none */
     bool going_away;     /* graceful shutdown (enableShutdownGracefully) is under way */
+    uint64_t t0;         /* ns_metrics_clock() when the request was queued for the worker;
+                               0 = from ns_metrics_request_start() (the I/O loops' batches) */
 } ns_ctx_t;
 
 /* Requests above this version (MQVersion V5_3_1) understand GO_AWAY and are sent elsewhere
@@ -86,6 +88,9 @@ typedef struct ns_proc_entry {
 /* Returns the table entry for a code, or NULL when the code is not served. */
 const ns_proc_entry_t *ns_proc_lookup(int32_t code);
 
+/* The i-th entry of the request table (in code order), NULL past its end. */
+const ns_proc_entry_t *ns_proc_entry_at(size_t i);
+
 /* Whether the server may run `code` on an I/O loop: the entry's on_loop, or true for a code
  * that is not served (the answer is a fixed error). */
 bool ns_proc_runs_on_loop(int32_t code);
@@ -94,8 +99,8 @@ bool ns_proc_runs_on_loop(int32_t code);
  * flag = response, language JAVA, version NS_SERVER_VERSION, serialize type mirrored from the
  * request. An unknown code answers 3 " request type N not supported"; while ctx->going_away, a
  * known code from a peer newer than V5_3_1 answers 1500 "please go away" without running.
- * Logs one DEBUG line per request. Returns true when a response must be sent, false for oneway
- * requests (resp is then freed already). */
+ * Logs one DEBUG line per request and counts it (ns_metrics_request). Returns true when a response
+ * must be sent, false for oneway requests (resp is then freed already). */
 bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);
 
 #endif

@@ -193,6 +193,16 @@ typedef struct ns_route_notice {
 size_t ns_route_take_notices(ns_route_t *route, ns_route_notice_t **out);
 void ns_route_notices_free(ns_route_notice_t *v, size_t n);
 
+/* Sizes for the metrics gauges (route_stats.c). Read lock, O(broker names). */
+typedef struct ns_route_stats {
+    size_t brokers;       /* brokerLiveTable entries (live broker addresses) */
+    size_t broker_groups; /* brokerAddrTable entries (broker names) */
+    size_t clusters;      /* clusterAddrTable entries */
+    size_t topics;        /* topicQueueTable entries */
+    size_t queue_datas;   /* QueueData entries over every topic */
+} ns_route_stats_t;
+void ns_route_stats(ns_route_t *route, ns_route_stats_t *out);
+
 /* Test and stats helpers. Read lock. */
 size_t ns_route_topic_count(ns_route_t *route);
 size_t ns_route_live_count(ns_route_t *route);

@@ -20,6 +20,7 @@
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_log.h"
+#include "ns_metrics.h"
 #include "ns_utf8.h"
 #include "ns_version.h"
 
@@ -258,6 +259,21 @@ static const opt_t opts[] = {
     {"registerBodyMaxCpuMillis", NULL, T_INT, G_EXT, R_RUNTIME, D_TEXT, "1000",
      OFF(register_max_cpu_ms), REMOTE(0, 3600000, 10, 60000),
      "CPU time decoding one compressed register body may take, ms (0: no limit)"},
+
+    /* Monitoring (docs/operations.md). The exporter keys open, or move, a listening port: 318
+     * may change none of them, not even for the next start. The traffic log's file is named by
+     * trafficLogPath (never remote); switching the lines on takes effect at the next start. */
+    {"metricsExporterType", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "DISABLE",
+     OFF(metrics_exporter_type), NOR, "PROM: serve /metrics, /livez, /readyz over HTTP; DISABLE"},
+    {"metricsPromExporterPort", NULL, T_INT, G_EXT, R_NEVER, D_TEXT, "5557",
+     OFF(metrics_prom_exporter_port), RANGE(0, 65535), "HTTP port of the exporter (0: any free)"},
+    {"metricsPromExporterHost", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "",
+     OFF(metrics_prom_exporter_host), NOR, "HTTP address of the exporter (empty: every address)"},
+    {"trafficLogEnable", NULL, T_BOOL, G_EXT, R_NEXT_START, D_TEXT, "false",
+     OFF(traffic_log_enable), NOR, "write Java's per-second request/response code lines"},
+    {"trafficLogPath", NULL, T_STR, G_EXT, R_NEVER, D_HOME,
+     "/logs/rocketmqlogs/namesrv_traffic.log", OFF(traffic_log_path), NOR,
+     "file of the traffic lines"},
 };
 
 #define NOPTS NS_ARRAY_SIZE(opts)
@@ -418,6 +434,14 @@ static int convert(const opt_t *o, const char *value, bool strict, opt_value_t *
                 v->str = NULL;
                 return NS_ECONFIG;
             }
+        }
+        if (strict && o->off == OFF(metrics_exporter_type) && strcasecmp(v->str, "PROM") != 0 &&
+            strcasecmp(v->str, "DISABLE") != 0) {
+            /* RocketMQ also knows OTLP_GRPC and LOG; mqnamesrv exports Prometheus only. */
+            ns_set_err(err, errlen, "%s: '%s' is not PROM or DISABLE", o->key, v->str);
+            free(v->str);
+            v->str = NULL;
+            return NS_ECONFIG;
         }
         return 1;
     }
@@ -647,6 +671,12 @@ void ns_config_free(ns_config_t *cfg)
 bool ns_config_home_missing(const ns_config_t *cfg)
 {
     return cfg->rocketmq_home == NULL;
+}
+
+bool ns_config_metrics_enabled(const ns_config_t *cfg)
+{
+    return cfg->metrics_exporter_type != NULL &&
+           strcasecmp(cfg->metrics_exporter_type, "PROM") == 0;
 }
 
 /* ---- properties text -> ordered, de-duplicated pairs ------------------------------------- */
@@ -1120,6 +1150,7 @@ ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, s
         }
         int rc = persist_locked(cfg);
         if (rc < 0) {
+            NS_METRIC_INC(PERSIST_FAIL_CONFIG);
             NS_LOG_E("persist string2File error: %s: %s",
                      cfg->config_store_path ? cfg->config_store_path : "(null)", strerror(-rc));
             res = NS_CONFIG_UPDATE_PERSIST_FAILED;

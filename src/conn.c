@@ -15,6 +15,7 @@
 #include "ns_common.h"
 #include "ns_frame.h"
 #include "ns_log.h"
+#include "ns_metrics.h"
 #include "ns_proc.h"
 
 /* Reads land in chunks of this size at least; a request is a few hundred bytes, a broker
@@ -150,6 +151,7 @@ static void on_close(uv_handle_t *handle)
 {
     ns_conn_t *conn = handle->data;
     ns_io_loop_t *loop = conn->loop;
+    NS_METRIC_INC(CONN_CLOSED);
     list_remove(conn);
     resume_unlink(conn);
     ns_conn_guard_partial_release(&conn->guard);
@@ -287,6 +289,7 @@ static void cut_largest_holder(ns_io_loop_t *loop)
     if (worst == NULL)
         return;
     ns_conn_guard_output_cut(worst->peer, worst_bytes);
+    NS_METRIC_INC(CUT_OUTPUT_BUDGET);
     ns__conn_close(worst, "output budget");
 }
 
@@ -329,6 +332,8 @@ static void flush_replies(ns_conn_t *conn)
     if (conn->seg_count == 0)
         return;
     size_t n = conn->seg_count;
+    if (!conn->closing)
+        NS_METRIC_ADD(BYTES_OUT, conn->batch_bytes);
     conn->batch_bytes = 0; /* every path below hands the segments on or releases them */
     if (conn->closing) {
         /* Freed now, not when the close completes: the other connections read in this loop
@@ -423,8 +428,10 @@ static void flush_replies(ns_conn_t *conn)
 /* Bytes that are not remoting: nothing more is read or decoded, but the requests before them
  * are answered (those at the worker too), then the connection closes. Java closes at once and
  * loses those answers (docs/compatibility.md). */
-static void bad_frame(ns_conn_t *conn, const char *why, const uint8_t *data, size_t len)
+static void bad_frame(ns_conn_t *conn, ns_metric_id_t reason, const char *why, const uint8_t *data,
+                      size_t len)
 {
+    ns_metrics_add(reason, 1);
     char sample[300];
     ns_log_escape(data, len, 64, sample, sizeof(sample));
     NS_LOG_W("closing connection %s: %s; first bytes: %s", conn->peer, why, sample);
@@ -520,7 +527,8 @@ static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
     ns_server_t *server = conn->loop->server;
     ns_cmd_t req;
     if (ns_cmd_decode(frame, &req) != 0) {
-        bad_frame(conn, "undecodable remoting header", frame->header, frame->header_len);
+        bad_frame(conn, NS_M_FRAME_BAD_HEADER, "undecodable remoting header", frame->header,
+                  frame->header_len);
         return true;
     }
     if (req.flag & NS_FLAG_RESPONSE) {
@@ -587,6 +595,8 @@ static bool output_over_limit(ns_conn_t *conn)
     ns_guard_event(NS_GUARD_OUTPUT_PEER_CUT, NS_LOG_WARN,
                    "closing connection %s: %zu reply bytes unread (limit %zu)", conn->peer,
                    queued + conn->batch_bytes, limit);
+    NS_METRIC_INC(CUT_OUTPUT_LIMIT);
+    NS_METRIC_ADD(REPLY_BYTES_DROPPED, queued + conn->batch_bytes);
     ns__conn_close(conn, "output limit");
     return true;
 }
@@ -611,7 +621,8 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len, bo
         if (st == NS_FRAME_NEED_MORE)
             break;
         if (st != NS_FRAME_OK) {
-            bad_frame(conn, ns_frame_strerror(st), data + pos, len - pos);
+            bad_frame(conn, ns_metrics_frame_refusal(st), ns_frame_strerror(st), data + pos,
+                      len - pos);
             break;
         }
         if (!handle_frame(conn, &frame))
@@ -694,6 +705,7 @@ static void process_input(ns_conn_t *conn, const uint8_t *data, size_t len, bool
     if (!ns_conn_guard_partial_hold(&conn->guard, conn->in.data, conn->in.len,
                                     &conn->loop->server->limits.guard, uv_now(&conn->loop->loop),
                                     conn->peer)) {
+        NS_METRIC_INC(CUT_PARTIAL_BUDGET);
         ns__conn_close(conn, "partial-frame budget");
         return;
     }
@@ -712,6 +724,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     conn->last_active_ms = uv_now(&conn->loop->loop);
+    NS_METRIC_ADD(BYTES_IN, (uint64_t)nread);
     bool shared = buf->base == (char *)conn->loop->read_buf;
     const uint8_t *data;
     size_t len;
@@ -730,11 +743,13 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
              * 369-MiB "frame length" out of it. */
             NS_LOG_W("closing connection %s: TLS handshake received, TLS is not supported",
                      conn->peer);
+            NS_METRIC_INC(FRAME_TLS);
             ns__conn_close(conn, "tls");
             return;
         }
     }
 
+    ns_metrics_batch_begin();
     process_input(conn, data, len, shared);
 }
 
@@ -750,6 +765,7 @@ static void conn_start(ns_io_loop_t *loop, ns_conn_t *conn)
     loop->conns = conn;
     loop->conn_count++;
     __atomic_add_fetch(&server->stat_connections, 1, __ATOMIC_RELAXED);
+    NS_METRIC_INC(CONN_ACCEPTED);
 
     struct sockaddr_storage ss;
     int sslen = sizeof(ss);
@@ -819,6 +835,8 @@ void ns__conn_close_by_id(ns_io_loop_t *loop, uint64_t id, const char *why)
 {
     for (ns_conn_t *c = loop->conns; c != NULL; c = c->next) {
         if (c->id == id) {
+            if (!c->closing)
+                NS_METRIC_INC(CUT_BROKER_EXPIRED);
             ns__conn_close(c, why);
             return;
         }
@@ -838,8 +856,10 @@ void ns__conn_check_budgets(ns_io_loop_t *loop, uint64_t now_ms)
     for (ns_conn_t *c = loop->conns; c != NULL; c = next) {
         next = c->next;
         if (!c->closing && !c->reads_paused &&
-            ns_conn_guard_partial_overdue(&c->guard, now_ms, lim, c->in.len, c->peer))
+            ns_conn_guard_partial_overdue(&c->guard, now_ms, lim, c->in.len, c->peer)) {
+            NS_METRIC_INC(CUT_FRAME_TOO_SLOW);
             ns__conn_close(c, "frame too slow");
+        }
     }
 }
 
@@ -851,6 +871,7 @@ void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms)
         if (!c->closing && now_ms - c->last_active_ms > idle_ms) {
             NS_LOG_I("closing connection %s: idle for more than %llu s", c->peer,
                      (unsigned long long)(idle_ms / 1000));
+            NS_METRIC_INC(CUT_IDLE);
             ns__conn_close(c, "idle");
         }
     }

@@ -19,6 +19,7 @@
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_log.h"
+#include "ns_metrics.h"
 #include "ns_strmap.h"
 #include "ns_utf8.h"
 
@@ -356,9 +357,11 @@ static int persist_bytes(ns_kv_t *kv, ns_buf_t *buf, bool *renamed)
     int step = NS__KV_STEP_NONE;
     int rc = write_atomic(real != NULL ? real : kv->path, buf->data, buf->len, &step, renamed);
     free(real);
-    if (rc != 0)
+    if (rc != 0) {
+        NS_METRIC_INC(PERSIST_FAIL_KV);
         NS_LOG_E("persist kvconfig Exception, %s: %s failed: %s", kv->path, step_name(step),
                  ns_strerror(rc));
+    }
     return rc;
 }
 
@@ -552,6 +555,23 @@ int ns_kv_get_table_json(ns_kv_t *kv, const char *ns, ns_buf_t *out)
 unsigned long ns_kv_generation(ns_kv_t *kv)
 {
     return atomic_load(&kv->generation);
+}
+
+static void add_keys(const char *ns, void *keys, void *arg)
+{
+    NS_UNUSED(ns);
+    *(size_t *)arg += ns_strmap_count(keys);
+}
+
+size_t ns_kv_count(ns_kv_t *kv, size_t *namespaces)
+{
+    size_t keys = 0;
+    pthread_mutex_lock(&kv->lock);
+    if (namespaces != NULL)
+        *namespaces = ns_strmap_count(kv->table);
+    ns_strmap_foreach(kv->table, add_keys, &keys);
+    pthread_mutex_unlock(&kv->lock);
+    return keys;
 }
 
 void ns_kv_log_all(ns_kv_t *kv)

@@ -9,10 +9,14 @@
 
 #include "ns_common.h"
 #include "ns_config.h"
+#include "ns_exporter.h"
+#include "ns_health.h"
 #include "ns_kv.h"
 #include "ns_log.h"
+#include "ns_metrics.h"
 #include "ns_route.h"
 #include "ns_server.h"
+#include "ns_traffic_log.h"
 
 /* Java's exit statuses: System.exit(-1) and System.exit(-2) as seen by a shell. */
 #define EXIT_FATAL 255
@@ -61,6 +65,8 @@ int main(int argc, char **argv)
     ns_kv_t *kv = NULL;
     ns_route_t *route = NULL;
     ns_server_t *server = NULL;
+    ns_exporter_t *exporter = NULL;
+    bool traffic = false;
 
     int rc = ns_config_parse_cli(&cfg, argc, argv);
     if (rc < 0) {
@@ -104,6 +110,20 @@ int main(int argc, char **argv)
         goto out;
     }
     route = ns_route_new(&cfg);
+    /* Monitoring (docs/operations.md): both off by default; an exporter that cannot bind is
+     * fatal, as for the broker: the operator asked for it. */
+    bool prom = ns_config_metrics_enabled(&cfg);
+    ns_metrics_configure(cfg.traffic_log_enable, prom);
+    ns_health_reset();
+    if (prom && ns_exporter_start(&cfg, route, kv, &exporter) != 0) {
+        fprintf(stderr, "Failed to start the metrics exporter on %s:%d\n",
+                cfg.metrics_prom_exporter_host[0] ? cfg.metrics_prom_exporter_host : "0.0.0.0",
+                (int)cfg.metrics_prom_exporter_port);
+        status = EXIT_FATAL;
+        goto out;
+    }
+    if (cfg.traffic_log_enable)
+        traffic = ns_traffic_log_start(cfg.traffic_log_path) == 0;
     server = ns_server_new(&cfg, route, kv);
     rc = ns_server_run(server);
     if (rc != 0) {
@@ -113,10 +133,14 @@ int main(int argc, char **argv)
     }
 
 out:
+    if (traffic)
+        ns_traffic_log_stop();
+    ns_exporter_stop(exporter);
     ns_server_free(server);
     ns_route_free(route);
     ns_kv_free(kv);
     ns_config_free(&cfg);
+    ns_metrics_free_all();
     ns_log_close();
     return status;
 }

@@ -6,6 +6,7 @@
 #include "ns_common.h"
 #include "ns_frame.h"
 #include "ns_log.h"
+#include "ns_metrics.h"
 #include "proc_int.h"
 
 /* A new request code is one row here, one handler, one test. Sorted by code: lookups are a
@@ -65,6 +66,11 @@ const ns_proc_entry_t *ns_proc_lookup(int32_t code)
     return NULL;
 }
 
+const ns_proc_entry_t *ns_proc_entry_at(size_t i)
+{
+    return i < NS_ARRAY_SIZE(proc_table) ? &proc_table[i] : NULL;
+}
+
 bool ns_proc_runs_on_loop(int32_t code)
 {
     const ns_proc_entry_t *e = ns_proc_lookup(code);
@@ -73,6 +79,7 @@ bool ns_proc_runs_on_loop(int32_t code)
 
 bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
+    uint64_t t0 = ctx->t0 ? ctx->t0 : ns_metrics_request_start();
     ns_cmd_init(resp);
     resp->opaque = req->opaque;
     resp->flag = NS_FLAG_RESPONSE;
@@ -113,6 +120,8 @@ bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
              (int)req->code, entry ? entry->name : "unknown", (int)req->opaque, (int)req->version,
              req->serialize_type == NS_SERIALIZE_ROCKETMQ ? "ROCKETMQ" : "JSON",
              req->flag & NS_FLAG_ONEWAY ? " oneway" : "", (int)resp->code);
+    ns_metrics_request(entry ? (unsigned)(entry - proc_table) + 1 : 0, req->code, resp->code,
+                       !(req->flag & NS_FLAG_ONEWAY), t0);
     if (req->flag & NS_FLAG_ONEWAY) {
         ns_cmd_free(resp);
         return false;

@@ -10,7 +10,7 @@
  * JDK 8 differences we do not copy: after a continuation of a line holding only "\", JDK 8 takes
  * a following '#' literally (JDK 9+: comment), and a \u escape cut by the end of a key reads on
  * into the separator. */
-#include "ns_config.h"
+#include "ns_properties.h"
 
 #include <stdint.h>
 #include <string.h>

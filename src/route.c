@@ -14,6 +14,7 @@
 #include "ns_budget.h"
 #include "ns_common.h"
 #include "ns_log.h"
+#include "ns_metrics.h"
 #include "route_int.h"
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -829,6 +830,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     /* 14 */
     if (min_id_changed && NS_CFG_GET(r->cfg->notify_min_broker_id_changed))
         ns__route_notice_min_id_locked(r, b, NULL, lv->ha_addr, &lq);
+    NS_METRIC_INC(REGISTRATIONS);
 out:
     /* Steps 2 to 8 may have changed the BrokerData on the early exits too. */
     if (!encoded)
@@ -841,8 +843,9 @@ out:
 /* ---- unregistration --------------------------------------------------------------------- */
 
 /* One unregistration under the write lock (BatchUnregistrationService's per-request loop
- * followed by cleanTopicByUnRegisterRequests for that request). */
-static void unregister_locked(ns_route_t *r, const char *cluster, const char *addr,
+ * followed by cleanTopicByUnRegisterRequests for that request). Returns whether (cluster, addr)
+ * had a live entry. */
+static bool unregister_locked(ns_route_t *r, const char *cluster, const char *addr,
                               const char *name, bool has_id, int64_t id, logq_t *lq)
 {
     bool live_ok = live_remove(r, cluster, addr);
@@ -852,12 +855,12 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
                        live_ok ? "OK" : "Failed", cluster, addr);
     filter_remove(r, cluster, addr);
     if (name == NULL)
-        return; /* Java: NullPointerException in brokerAddrTable.get(null) */
+        return live_ok; /* Java: NullPointerException in brokerAddrTable.get(null) */
     ns__route_bname_t *b = bname_get(r, name);
     bool removed_name = false;
     if (b != NULL && b->has_bd) {
         if (b->naddrs > 0 && !has_id)
-            return; /* Java: NullPointerException unboxing the null brokerId */
+            return live_ok; /* Java: NullPointerException unboxing the null brokerId */
         bool min_id_leaves = b->naddrs > 0 && id == b->addrs[0].id;
         size_t n = addrs_remove_addr(b, addr, false, 0);
         ns__route_logq_add(
@@ -915,6 +918,7 @@ static void unregister_locked(ns_route_t *r, const char *cluster, const char *ad
             write_step(r);
         }
     }
+    return live_ok;
 }
 
 void ns_route_unregister_broker(ns_route_t *r, const char *cluster, const char *addr,
@@ -924,7 +928,8 @@ void ns_route_unregister_broker(ns_route_t *r, const char *cluster, const char *
         return; /* Java: NullPointerException hashing BrokerAddrInfo; nothing changes */
     logq_t lq = {NS_BUF_INIT};
     write_lock(r);
-    unregister_locked(r, cluster, addr, name, has_id, id, &lq);
+    if (unregister_locked(r, cluster, addr, name, has_id, id, &lq))
+        NS_METRIC_INC(UNREG_REQUEST);
     write_unlock(r);
     ns__route_logq_flush(&lq);
 }
@@ -1001,8 +1006,10 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
     }
     for (size_t i = 0; i < n; i++) {
         ns__route_live_t *l = ns_hmap_get(&r->live, keys[i], klens[i]);
-        if (l != NULL)
+        if (l != NULL) {
             unregister_live_locked(r, l, &lq);
+            NS_METRIC_INC(UNREG_CONN_CLOSE);
+        }
         free(keys[i]);
     }
     free(keys);
@@ -1072,6 +1079,7 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
             if (l->conn_id != 0 && nconn < max)
                 conn_ids[nconn++] = l->conn_id;
             unregister_live_locked(r, l, &lq);
+            NS_METRIC_INC(UNREG_EXPIRY);
         }
         free(keys[i]);
     }

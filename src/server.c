@@ -28,8 +28,11 @@
 
 #include "ns_budget.h"
 #include "ns_common.h"
+#include "ns_health.h"
 #include "ns_log.h"
+#include "ns_metrics.h"
 #include "ns_sd_notify.h"
+#include "ns_traffic_log.h"
 #include "ns_version.h"
 
 #define SCAN_FIRST_DELAY_MS 5000
@@ -179,6 +182,7 @@ static void on_wakeup(uv_async_t *handle)
 static void on_idle_check(uv_timer_t *timer)
 {
     ns_io_loop_t *loop = timer->data;
+    ns_health_loop_beat(loop->index, uv_now(&loop->loop));
     uint64_t idle_ms = loop->server->limits.idle_ms;
     if (idle_ms > 0)
         ns__conn_close_idle(loop, uv_now(&loop->loop), idle_ms);
@@ -191,6 +195,7 @@ static void on_drain_timeout(uv_timer_t *timer)
     if (loop->conn_count > 0)
         NS_LOG_W("shutdown: closing %zu connection(s) that did not read their replies",
                  loop->conn_count);
+    NS_METRIC_ADD(CUT_SHUTDOWN_UNREAD, loop->conn_count);
     ns__conn_close_all(loop);
     uv_close((uv_handle_t *)timer, NULL);
 }
@@ -409,6 +414,7 @@ static void on_sighup(uv_signal_t *sig, int signum)
 {
     (void)signum;
     ns_server_t *server = sig->data;
+    ns_traffic_log_reopen();
     const char *path = server->cfg->log_path;
     if (path == NULL || path[0] == '\0')
         return;
@@ -439,6 +445,7 @@ static void on_signal(uv_signal_t *sig, int signum)
         NS_LOG_I("received signal %d (%s), shutting down gracefully: GO_AWAY for %d s", signum,
                  strsignal(signum), (int)wait_s);
         __atomic_store_n(&server->going_away, true, __ATOMIC_RELAXED);
+        ns_health_set_draining();
         uv_timer_start(&server->go_away_timer, on_go_away_done, (uint64_t)wait_s * 1000u, 0);
         return;
     }
@@ -451,6 +458,7 @@ static void begin_shutdown(ns_server_t *server)
     ns_io_loop_t *loop0 = &server->loops[0];
     if (loop0->stopping)
         return;
+    ns_health_set_stopping();
     uv_close((uv_handle_t *)&server->sigterm, NULL);
     uv_close((uv_handle_t *)&server->sigint, NULL);
     uv_close((uv_handle_t *)&server->sighup, NULL);
@@ -523,6 +531,8 @@ int ns_server_run(ns_server_t *server)
     }
     if (rc == 0)
         rc = listen_on(server);
+    if (rc == 0) /* before portFile: whoever waits for that file finds the server ready */
+        ns_health_set_listening(server->loop_count, server->bound_port, server->start_ms);
     if (rc == 0 && server->cfg->port_file && server->cfg->port_file[0]) {
         int prc = write_port_file(server->cfg->port_file, server->bound_port);
         if (prc != 0)

@@ -47,6 +47,7 @@ typedef struct ns_job {
     bool known_broker;  /* REQUEST: its connection's last registration succeeded (lane) */
     bool dropped;       /* REQUEST: returned without running (its connection closed) */
     int32_t code;       /* REQUEST: the request code (req is freed on the worker) */
+    uint64_t queued_at; /* ns_metrics_clock() at submission (0: metrics do not time) */
     size_t bytes;       /* REQUEST: size of this allocation (the worker-queue budget) */
     uint8_t body[];     /* REQUEST: copy of the request body */
 } ns_job_t;

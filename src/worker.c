@@ -32,7 +32,9 @@
 #include "ns_budget.h"
 #include "ns_common.h"
 #include "ns_hmap.h"
+#include "ns_health.h"
 #include "ns_log.h"
+#include "ns_metrics.h"
 #include "ns_proc.h"
 
 /* Niceness of the worker thread (Linux: per thread). At +10 its scheduler weight is about a
@@ -91,6 +93,7 @@ static void run_request(ns_worker_t *w, ns_job_t *job)
         .start_ms = server->start_ms,
         .going_away = __atomic_load_n(&server->going_away, __ATOMIC_RELAXED),
         .scratch = &w->scratch,
+        .t0 = job->queued_at,
     };
     job->send = ns_proc_dispatch(&ctx, &job->req, &job->resp);
     ns_cmd_free(&job->req);
@@ -222,9 +225,14 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&w->lock);
         if (item == NULL) /* stop, and the queue is empty */
             break;
+        ns_job_t *job = job_of(item);
         bool control = item->lane == NS_JOBQ_CONTROL;
+        NS_METRIC_INC(WORKER_STARTED);
+        ns_metrics_observe_since(NS_H_WORKER_WAIT, job->queued_at);
         uint64_t t0 = control ? 0 : mono_ns();
-        run(w, job_of(item));
+        ns_health_worker_begin(ns_now_ms());
+        run(w, job);
+        ns_health_worker_end();
         if (!control) {
             /* What the job cost the worker decides its connection's next turn. */
             uint64_t cost = mono_ns() - t0;
@@ -268,6 +276,8 @@ void ns__worker_stop(ns_worker_t *w)
 void ns__worker_submit(ns_worker_t *w, ns_job_t *job)
 {
     job->next = NULL;
+    job->queued_at = ns_metrics_clock();
+    NS_METRIC_INC(WORKER_SUBMITTED);
     job->qi.conn = job->conn_id;
     if (job->kind != NS_JOB_REQUEST)
         job->qi.lane = NS_JOBQ_CONTROL;
@@ -320,6 +330,7 @@ static void return_dropped(ns_jobq_item_t *list, const char *why)
     }
     if (n == 0)
         return;
+    NS_METRIC_ADD(WORKER_DROPPED, n);
     ns_guard_count(NS_GUARD_JOBS_DROPPED, n - 1);
     ns_guard_event(NS_GUARD_JOBS_DROPPED, NS_LOG_INFO,
                    "dropped %zu queued request(s) of closed connection(s) (first: %s): %s", n, peer,

@@ -649,7 +649,12 @@ static void test_conf_file_loads_cleanly(void **state)
                          "logPath=",
                          "logLevel=INFO",
                          "portFile=",
-                         "ioThreads=0"};
+                         "ioThreads=0",
+                         "metricsExporterType=DISABLE",
+                         "metricsPromExporterPort=5557",
+                         "metricsPromExporterHost=",
+                         "trafficLogEnable=false",
+                         "trafficLogPath="};
     for (size_t i = 0; i < NS_ARRAY_SIZE(ext); i++) {
         char key[128];
         snprintf(key, sizeof(key), "\n#%s", ext[i]);
@@ -1232,6 +1237,11 @@ static void test_update_refuses_what_is_not_remote(void **state)
         /* with needWaitForService (a run-time switch) this would refuse every route query for
          * 68 years from the start on */
         "needWaitForService=true\nwaitSecondsForService=2147483647\n",
+        /* no remote request may open or move a listening port, not even for the next start */
+        "metricsExporterType=PROM\n",
+        "metricsPromExporterPort=5558\n",
+        "metricsPromExporterHost=0.0.0.0\n",
+        "trafficLogPath=/tmp/evil.log\n",
     };
     ns_log_set_stdout(true);
     for (size_t i = 0; i < NS_ARRAY_SIZE(refused); i++) {
@@ -1250,6 +1260,8 @@ static void test_update_refuses_what_is_not_remote(void **state)
     assert_int_equal(cfg.listen_port, 9876);
     assert_int_equal(cfg.max_conn_output_bytes, 67108864);
     assert_string_equal(cfg.port_file, "");
+    assert_string_equal(cfg.metrics_exporter_type, "DISABLE");
+    assert_int_equal(cfg.metrics_prom_exporter_port, 5557);
     assert_true(NS_CFG_GET(cfg.enable_topic_list)); /* the whole update was refused */
     assert_false(NS_CFG_GET(cfg.need_wait_for_service));
     assert_int_equal(NS_CFG_GET(cfg.wait_seconds_for_service), 45);
@@ -1267,6 +1279,17 @@ static void test_update_refuses_what_is_not_remote(void **state)
     ns_config_free(&again);
     /* the -c file and --set still take the full range */
     assert_int_equal(ns_config_set(&cfg, "connectionMaxPendingWriteBytes", "0", true, NULL, 0), 1);
+    /* metricsExporterType: PROM or DISABLE (any case); RocketMQ's OTLP_GRPC and LOG refused */
+    assert_false(ns_config_metrics_enabled(&cfg));
+    assert_int_equal(ns_config_set(&cfg, "metricsExporterType", "prom", true, NULL, 0), 1);
+    assert_true(ns_config_metrics_enabled(&cfg));
+    char err[160] = "";
+    assert_int_equal(
+        ns_config_set(&cfg, "metricsExporterType", "OTLP_GRPC", true, err, sizeof(err)),
+        NS_ECONFIG);
+    assert_string_equal(err, "metricsExporterType: 'OTLP_GRPC' is not PROM or DISABLE");
+    assert_int_equal(ns_config_set(&cfg, "metricsPromExporterPort", "65536", true, NULL, 0),
+                     NS_ECONFIG);
     assert_int_equal(cfg.max_conn_output_bytes, 0);
     ns_config_free(&cfg);
     unlink(store);

@@ -1,0 +1,314 @@
+/* The Prometheus exporter (ns_exporter.h): libmicrohttpd in its own polling thread, and the
+ * assembly of the /metrics page.
+ *
+ * Why libmicrohttpd and not a parser of our own: the HTTP side must stay up against clients
+ * that send garbage, never finish a header or hold a thousand idle sockets, and that is exactly
+ * what a mature server library has already been hardened against (it is fuzzed continuously
+ * and Debian ships its security fixes). It gives us connection, per-address, timeout and
+ * request-memory limits as options, runs in its own thread with its own epoll, and we need
+ * only three GET paths. A parser of our own would need all of that written and fuzzed anew. */
+#include "ns_exporter.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <microhttpd.h>
+
+#include "ns_budget.h"
+#include "ns_common.h"
+#include "ns_health.h"
+#include "ns_log.h"
+#include "ns_metrics.h"
+#include "ns_proc.h"
+#include "ns_procstat.h"
+#include "ns_version.h"
+
+struct ns_exporter {
+    struct MHD_Daemon *daemon;
+    ns_config_t *cfg;
+    ns_route_t *route;
+    ns_kv_t *kv;
+    int port;
+};
+
+/* ---- the page --------------------------------------------------------------------------- */
+
+static const char *slot_name(unsigned slot, int32_t *code)
+{
+    const ns_proc_entry_t *e = ns_proc_entry_at(slot - 1);
+    if (e == NULL)
+        return NULL;
+    *code = e->code;
+    return e->name;
+}
+
+static void gauge(ns_buf_t *out, const char *name, const char *help, double v)
+{
+    ns_metrics_write_family(out, name, "gauge", help);
+    ns_metrics_write_sample(out, name, "", v);
+}
+
+static void write_route_and_kv(ns_route_t *route, ns_kv_t *kv, ns_buf_t *out)
+{
+    ns_route_stats_t rs;
+    ns_route_stats(route, &rs);
+    gauge(out, "mqnamesrv_brokers", "Live broker addresses (brokerLiveTable entries).",
+          (double)rs.brokers);
+    gauge(out, "mqnamesrv_broker_groups", "Broker names (brokerAddrTable entries).",
+          (double)rs.broker_groups);
+    gauge(out, "mqnamesrv_clusters", "Clusters (clusterAddrTable entries).", (double)rs.clusters);
+    gauge(out, "mqnamesrv_topics", "Topics with a route (topicQueueTable entries).",
+          (double)rs.topics);
+    gauge(out, "mqnamesrv_topic_queue_entries",
+          "QueueData entries over every topic (one per topic and broker name).",
+          (double)rs.queue_datas);
+    size_t namespaces = 0;
+    size_t keys = ns_kv_count(kv, &namespaces);
+    gauge(out, "mqnamesrv_kv_entries", "Keys in the KV config store, over every namespace.",
+          (double)keys);
+    gauge(out, "mqnamesrv_kv_namespaces", "Namespaces in the KV config store.", (double)namespaces);
+}
+
+static void write_server(const ns_metrics_snapshot_t *snap, ns_config_t *cfg, ns_buf_t *out)
+{
+    uint64_t accepted = snap->counters[NS_M_CONN_ACCEPTED];
+    uint64_t closed = snap->counters[NS_M_CONN_CLOSED];
+    gauge(out, "mqnamesrv_connections_open", "Remoting connections open now.",
+          (double)(accepted > closed ? accepted - closed : 0));
+    uint64_t sub = snap->counters[NS_M_WORKER_SUBMITTED];
+    uint64_t gone = snap->counters[NS_M_WORKER_STARTED] + snap->counters[NS_M_WORKER_DROPPED];
+    gauge(out, "mqnamesrv_worker_queue_depth", "Jobs waiting in the worker queue now.",
+          (double)(sub > gone ? sub - gone : 0));
+    uint64_t now = ns_now_ms();
+    bool live = ns_health_live(now, NULL, 0);
+    bool ready = ns_health_ready(cfg, now, NULL, 0);
+    gauge(out, "mqnamesrv_live", "1 when every I/O loop and the worker answer (as /livez).",
+          live ? 1 : 0);
+    gauge(out, "mqnamesrv_ready", "1 when the server is ready to serve routes (as /readyz).",
+          ready ? 1 : 0);
+    ns_buf_t labels = NS_BUF_INIT;
+    ns_buf_append_str(&labels, "version=\"");
+    ns_metrics_escape_label(&labels, ns_version());
+    ns_buf_append_str(&labels, "\",revision=\"");
+    ns_metrics_escape_label(&labels, ns_git_revision());
+    ns_buf_appendf(&labels, "\",remoting_version=\"%d\"", NS_SERVER_VERSION);
+    ns_metrics_write_family(out, "mqnamesrv_build_info", "gauge",
+                            "Always 1: the mqnamesrv version, its git revision and the remoting "
+                            "version it answers with.");
+    ns_metrics_write_sample(out, "mqnamesrv_build_info", ns_buf_cstr(&labels), 1);
+    ns_buf_free(&labels);
+}
+
+/* The budgets (ns_budget.h) and every refusal or cut of the guards, the counters the [LIMITS]
+ * log line shows. */
+static void write_limits(ns_buf_t *out)
+{
+    static const char *const budget_label[NS_BUDGET_COUNT] = {
+        [NS_BUDGET_PARTIAL_FRAMES] = "budget=\"partial_frames\"",
+        [NS_BUDGET_WORKER_QUEUE] = "budget=\"worker_queue\"",
+        [NS_BUDGET_PENDING_WRITES] = "budget=\"pending_writes\"",
+    };
+    static const struct {
+        const char *name, *help;
+        size_t (*get)(ns_budget_id_t);
+    } families[] = {
+        {"mqnamesrv_budget_used_bytes", "Bytes each process-wide budget holds now.",
+         ns_budget_used},
+        {"mqnamesrv_budget_peak_bytes", "The most bytes each budget held since start.",
+         ns_budget_peak},
+        {"mqnamesrv_budget_limit_bytes", "Each budget's limit (0: none).", ns_budget_limit},
+    };
+    for (size_t f = 0; f < NS_ARRAY_SIZE(families); f++) {
+        ns_metrics_write_family(out, families[f].name, "gauge", families[f].help);
+        for (int b = 0; b < NS_BUDGET_COUNT; b++)
+            ns_metrics_write_sample_u64(out, families[f].name, budget_label[b],
+                                        families[f].get((ns_budget_id_t)b));
+    }
+    ns_metrics_write_family(out, "mqnamesrv_limit_events_total", "counter",
+                            "Refusals and cuts of the budgets and limits, by kind "
+                            "(docs/operations.md, Limits that protect the server).");
+    for (int k = 0; k < NS_GUARD_COUNT; k++) {
+        char labels[64];
+        snprintf(labels, sizeof(labels), "kind=\"%s\"", ns_guard_name((ns_guard_kind_t)k));
+        ns_metrics_write_sample_u64(out, "mqnamesrv_limit_events_total", labels,
+                                    ns_guard_counter((ns_guard_kind_t)k));
+    }
+}
+
+static void write_process(ns_buf_t *out)
+{
+    ns_procstat_t ps;
+    if (ns_procstat_read(&ps) != 0)
+        return;
+    ns_metrics_write_family(out, "process_cpu_seconds_total", "counter",
+                            "Total user and system CPU time spent in seconds.");
+    ns_metrics_write_sample(out, "process_cpu_seconds_total", "", ps.cpu_seconds);
+    gauge(out, "process_resident_memory_bytes", "Resident memory size in bytes.",
+          (double)ps.rss_bytes);
+    gauge(out, "process_virtual_memory_bytes", "Virtual memory size in bytes.",
+          (double)ps.vsize_bytes);
+    gauge(out, "process_open_fds", "Number of open file descriptors.", (double)ps.open_fds);
+    if (ps.max_fds > 0)
+        gauge(out, "process_max_fds", "Maximum number of open file descriptors.",
+              (double)ps.max_fds);
+    gauge(out, "process_start_time_seconds",
+          "Start time of the process since unix epoch in seconds.", ps.start_time_seconds);
+    gauge(out, "process_threads", "Threads of the process.", (double)ps.threads);
+}
+
+void ns_exporter_render(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv, ns_buf_t *out)
+{
+    ns_metrics_snapshot_t *snap = ns_xmalloc(sizeof(*snap));
+    ns_metrics_snapshot(snap);
+    ns_metrics_write(snap, slot_name, out);
+    write_server(snap, cfg, out);
+    write_limits(out);
+    free(snap);
+    write_route_and_kv(route, kv, out);
+    write_process(out);
+}
+
+/* ---- HTTP ------------------------------------------------------------------------------- */
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type,
+                               ns_buf_t *body)
+{
+    size_t len = body->len;
+    uint8_t *data = ns_buf_steal(body, &len);
+    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback(len, data, free);
+    if (r == NULL) {
+        free(data);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+    ns_exporter_t *e = cls;
+    NS_UNUSED(version);
+    NS_UNUSED(upload);
+    NS_UNUSED(upload_size);
+    NS_UNUSED(con_cls);
+    static const char *const text = "text/plain; charset=utf-8";
+    ns_buf_t body = NS_BUF_INIT;
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+        ns_buf_append_str(&body, "only GET and HEAD\n");
+        return respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, text, &body);
+    }
+    char why[160];
+    uint64_t now = ns_now_ms();
+    if (strcmp(url, "/metrics") == 0) {
+        ns_exporter_render(e->cfg, e->route, e->kv, &body);
+        return respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", &body);
+    }
+    if (strcmp(url, "/livez") == 0) {
+        bool ok = ns_health_live(now, why, sizeof(why));
+        ns_buf_appendf(&body, "%s\n", why);
+        return respond(c, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, text, &body);
+    }
+    if (strcmp(url, "/readyz") == 0) {
+        bool ok = ns_health_ready(e->cfg, now, why, sizeof(why));
+        ns_buf_appendf(&body, "%s\n", why);
+        return respond(c, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, text, &body);
+    }
+    ns_buf_append_str(&body, "not found: try /metrics, /livez or /readyz\n");
+    return respond(c, MHD_HTTP_NOT_FOUND, text, &body);
+}
+
+/* The library's complaints are about clients (garbage, limits hit): DEBUG, not WARN, so that a
+ * hostile client cannot fill the log. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    NS_UNUSED(cls);
+    if (ns_log_get_level() < NS_LOG_DEBUG)
+        return;
+    char line[512];
+    vsnprintf(line, sizeof(line), fmt, ap);
+    size_t n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    ns_log(NS_LOG_DEBUG, "metrics exporter: %s", line);
+}
+
+int ns_exporter_start(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv, ns_exporter_t **out)
+{
+    *out = NULL;
+    const char *host = cfg->metrics_prom_exporter_host;
+    if (host == NULL || host[0] == '\0')
+        host = "0.0.0.0";
+    int port = cfg->metrics_prom_exporter_port;
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof(ss));
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+#ifdef __linux__
+    flags |= MHD_USE_EPOLL;
+#endif
+    if (strchr(host, ':') != NULL) {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1) {
+            NS_LOG_E("bad metricsPromExporterHost %s: not an IP address", host);
+            return NS_ECONFIG;
+        }
+        flags |= MHD_USE_IPv6;
+    } else {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET, host, &s4->sin_addr) != 1) {
+            NS_LOG_E("bad metricsPromExporterHost %s: not an IP address", host);
+            return NS_ECONFIG;
+        }
+    }
+    ns_exporter_t *e = ns_xcalloc(1, sizeof(*e));
+    e->cfg = cfg;
+    e->route = route;
+    e->kv = kv;
+    e->daemon = MHD_start_daemon(
+        flags, (uint16_t)port, NULL, NULL, on_request, e, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)NS_EXPORTER_MAX_CONNS,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)NS_EXPORTER_MAX_PER_IP,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)NS_EXPORTER_TIMEOUT_S,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)NS_EXPORTER_MEMORY,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)64, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+        (unsigned)1, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_END);
+    if (e->daemon == NULL) {
+        int err = errno ? -errno : NS_ECONFIG;
+        NS_LOG_E("Failed to start the metrics exporter on %s:%d: %s", host, port, ns_strerror(err));
+        free(e);
+        return err;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(e->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    e->port = info != NULL ? (int)info->port : port;
+    NS_LOG_I("metrics exporter (Prometheus) listening on %s:%d: /metrics /livez /readyz", host,
+             e->port);
+    *out = e;
+    return 0;
+}
+
+int ns_exporter_port(const ns_exporter_t *e)
+{
+    return e->port;
+}
+
+void ns_exporter_stop(ns_exporter_t *e)
+{
+    if (e == NULL)
+        return;
+    MHD_stop_daemon(e->daemon);
+    free(e);
+}

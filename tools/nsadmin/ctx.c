@@ -1,0 +1,130 @@
+/* The command context: statuses, reports, reads on the first NameServer that answers. */
+#include "nsadmin.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "fjson.h"
+#include "ns_common.h"
+
+static int rank(int status)
+{
+    switch (status) {
+    case NSA_EXIT_USAGE:
+        return 3;
+    case NSA_EXIT_ANSWERED:
+        return 2;
+    case NSA_EXIT_UNREACHABLE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void nsa_status(nsa_ctx_t *ctx, int status)
+{
+    if (rank(status) > rank(ctx->status))
+        ctx->status = status;
+}
+
+void nsa_errorf(nsa_ctx_t *ctx, const char *fmt, ...)
+{
+    ns_buf_t b = NS_BUF_INIT;
+    ns_buf_appendf(&b, "nsadmin %s: ", ctx->cmd ? ctx->cmd : "");
+    va_list ap;
+    va_start(ap, fmt);
+    char line[2048];
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    ns_buf_append_str(&b, line);
+    ns_buf_append_char(&b, '\n');
+    fwrite(b.data, 1, b.len, ctx->err);
+    fflush(ctx->err);
+    ns_buf_free(&b);
+}
+
+void nsa_report(nsa_ctx_t *ctx, const char *addr, const nsa_result_t *res)
+{
+    if (res->outcome == NSA_ANSWERED) {
+        nsa_errorf(ctx, "%s answered code %d: %s", addr, res->code,
+                   res->remark[0] ? res->remark : "(no remark)");
+        nsa_status(ctx, NSA_EXIT_ANSWERED);
+    } else if (res->outcome == NSA_FAILED) {
+        nsa_errorf(ctx, "%s: %s", addr, res->reason);
+        nsa_status(ctx, NSA_EXIT_UNREACHABLE);
+    }
+}
+
+nsa_conn_t *nsa_open(nsa_ctx_t *ctx, const char *addr)
+{
+    char err[NSA_ERR_MAX];
+    nsa_conn_t *c = nsa_connect(&ctx->client, addr, err, sizeof(err));
+    if (c == NULL) {
+        nsa_errorf(ctx, "%s: %s", addr, err);
+        nsa_status(ctx, NSA_EXIT_UNREACHABLE);
+    }
+    return c;
+}
+
+void nsa_read_any(nsa_ctx_t *ctx, nsa_read_fn *fn, void *arg)
+{
+    /* Servers that fail before one answers are only warned about: their status is not kept. */
+    for (size_t i = 0; i < ctx->servers.len; i++) {
+        const char *addr = ctx->servers.items[i];
+        char err[NSA_ERR_MAX];
+        nsa_conn_t *c = nsa_connect(&ctx->client, addr, err, sizeof(err));
+        if (c == NULL) {
+            nsa_errorf(ctx, "%s: %s", addr, err);
+            continue;
+        }
+        nsa_result_t res;
+        memset(&res, 0, sizeof(res));
+        nsa_outcome_t o = fn(ctx, c, arg, &res);
+        nsa_close(c);
+        if (o == NSA_FAILED) {
+            nsa_errorf(ctx, "%s: %s", addr, res.reason);
+            continue;
+        }
+        if (o == NSA_ANSWERED)
+            nsa_report(ctx, addr, &res);
+        return;
+    }
+    if (ctx->servers.len > 1)
+        nsa_errorf(ctx, "no NameServer answered (%zu tried)", ctx->servers.len);
+    nsa_status(ctx, NSA_EXIT_UNREACHABLE);
+}
+
+void nsa_emit(nsa_ctx_t *ctx, ns_buf_t *text)
+{
+    if (text->len)
+        fwrite(text->data, 1, text->len, ctx->out);
+    fflush(ctx->out);
+    ns_buf_free(text);
+}
+
+void nsa_each_server(nsa_ctx_t *ctx, nsa_each_fn *fn, void *arg)
+{
+    for (size_t i = 0; i < ctx->servers.len; i++) {
+        const char *addr = ctx->servers.items[i];
+        nsa_result_t res;
+        memset(&res, 0, sizeof(res));
+        nsa_conn_t *c = nsa_connect(&ctx->client, addr, res.reason, sizeof(res.reason));
+        if (c == NULL)
+            res.outcome = NSA_FAILED;
+        fn(ctx, addr, c, arg, &res);
+        nsa_close(c);
+        nsa_report(ctx, addr, &res);
+    }
+}
+
+void nsa_json_result(struct fj *w, const char *addr, const nsa_result_t *res)
+{
+    fj_kv_str(w, "namesrv", addr);
+    fj_kv_bool(w, "ok", res->outcome == NSA_OK);
+    if (res->outcome == NSA_ANSWERED) {
+        fj_kv_int(w, "code", res->code);
+        fj_kv_str(w, "remark", res->remark);
+    } else if (res->outcome == NSA_FAILED) {
+        fj_kv_str(w, "error", res->reason);
+    }
+}

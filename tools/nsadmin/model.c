@@ -1,0 +1,542 @@
+/* Reply bodies decoded into structs (see model.h). */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns_buf.h"
+#include "ns_common.h"
+#include "ns_json.h"
+#include "ns_properties.h"
+#include "ns_utf8.h"
+
+void nsa_strlist_push(nsa_strlist_t *l, const char *s)
+{
+    l->items = ns_xrealloc(l->items, (l->len + 1) * sizeof(char *));
+    l->items[l->len++] = ns_xstrdup(s);
+}
+
+bool nsa_strlist_contains(const nsa_strlist_t *l, const char *s)
+{
+    for (size_t i = 0; i < l->len; i++)
+        if (strcmp(l->items[i], s) == 0)
+            return true;
+    return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void nsa_strlist_sort(nsa_strlist_t *l)
+{
+    if (l->len > 1)
+        qsort(l->items, l->len, sizeof(char *), cmp_str);
+}
+
+void nsa_strlist_free(nsa_strlist_t *l)
+{
+    for (size_t i = 0; i < l->len; i++)
+        free(l->items[i]);
+    free(l->items);
+    l->items = NULL;
+    l->len = 0;
+}
+
+void nsa_kvlist_put(nsa_kvlist_t *l, const char *key, const char *value)
+{
+    for (size_t i = 0; i < l->len; i++) {
+        if (strcmp(l->items[i].key, key) == 0) {
+            free(l->items[i].value);
+            l->items[i].value = ns_xstrdup(value);
+            return;
+        }
+    }
+    l->items = ns_xrealloc(l->items, (l->len + 1) * sizeof(nsa_kv_t));
+    l->items[l->len].key = ns_xstrdup(key);
+    l->items[l->len].value = ns_xstrdup(value);
+    l->len++;
+}
+
+const char *nsa_kvlist_get(const nsa_kvlist_t *l, const char *key)
+{
+    for (size_t i = 0; i < l->len; i++)
+        if (strcmp(l->items[i].key, key) == 0)
+            return l->items[i].value;
+    return NULL;
+}
+
+static int cmp_kv(const void *a, const void *b)
+{
+    return strcmp(((const nsa_kv_t *)a)->key, ((const nsa_kv_t *)b)->key);
+}
+
+void nsa_kvlist_sort(nsa_kvlist_t *l)
+{
+    if (l->len > 1)
+        qsort(l->items, l->len, sizeof(nsa_kv_t), cmp_kv);
+}
+
+void nsa_kvlist_free(nsa_kvlist_t *l)
+{
+    for (size_t i = 0; i < l->len; i++) {
+        free(l->items[i].key);
+        free(l->items[i].value);
+    }
+    free(l->items);
+    l->items = NULL;
+    l->len = 0;
+}
+
+const char *nsa_broker_addr(const nsa_broker_data_t *bd, int64_t id)
+{
+    for (size_t i = 0; i < bd->naddrs; i++)
+        if (bd->addrs[i].id == id)
+            return bd->addrs[i].addr;
+    return NULL;
+}
+
+const char *nsa_broker_select_addr(const nsa_broker_data_t *bd)
+{
+    const char *master = nsa_broker_addr(bd, 0);
+    if (master)
+        return master;
+    return bd->naddrs ? bd->addrs[0].addr : NULL;
+}
+
+void nsa_broker_data_free(nsa_broker_data_t *bd)
+{
+    free(bd->cluster);
+    free(bd->broker_name);
+    free(bd->zone_name);
+    for (size_t i = 0; i < bd->naddrs; i++)
+        free(bd->addrs[i].addr);
+    free(bd->addrs);
+    memset(bd, 0, sizeof(*bd));
+}
+
+const nsa_queue_data_t *nsa_route_queue(const nsa_route_t *r, const char *broker_name)
+{
+    for (size_t i = 0; i < r->nqd; i++)
+        if (r->qds[i].broker_name && strcmp(r->qds[i].broker_name, broker_name) == 0)
+            return &r->qds[i];
+    return NULL;
+}
+
+void nsa_route_free(nsa_route_t *r)
+{
+    free(r->order_topic_conf);
+    for (size_t i = 0; i < r->nqd; i++)
+        free(r->qds[i].broker_name);
+    free(r->qds);
+    for (size_t i = 0; i < r->nbd; i++)
+        nsa_broker_data_free(&r->bds[i]);
+    free(r->bds);
+    cJSON_Delete(r->filter_server_table);
+    cJSON_Delete(r->mapping);
+    memset(r, 0, sizeof(*r));
+}
+
+const nsa_broker_data_t *nsa_cluster_info_broker(const nsa_cluster_info_t *ci, const char *name)
+{
+    for (size_t i = 0; i < ci->nbd; i++)
+        if (ci->bds[i].broker_name && strcmp(ci->bds[i].broker_name, name) == 0)
+            return &ci->bds[i];
+    return NULL;
+}
+
+void nsa_cluster_info_free(nsa_cluster_info_t *ci)
+{
+    for (size_t i = 0; i < ci->nbd; i++)
+        nsa_broker_data_free(&ci->bds[i]);
+    free(ci->bds);
+    for (size_t i = 0; i < ci->nclusters; i++) {
+        free(ci->clusters[i].name);
+        nsa_strlist_free(&ci->clusters[i].broker_names);
+    }
+    free(ci->clusters);
+    memset(ci, 0, sizeof(*ci));
+}
+
+/* ---- member readers: 0 ok (absent or null leaves the default), -1 wrong type ---------- */
+
+static bool is_absent(const cJSON *item)
+{
+    return item == NULL || cJSON_IsNull(item);
+}
+
+static int read_string(const cJSON *obj, const char *key, char **out, char *err, size_t errlen)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (is_absent(item))
+        return 0;
+    if (!cJSON_IsString(item)) {
+        ns_set_err(err, errlen, "\"%s\" is not a string", key);
+        return -1;
+    }
+    *out = ns_xstrdup(item->valuestring);
+    return 0;
+}
+
+static int read_int32(const cJSON *obj, const char *key, int32_t *out, char *err, size_t errlen)
+{
+    if (ns_json_item_int32(cJSON_GetObjectItemCaseSensitive(obj, key), out) < 0) {
+        ns_set_err(err, errlen, "\"%s\" is not an int", key);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_bool(const cJSON *obj, const char *key, bool *out, char *err, size_t errlen)
+{
+    if (ns_json_item_bool(cJSON_GetObjectItemCaseSensitive(obj, key), out) < 0) {
+        ns_set_err(err, errlen, "\"%s\" is not a boolean", key);
+        return -1;
+    }
+    return 0;
+}
+
+/* The member as an object/array, NULL when absent or null; -1 for another type. */
+static int read_container(const cJSON *obj, const char *key, bool array, const cJSON **out,
+                          char *err, size_t errlen)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *out = NULL;
+    if (is_absent(item))
+        return 0;
+    if (array ? !cJSON_IsArray(item) : !cJSON_IsObject(item)) {
+        ns_set_err(err, errlen, "\"%s\" is not an %s", key, array ? "array" : "object");
+        return -1;
+    }
+    *out = item;
+    return 0;
+}
+
+static cJSON *parse_object(const uint8_t *body, size_t len, char *err, size_t errlen)
+{
+    if (len == 0 || body == NULL) {
+        ns_set_err(err, errlen, "the reply has no body");
+        return NULL;
+    }
+    cJSON *root = ns_json_parse_lenient(body, len);
+    if (root == NULL) {
+        ns_set_err(err, errlen, "the reply body is not JSON");
+        return NULL;
+    }
+    if (!cJSON_IsObject(root)) {
+        ns_set_err(err, errlen, "the reply body is not a JSON object");
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+static int cmp_id_addr(const void *a, const void *b)
+{
+    int64_t x = ((const nsa_id_addr_t *)a)->id, y = ((const nsa_id_addr_t *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* brokerAddrs: {id: "addr", ...} (HashMap<Long, String>), sorted by id. */
+static int read_broker_addrs(const cJSON *obj, nsa_broker_data_t *bd, char *err, size_t errlen)
+{
+    const cJSON *map;
+    if (read_container(obj, "brokerAddrs", false, &map, err, errlen) != 0)
+        return -1;
+    if (map == NULL)
+        return 0;
+    size_t n = (size_t)cJSON_GetArraySize(map);
+    bd->addrs = ns_xcalloc(n ? n : 1, sizeof(nsa_id_addr_t));
+    const cJSON *e;
+    cJSON_ArrayForEach(e, map)
+    {
+        int64_t id;
+        if (!ns_json_parse_int64_text(e->string, strlen(e->string), &id)) {
+            ns_set_err(err, errlen, "broker id \"%s\" is not a number", e->string);
+            return -1;
+        }
+        if (is_absent(e))
+            continue;
+        if (!cJSON_IsString(e)) {
+            ns_set_err(err, errlen, "the address of broker id %s is not a string", e->string);
+            return -1;
+        }
+        size_t k;
+        for (k = 0; k < bd->naddrs && bd->addrs[k].id != id; k++)
+            ;
+        if (k < bd->naddrs) { /* a duplicate key: the last one wins, as in a HashMap */
+            free(bd->addrs[k].addr);
+            bd->addrs[k].addr = ns_xstrdup(e->valuestring);
+            continue;
+        }
+        bd->addrs[bd->naddrs].id = id;
+        bd->addrs[bd->naddrs].addr = ns_xstrdup(e->valuestring);
+        bd->naddrs++;
+    }
+    qsort(bd->addrs, bd->naddrs, sizeof(nsa_id_addr_t), cmp_id_addr);
+    return 0;
+}
+
+static int read_broker_data(const cJSON *obj, nsa_broker_data_t *bd, char *err, size_t errlen)
+{
+    memset(bd, 0, sizeof(*bd));
+    if (!cJSON_IsObject(obj)) {
+        ns_set_err(err, errlen, "a BrokerData is not an object");
+        return -1;
+    }
+    if (read_string(obj, "cluster", &bd->cluster, err, errlen) != 0 ||
+        read_string(obj, "brokerName", &bd->broker_name, err, errlen) != 0 ||
+        read_string(obj, "zoneName", &bd->zone_name, err, errlen) != 0 ||
+        read_bool(obj, "enableActingMaster", &bd->enable_acting_master, err, errlen) != 0 ||
+        read_broker_addrs(obj, bd, err, errlen) != 0) {
+        nsa_broker_data_free(bd);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_string_array(const cJSON *arr, nsa_strlist_t *out, const char *what, char *err,
+                             size_t errlen)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        if (is_absent(e))
+            continue;
+        if (!cJSON_IsString(e)) {
+            ns_set_err(err, errlen, "an entry of \"%s\" is not a string", what);
+            return -1;
+        }
+        nsa_strlist_push(out, e->valuestring);
+    }
+    return 0;
+}
+
+int nsa_decode_cluster_info(const uint8_t *body, size_t len, nsa_cluster_info_t *out, char *err,
+                            size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    cJSON *root = parse_object(body, len, err, errlen);
+    if (root == NULL)
+        return -1;
+    const cJSON *brokers, *clusters;
+    if (read_container(root, "brokerAddrTable", false, &brokers, err, errlen) != 0 ||
+        read_container(root, "clusterAddrTable", false, &clusters, err, errlen) != 0)
+        goto fail;
+    if (brokers) {
+        size_t n = (size_t)cJSON_GetArraySize(brokers);
+        out->bds = ns_xcalloc(n ? n : 1, sizeof(nsa_broker_data_t));
+        const cJSON *e;
+        cJSON_ArrayForEach(e, brokers)
+        {
+            if (is_absent(e))
+                continue;
+            if (read_broker_data(e, &out->bds[out->nbd], err, errlen) != 0)
+                goto fail;
+            /* mqadmin looks brokers up by the map key: that is the name. */
+            free(out->bds[out->nbd].broker_name);
+            out->bds[out->nbd].broker_name = ns_xstrdup(e->string);
+            out->nbd++;
+        }
+    }
+    if (clusters) {
+        size_t n = (size_t)cJSON_GetArraySize(clusters);
+        out->clusters = ns_xcalloc(n ? n : 1, sizeof(nsa_cluster_t));
+        const cJSON *e;
+        cJSON_ArrayForEach(e, clusters)
+        {
+            nsa_cluster_t *c = &out->clusters[out->nclusters];
+            if (!is_absent(e) && !cJSON_IsArray(e)) {
+                ns_set_err(err, errlen, "the brokers of cluster \"%s\" are not an array",
+                           e->string);
+                goto fail;
+            }
+            c->name = ns_xstrdup(e->string);
+            out->nclusters++;
+            if (!is_absent(e) && read_string_array(e, &c->broker_names, e->string, err, errlen))
+                goto fail;
+        }
+    }
+    cJSON_Delete(root);
+    return 0;
+fail:
+    cJSON_Delete(root);
+    nsa_cluster_info_free(out);
+    return -1;
+}
+
+static int read_queue_data(const cJSON *obj, nsa_queue_data_t *qd, char *err, size_t errlen)
+{
+    memset(qd, 0, sizeof(*qd));
+    if (!cJSON_IsObject(obj)) {
+        ns_set_err(err, errlen, "a QueueData is not an object");
+        return -1;
+    }
+    if (read_string(obj, "brokerName", &qd->broker_name, err, errlen) != 0 ||
+        read_int32(obj, "readQueueNums", &qd->read_queue_nums, err, errlen) != 0 ||
+        read_int32(obj, "writeQueueNums", &qd->write_queue_nums, err, errlen) != 0 ||
+        read_int32(obj, "perm", &qd->perm, err, errlen) != 0 ||
+        read_int32(obj, "topicSysFlag", &qd->topic_sys_flag, err, errlen) != 0) {
+        free(qd->broker_name);
+        qd->broker_name = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int nsa_decode_route(const uint8_t *body, size_t len, nsa_route_t *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    cJSON *root = parse_object(body, len, err, errlen);
+    if (root == NULL)
+        return -1;
+    const cJSON *qds, *bds, *fst, *mapping;
+    if (read_string(root, "orderTopicConf", &out->order_topic_conf, err, errlen) != 0 ||
+        read_container(root, "queueDatas", true, &qds, err, errlen) != 0 ||
+        read_container(root, "brokerDatas", true, &bds, err, errlen) != 0 ||
+        read_container(root, "filterServerTable", false, &fst, err, errlen) != 0 ||
+        read_container(root, "topicQueueMappingByBroker", false, &mapping, err, errlen) != 0)
+        goto fail;
+    if (qds) {
+        size_t n = (size_t)cJSON_GetArraySize(qds);
+        out->qds = ns_xcalloc(n ? n : 1, sizeof(nsa_queue_data_t));
+        const cJSON *e;
+        cJSON_ArrayForEach(e, qds)
+        {
+            if (read_queue_data(e, &out->qds[out->nqd], err, errlen) != 0)
+                goto fail;
+            out->nqd++;
+        }
+    }
+    if (bds) {
+        size_t n = (size_t)cJSON_GetArraySize(bds);
+        out->bds = ns_xcalloc(n ? n : 1, sizeof(nsa_broker_data_t));
+        const cJSON *e;
+        cJSON_ArrayForEach(e, bds)
+        {
+            if (read_broker_data(e, &out->bds[out->nbd], err, errlen) != 0)
+                goto fail;
+            out->nbd++;
+        }
+    }
+    if (fst && cJSON_GetArraySize(fst) > 0)
+        out->filter_server_table = cJSON_Duplicate(fst, true);
+    if (mapping)
+        out->mapping = cJSON_Duplicate(mapping, true);
+    cJSON_Delete(root);
+    return 0;
+fail:
+    cJSON_Delete(root);
+    nsa_route_free(out);
+    return -1;
+}
+
+static int decode_string_member(const uint8_t *body, size_t len, const char *key,
+                                nsa_strlist_t *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    cJSON *root = parse_object(body, len, err, errlen);
+    if (root == NULL)
+        return -1;
+    const cJSON *arr;
+    int rc = read_container(root, key, true, &arr, err, errlen);
+    if (rc == 0 && arr)
+        rc = read_string_array(arr, out, key, err, errlen);
+    cJSON_Delete(root);
+    if (rc != 0)
+        nsa_strlist_free(out);
+    return rc;
+}
+
+int nsa_decode_topic_list(const uint8_t *body, size_t len, nsa_strlist_t *out, char *err,
+                          size_t errlen)
+{
+    return decode_string_member(body, len, "topicList", out, err, errlen);
+}
+
+int nsa_decode_group_list(const uint8_t *body, size_t len, nsa_strlist_t *out, char *err,
+                          size_t errlen)
+{
+    return decode_string_member(body, len, "groupList", out, err, errlen);
+}
+
+int nsa_decode_kv_table(const uint8_t *body, size_t len, nsa_kvlist_t *out, char *err,
+                        size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    cJSON *root = parse_object(body, len, err, errlen);
+    if (root == NULL)
+        return -1;
+    const cJSON *table;
+    if (read_container(root, "table", false, &table, err, errlen) != 0) {
+        cJSON_Delete(root);
+        return -1;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, table)
+    {
+        char num[64];
+        const char *v;
+        if (is_absent(e))
+            continue;
+        if (cJSON_IsString(e)) {
+            v = e->valuestring;
+        } else if (cJSON_IsBool(e)) {
+            v = cJSON_IsTrue(e) ? "true" : "false";
+        } else if (cJSON_IsNumber(e)) {
+            snprintf(num, sizeof(num), "%.17g", e->valuedouble);
+            v = num;
+        } else {
+            ns_set_err(err, errlen, "the value of \"%s\" is not a string", e->string);
+            cJSON_Delete(root);
+            nsa_kvlist_free(out);
+            return -1;
+        }
+        nsa_kvlist_put(out, e->string, v);
+    }
+    cJSON_Delete(root);
+    return 0;
+}
+
+int nsa_decode_member_group(const uint8_t *body, size_t len, nsa_broker_data_t *out, char *err,
+                            size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    cJSON *root = parse_object(body, len, err, errlen);
+    if (root == NULL)
+        return -1;
+    /* GetBrokerMemberGroupResponseBody wraps it; null when Java has none */
+    const cJSON *group;
+    int rc = read_container(root, "brokerMemberGroup", false, &group, err, errlen);
+    if (rc == 0 && group)
+        rc = read_broker_data(group, out, err, errlen);
+    cJSON_Delete(root);
+    return rc;
+}
+
+static int put_property(void *arg, const char *key, const char *value, int line)
+{
+    NS_UNUSED(line);
+    nsa_kvlist_put(arg, key, value);
+    return 0;
+}
+
+int nsa_decode_properties(const uint8_t *body, size_t len, nsa_kvlist_t *out, char *err,
+                          size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    ns_buf_t text = NS_BUF_INIT;
+    ns_utf8_decode_java(body, len, &text, NS_UTF8_KEEP_NUL);
+    int line = 0;
+    int rc = ns_properties_parse((const char *)text.data, text.len, put_property, out, &line);
+    ns_buf_free(&text);
+    if (rc != 0) {
+        ns_set_err(err, errlen, "the reply body is not properties text (line %d: %s)", line,
+                   "malformed \\uxxxx encoding");
+        nsa_kvlist_free(out);
+        return -1;
+    }
+    return 0;
+}
