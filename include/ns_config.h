@@ -119,6 +119,10 @@ typedef struct ns_config {
     char *metrics_prom_exporter_host;   /* metricsPromExporterHost ("" = every IPv4 address) */
     bool traffic_log_enable;            /* trafficLogEnable: Java's per-second traffic lines */
     char *traffic_log_path;             /* trafficLogPath: where they go */
+    bool acl_enable;                    /* aclEnable: check signatures (ns_acl.h); never remote */
+    bool acl_reads_require_signature;   /* aclReadsRequireSignature; never remote */
+    char *acl_plain_file; /* aclPlainFile: the account file ("" = conf/plain_acl.yml), relative
+                             to rocketmqHome unless absolute; never remote */
     /* Budgets (docs/operations.md, "Limits that protect the server"); 0 = none where allowed. */
     int64_t max_partial_frame_bytes;  /* serverMaxPartialFrameBytes: frames being received */
     int64_t frame_receive_timeout_ms; /* frameReceiveTimeoutMillis: for one frame to arrive */

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ns_acl.h"
 #include "ns_cmd.h"
 #include "ns_config.h"
 #include "ns_kv.h"
@@ -65,6 +66,7 @@ typedef struct ns_ctx {
     ns_buf_t *scratch;   /* a buffer handlers may reuse across requests (owned by the loop that
                             dispatches, one thread at a time), NULL = none */
     bool going_away;     /* graceful shutdown (enableShutdownGracefully) is under way */
+    ns_acl_t *acl;       /* aclEnable: the access check the dispatcher runs; NULL = off */
     uint64_t t0;         /* ns_metrics_clock() when the request was queued for the worker;
                                0 = from ns_metrics_request_start() (the I/O loops' batches) */
 } ns_ctx_t;
@@ -78,11 +80,12 @@ typedef struct ns_ctx {
 typedef int ns_proc_fn(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);
 
 typedef struct ns_proc_entry {
-    int32_t code;     /* NS_REQ_* */
-    const char *name; /* RequestCode name, for logs and stats */
-    ns_proc_fn *fn;   /* handler */
-    bool on_loop;     /* cheap and bounded (no body to decode, no write lock, no disk): the
-                         server runs it on the I/O loop that read it; else on its worker */
+    int32_t code;       /* NS_REQ_* */
+    const char *name;   /* RequestCode name, for logs and stats */
+    ns_proc_fn *fn;     /* handler */
+    bool on_loop;       /* cheap and bounded (no body to decode, no write lock, no disk): the
+                           server runs it on the I/O loop that read it; else on its worker */
+    ns_acl_class_t acl; /* who may send it when ACL is on (ns_acl.h) */
 } ns_proc_entry_t;
 
 /* Returns the table entry for a code, or NULL when the code is not served. */
@@ -98,7 +101,9 @@ bool ns_proc_runs_on_loop(int32_t code);
 /* Runs `req` through the table and fills `resp` (initialised by the callee): opaque copied,
  * flag = response, language JAVA, version NS_SERVER_VERSION, serialize type mirrored from the
  * request. An unknown code answers 3 " request type N not supported"; while ctx->going_away, a
- * known code from a peer newer than V5_3_1 answers 1500 "please go away" without running.
+ * known code from a peer newer than V5_3_1 answers 1500 "please go away" without running; with
+ * ctx->acl, a request its class does not admit answers 16 NO_PERMISSION with the reason and
+ * does not run.
  * Logs one DEBUG line per request and counts it (ns_metrics_request). Returns true when a response
  * must be sent, false for oneway requests (resp is then freed already). */
 bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);

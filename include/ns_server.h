@@ -4,6 +4,7 @@
 #ifndef NS_SERVER_H
 #define NS_SERVER_H
 
+#include "ns_acl.h"
 #include "ns_config.h"
 #include "ns_kv.h"
 #include "ns_route.h"
@@ -13,6 +14,11 @@ typedef struct ns_server ns_server_t;
 /* Creates a server over the given modules (not owned; they must outlive it). Binds nothing
  * yet. */
 ns_server_t *ns_server_new(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv);
+
+/* Before ns_server_run: every request goes through this access check (not owned; it must
+ * outlive the server). The server looks for a changed account file every 2 s and rereads it on
+ * SIGHUP, both on loop 0. Without it (the default) nothing is checked. */
+void ns_server_set_acl(ns_server_t *server, ns_acl_t *acl);
 
 /* Binds bindAddress:listenPort on every I/O loop, writes portFile if configured, logs the boot
  * line and serves until SIGTERM or SIGINT; then stops accepting, lets queued replies drain (a

@@ -260,6 +260,14 @@ static const opt_t opts[] = {
      OFF(register_max_cpu_ms), REMOTE(0, 3600000, 10, 60000),
      "CPU time decoding one compressed register body may take, ms (0: no limit)"},
 
+    /* ACL (docs/operations.md, Security): protections and a file, so 318 may touch none. */
+    {"aclEnable", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false", OFF(acl_enable), NOR,
+     "check signed requests against the account file (the 4.x broker's key)"},
+    {"aclReadsRequireSignature", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false",
+     OFF(acl_reads_require_signature), NOR,
+     "with aclEnable: route and list reads need a signature too"},
+    {"aclPlainFile", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(acl_plain_file), NOR,
+     "ACL account file, relative to rocketmqHome (empty: conf/plain_acl.yml)"},
     /* Monitoring (docs/operations.md). The exporter keys open, or move, a listening port: 318
      * may change none of them, not even for the next start. The traffic log's file is named by
      * trafficLogPath (never remote); switching the lines on takes effect at the next start. */

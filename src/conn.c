@@ -571,6 +571,7 @@ static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
         .start_ms = server->start_ms,
         .going_away = __atomic_load_n(&server->going_away, __ATOMIC_RELAXED),
         .scratch = &conn->loop->scratch,
+        .acl = server->acl,
     };
     ns_cmd_t resp;
     if (ns_proc_dispatch(&ctx, &req, &resp)) {

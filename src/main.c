@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns_acl.h"
 #include "ns_common.h"
 #include "ns_config.h"
 #include "ns_exporter.h"
@@ -54,6 +55,32 @@ static long raise_fd_limit(void)
     return rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
 }
 
+/* aclEnable: the account file (aclPlainFile, relative to rocketmqHome as the broker's
+ * rocketmq.acl.plain.file is) loaded once. Returns the checker, or NULL after printing why the
+ * server cannot start (an operator who asked for ACL must not get an open server). */
+static ns_acl_t *start_acl(const ns_config_t *cfg)
+{
+    const char *file =
+        cfg->acl_plain_file && cfg->acl_plain_file[0] ? cfg->acl_plain_file : "conf/plain_acl.yml";
+    char path[4096];
+    if (file[0] == '/')
+        snprintf(path, sizeof(path), "%s", file);
+    else
+        snprintf(path, sizeof(path), "%s/%s", cfg->rocketmq_home, file);
+    ns_acl_t *acl = ns_acl_new(path, cfg->acl_reads_require_signature);
+    char err[512] = "";
+    int rc = ns_acl_reload(acl, err, sizeof(err));
+    if (rc != 0) {
+        ns_log(NS_LOG_ERROR, "aclEnable=true but the ACL file %s cannot be used: %s", path, err);
+        fprintf(stderr, "aclEnable=true but the ACL file %s cannot be used: %s\n", path, err);
+        ns_acl_free(acl);
+        return NULL;
+    }
+    ns_log(NS_LOG_INFO, "ACL on: writes%s need a signature (%s)",
+           cfg->acl_reads_require_signature ? " and reads" : "", path);
+    return acl;
+}
+
 int main(int argc, char **argv)
 {
     ns_config_t cfg;
@@ -65,6 +92,7 @@ int main(int argc, char **argv)
     ns_kv_t *kv = NULL;
     ns_route_t *route = NULL;
     ns_server_t *server = NULL;
+    ns_acl_t *acl = NULL;
     ns_exporter_t *exporter = NULL;
     bool traffic = false;
 
@@ -109,6 +137,10 @@ int main(int argc, char **argv)
         status = EXIT_FATAL;
         goto out;
     }
+    if (cfg.acl_enable && (acl = start_acl(&cfg)) == NULL) {
+        status = EXIT_FATAL;
+        goto out;
+    }
     route = ns_route_new(&cfg);
     /* Monitoring (docs/operations.md): both off by default; an exporter that cannot bind is
      * fatal, as for the broker: the operator asked for it. */
@@ -125,6 +157,7 @@ int main(int argc, char **argv)
     if (cfg.traffic_log_enable)
         traffic = ns_traffic_log_start(cfg.traffic_log_path) == 0;
     server = ns_server_new(&cfg, route, kv);
+    ns_server_set_acl(server, acl);
     rc = ns_server_run(server);
     if (rc != 0) {
         fprintf(stderr, "Failed to bind to %s:%d: %s\n", cfg.bind_address, (int)cfg.listen_port,
@@ -137,6 +170,7 @@ out:
         ns_traffic_log_stop();
     ns_exporter_stop(exporter);
     ns_server_free(server);
+    ns_acl_free(acl);
     ns_route_free(route);
     ns_kv_free(kv);
     ns_config_free(&cfg);

@@ -12,43 +12,54 @@
 /* A new request code is one row here, one handler, one test. Sorted by code: lookups are a
  * binary search. LOOP marks the requests the I/O loops answer themselves (route reads, broker
  * heartbeats, single KV reads); everything else runs on the server's worker thread, as Java
- * runs everything but route reads on its default executor. */
+ * runs everything but route reads on its default executor. The access class decides who may
+ * send it when ACL is on. */
 #define LOOP true
 #define WORKER false
+/* The last column: who may send the request when aclEnable=true (ns_acl.h; a row without it
+ * is ADMIN). READ: anyone (unless aclReadsRequireSignature), BROKER: any account's valid
+ * signature, ADMIN: an admin account's. */
+#define READ NS_ACL_READ
+#define BROKER NS_ACL_BROKER
+#define ADMIN NS_ACL_ADMIN
 static const ns_proc_entry_t proc_table[] = {
-    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", proc_put_kv_config, WORKER},
-    {NS_REQ_GET_KV_CONFIG, "GET_KV_CONFIG", proc_get_kv_config, LOOP},
-    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", proc_delete_kv_config, WORKER},
-    {NS_REQ_REGISTER_BROKER, "REGISTER_BROKER", proc_register_broker, WORKER},
-    {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", proc_unregister_broker, WORKER},
-    {NS_REQ_GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC", proc_get_routeinfo_by_topic, LOOP},
+    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", proc_put_kv_config, WORKER, ADMIN},
+    {NS_REQ_GET_KV_CONFIG, "GET_KV_CONFIG", proc_get_kv_config, LOOP, READ},
+    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", proc_delete_kv_config, WORKER, ADMIN},
+    {NS_REQ_REGISTER_BROKER, "REGISTER_BROKER", proc_register_broker, WORKER, BROKER},
+    {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", proc_unregister_broker, WORKER, BROKER},
+    {NS_REQ_GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC", proc_get_routeinfo_by_topic, LOOP,
+     READ},
     {NS_REQ_GET_BROKER_CLUSTER_INFO, "GET_BROKER_CLUSTER_INFO", proc_get_broker_cluster_info,
-     WORKER},
+     WORKER, READ},
     {NS_REQ_WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER", proc_wipe_write_perm_of_broker,
-     WORKER},
+     WORKER, ADMIN},
     {NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
-     proc_get_all_topic_list_from_nameserver, WORKER},
+     proc_get_all_topic_list_from_nameserver, WORKER, READ},
     {NS_REQ_DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV", proc_delete_topic_in_namesrv,
-     WORKER},
+     WORKER, ADMIN},
     {NS_REQ_REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV", proc_register_topic_in_namesrv,
-     WORKER},
+     WORKER, ADMIN},
     {NS_REQ_GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE", proc_get_kvlist_by_namespace,
-     WORKER},
-    {NS_REQ_GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER", proc_get_topics_by_cluster, WORKER},
+     WORKER, READ},
+    {NS_REQ_GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER", proc_get_topics_by_cluster, WORKER,
+     READ},
     {NS_REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS, "GET_SYSTEM_TOPIC_LIST_FROM_NS",
-     proc_get_system_topic_list_from_ns, WORKER},
-    {NS_REQ_GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST", proc_get_unit_topic_list, WORKER},
+     proc_get_system_topic_list_from_ns, WORKER, READ},
+    {NS_REQ_GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST", proc_get_unit_topic_list, WORKER, READ},
     {NS_REQ_GET_HAS_UNIT_SUB_TOPIC_LIST, "GET_HAS_UNIT_SUB_TOPIC_LIST",
-     proc_get_has_unit_sub_topic_list, WORKER},
+     proc_get_has_unit_sub_topic_list, WORKER, READ},
     {NS_REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST",
-     proc_get_has_unit_sub_ununit_topic_list, WORKER},
-    {NS_REQ_UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG", proc_update_namesrv_config, WORKER},
-    {NS_REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG", proc_get_namesrv_config, WORKER},
-    {NS_REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION", proc_query_data_version, LOOP},
+     proc_get_has_unit_sub_ununit_topic_list, WORKER, READ},
+    {NS_REQ_UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG", proc_update_namesrv_config, WORKER,
+     ADMIN},
+    {NS_REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG", proc_get_namesrv_config, WORKER, READ},
+    {NS_REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION", proc_query_data_version, LOOP, BROKER},
     {NS_REQ_ADD_WRITE_PERM_OF_BROKER, "ADD_WRITE_PERM_OF_BROKER", proc_add_write_perm_of_broker,
-     WORKER},
-    {NS_REQ_GET_BROKER_MEMBER_GROUP, "GET_BROKER_MEMBER_GROUP", proc_get_broker_member_group, LOOP},
-    {NS_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", proc_broker_heartbeat, LOOP},
+     WORKER, ADMIN},
+    {NS_REQ_GET_BROKER_MEMBER_GROUP, "GET_BROKER_MEMBER_GROUP", proc_get_broker_member_group, LOOP,
+     READ},
+    {NS_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", proc_broker_heartbeat, LOOP, BROKER},
 };
 
 const ns_proc_entry_t *ns_proc_lookup(int32_t code)
@@ -89,6 +100,7 @@ bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
     resp->serialize_type = req->serialize_type;
 
     const ns_proc_entry_t *entry = ns_proc_lookup(req->code);
+    char why[256];
     if (entry == NULL) {
         resp->code = NS_RES_REQUEST_CODE_NOT_SUPPORTED;
         ns_cmd_set_remark(resp, " request type %d not supported", (int)req->code);
@@ -96,6 +108,11 @@ bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         /* NettyRemotingAbstract: after the unknown-code check, before the handler. */
         resp->code = NS_RES_GO_AWAY;
         ns_cmd_set_remark(resp, "please go away");
+    } else if (ctx->acl != NULL && !ns_acl_check(ctx->acl, entry->acl, entry->name, req, ctx->peer,
+                                                 ctx->now_ms, why, sizeof(why))) {
+        /* Refused before the handler: nothing changed. */
+        resp->code = NS_RES_NO_PERMISSION;
+        ns_cmd_set_remark(resp, "%s", why);
     } else {
         int rc = entry->fn(ctx, req, resp);
         if (rc < 0) {

@@ -42,6 +42,8 @@
 #define IDLE_CHECK_INTERVAL_MS 1000
 /* How long shutdown waits for queued replies to reach slow peers before cutting them off. */
 #define DRAIN_TIMEOUT_MS 3000
+/* How often loop 0 looks whether the ACL account file changed (one stat). */
+#define ACL_POLL_MS 2000
 
 typedef enum loop_request { REQ_CLOSE_CONN, REQ_ADOPT_FD } loop_request_t;
 
@@ -408,12 +410,14 @@ static void on_stats(uv_timer_t *timer)
     log_guards(false);
 }
 
-/* SIGHUP: reopen logPath, so that logrotate can move the file away (Java has no equivalent: its
- * JVM treats SIGHUP as a shutdown). */
+/* SIGHUP: reread the ACL account file, reopen logPath, so that logrotate can move the file away
+ * (Java has no equivalent: its JVM treats SIGHUP as a shutdown). */
 static void on_sighup(uv_signal_t *sig, int signum)
 {
     (void)signum;
     ns_server_t *server = sig->data;
+    if (server->acl != NULL)
+        ns_acl_poll(server->acl, true);
     ns_traffic_log_reopen();
     const char *path = server->cfg->log_path;
     if (path == NULL || path[0] == '\0')
@@ -424,6 +428,17 @@ static void on_sighup(uv_signal_t *sig, int signum)
                  strerror(-rc));
     else
         NS_LOG_I("SIGHUP: log file %s reopened", path);
+}
+
+static void on_acl_poll(uv_timer_t *timer)
+{
+    ns_server_t *server = timer->data;
+    ns_acl_poll(server->acl, false);
+}
+
+void ns_server_set_acl(ns_server_t *server, ns_acl_t *acl)
+{
+    server->acl = acl;
 }
 
 static void on_go_away_done(uv_timer_t *timer)
@@ -466,6 +481,7 @@ static void begin_shutdown(ns_server_t *server)
     uv_close((uv_handle_t *)&server->kv_log_timer, NULL);
     uv_close((uv_handle_t *)&server->stats_timer, NULL);
     uv_close((uv_handle_t *)&server->go_away_timer, NULL);
+    uv_close((uv_handle_t *)&server->acl_timer, NULL);
     ns__notifier_close(server->notifier);
     /* Requests of peers already gone are not run any more: the stop waits for no one. */
     ns__worker_begin_shutdown(server->worker);
@@ -581,6 +597,10 @@ int ns_server_run(ns_server_t *server)
     uv_timer_start(&server->stats_timer, on_stats, STATS_INTERVAL_MS, STATS_INTERVAL_MS);
     uv_timer_init(&loop0->loop, &server->go_away_timer);
     server->go_away_timer.data = server;
+    uv_timer_init(&loop0->loop, &server->acl_timer);
+    server->acl_timer.data = server;
+    if (server->acl != NULL)
+        uv_timer_start(&server->acl_timer, on_acl_poll, ACL_POLL_MS, ACL_POLL_MS);
 
     server->notifier = ns__notifier_new(loop0);
     server->worker = ns__worker_start(server);

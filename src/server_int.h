@@ -102,6 +102,7 @@ struct ns_server {
     ns_server_limits_t limits; /* fixed at ns_server_run */
     ns_route_t *route;
     ns_kv_t *kv;
+    ns_acl_t *acl;            /* aclEnable: the access check (not owned), NULL = off */
     ns_worker_t *worker;      /* runs the requests that are not cheap (worker.c) */
     ns_notifier_t *notifier;  /* sends NOTIFY_MIN_BROKER_ID_CHANGE (notifier.c), on loops[0] */
     uint64_t start_ms;        /* monotonic ms at ns_server_run */
@@ -114,6 +115,7 @@ struct ns_server {
     uv_timer_t kv_log_timer;  /* periodic KV dump, on loops[0] */
     uv_timer_t stats_timer;   /* periodic traffic summary, on loops[0] */
     uv_timer_t go_away_timer; /* ends a graceful shutdown's wait, on loops[0] */
+    uv_timer_t acl_timer;     /* looks for a changed account file (acl != NULL), on loops[0] */
     bool going_away;          /* graceful shutdown under way (atomic): answer GO_AWAY */
     char bound_addr[64];      /* "ip:port" actually bound */
     int bound_port;           /* port actually bound (listenPort 0 = ephemeral) */

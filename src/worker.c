@@ -93,6 +93,7 @@ static void run_request(ns_worker_t *w, ns_job_t *job)
         .start_ms = server->start_ms,
         .going_away = __atomic_load_n(&server->going_away, __ATOMIC_RELAXED),
         .scratch = &w->scratch,
+        .acl = server->acl,
         .t0 = job->queued_at,
     };
     job->send = ns_proc_dispatch(&ctx, &job->req, &job->resp);

@@ -37,58 +37,7 @@ N=40
 # Brokers re-register every registerNameServerPeriod, clamped by the broker to >= 10000 ms.
 PERIOD_MS=10000
 
-# ---- the driver JVMs --------------------------------------------------------------------
-
-# drv_start <name> <set>: starts ItDriver on the set's classpath, talking over two FIFOs.
-drv_start() {
-    local name=$1 set=$2 classes cp dir=$IT_WORK/drv-$1 fin fout
-    shift 2 # further arguments: JVM options
-    it_java_home "$dir"
-    classes=$(it_javac "$set" "$IT_ROOT/tests/interop/java/apps/ItDriver.java")
-    cp=$(it_classpath "$set")
-    mkfifo "$dir/in" "$dir/out"
-    # Push consumers rebalance every 20 s by default; a start that could not rebalance at once
-    # (a busy heartbeat lock) would wait that long.
-    # shellcheck disable=SC2086
-    ROCKETMQ_HOME=$dir java $IT_JAVA_OPTS -Duser.home="$dir/home" \
-        -Drocketmq.client.rebalance.waitInterval=1000 "$@" -cp "$classes:$cp" ItDriver \
-        <"$dir/in" >"$dir/out" 2>"$dir/stderr" &
-    IT_PIDS+=("$!")
-    exec {fin}>"$dir/in" {fout}<"$dir/out"
-    printf -v "drv_${name}_in" '%s' "$fin"
-    printf -v "drv_${name}_out" '%s' "$fout"
-    printf -v "drv_${name}_dir" '%s' "$dir"
-}
-
-# drv <name> <field>...: one request; the reply text lands in R (a failed request's reply says
-# "driver: ... failed"). No subshell, so that the FIFOs stay in step. A driver that does not
-# answer ends the run.
-drv() {
-    local name=$1
-    shift
-    local iv=drv_${name}_in ov=drv_${name}_out dv=drv_${name}_dir line
-    (
-        IFS=$'\t'
-        printf '%s\n' "$*"
-    ) >&"${!iv}"
-    R=''
-    while IFS= read -r -t 180 line <&"${!ov}"; do
-        [[ $line == '@@END '* ]] && return 0
-        # logback's own status lines (5.x tools print them once, at the first logger)
-        [[ $line == *' |-INFO in '* || $line == *' |-WARN in '* ]] && continue
-        R+=$line$'\n'
-    done
-    it_record fail "driver $name answers '$1' within 180 s"
-    tail -30 "${!dv}/stderr" >&2
-    exit 1
-}
-
-# adm <driver> <mqadmin arguments>: one mqadmin command, parsed by the real MQAdminStartup.
-adm() {
-    local d=$1
-    shift
-    drv "$d" mqadmin "$@"
-}
+# The driver JVMs (drv_start, drv, adm) live in lib.sh.
 
 # ---- checks on the last reply -----------------------------------------------------------
 

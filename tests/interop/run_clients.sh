@@ -88,6 +88,10 @@ it_start_mqnamesrv ns1
 NSADDR=127.0.0.1:$ns1_port
 it_start_broker "$BROKER" 5.x "$NSADDR"
 BROKER_ADDR=127.0.0.1:$b1_port
+# "boot success" comes before the first registration (seconds before it on a loaded machine); a
+# client started in between finds no route for TBW102.
+it_check "$BROKER registered with mqnamesrv" \
+    it_wait 60 grep -q "new broker registered, .*brokerAddr=$BROKER_ADDR" "$ns1_dir/namesrv.log"
 
 # --- Go ---------------------------------------------------------------------------------------
 go_topic=GoTopic_$$_$RANDOM

@@ -654,7 +654,10 @@ static void test_conf_file_loads_cleanly(void **state)
                          "metricsPromExporterPort=5557",
                          "metricsPromExporterHost=",
                          "trafficLogEnable=false",
-                         "trafficLogPath="};
+                         "trafficLogPath=",
+                         "aclEnable=false",
+                         "aclReadsRequireSignature=false",
+                         "aclPlainFile="};
     for (size_t i = 0; i < NS_ARRAY_SIZE(ext); i++) {
         char key[128];
         snprintf(key, sizeof(key), "\n#%s", ext[i]);

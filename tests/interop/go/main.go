@@ -15,6 +15,9 @@
 //     queues with ids 0..n-1, and the admin client's topic list contains the topic;
 //   - a push consumer of a new group, reading from the first offset, receives every body that
 //     was sent, and nothing else.
+//
+// With -access-key and -secret-key every client signs its requests (primitive.Credentials, the
+// Go client's ACL interceptor), for run_acl.sh against a NameServer that wants signed reads.
 package main
 
 import (
@@ -137,7 +140,10 @@ func main() {
 	brokerAddr := flag.String("broker-addr", "", "expected broker address host:port")
 	cluster := flag.String("cluster", "", "expected cluster name")
 	deadline := flag.Duration("timeout", 90*time.Second, "give up after this long")
+	accessKey := flag.String("access-key", "", "sign every request with this account (ACL)")
+	secretKey := flag.String("secret-key", "", "the account's secret key")
 	flag.Parse()
+	creds := primitive.Credentials{AccessKey: *accessKey, SecretKey: *secretKey}
 	if *namesrv == "" || *topic == "" || *brokerName == "" || *brokerAddr == "" || *cluster == "" {
 		fmt.Fprintln(os.Stderr, "usage: goclient -namesrv A -topic T -broker-name B -broker-addr A -cluster C [-n N]")
 		os.Exit(2)
@@ -157,6 +163,7 @@ func main() {
 	// TBW102 and the broker creates the topic (autoCreateTopicEnable).
 	p, err := producer.NewDefaultProducer(
 		producer.WithNsResolver(resolver),
+		producer.WithCredentials(creds),
 		producer.WithGroupName(fmt.Sprintf("go_it_producer_%d", stamp)),
 		producer.WithInstanceName("go_it_producer"),
 		producer.WithRetry(2),
@@ -206,7 +213,7 @@ func main() {
 	}
 
 	// 3. The topic's own route, once the broker has registered the topic it created.
-	adm, err := admin.NewAdmin(admin.WithResolver(resolver))
+	adm, err := admin.NewAdmin(admin.WithResolver(resolver), admin.WithCredentials(creds))
 	if err != nil {
 		result(false, "admin client created (%v)", err)
 		os.Exit(1)
@@ -218,7 +225,8 @@ func main() {
 		if err == nil && len(mqs) > 0 {
 			break
 		}
-		if time.Now().After(routeDeadline) {
+		// NO_PERMISSION (ACL) does not go away by waiting.
+		if time.Now().After(routeDeadline) || (err != nil && strings.Contains(err.Error(), "CODE: 16")) {
 			break
 		}
 		time.Sleep(300 * time.Millisecond)
@@ -265,6 +273,7 @@ func main() {
 	var allOnce sync.Once
 	c, err := consumer.NewPushConsumer(
 		consumer.WithNsResolver(resolver),
+		consumer.WithCredentials(creds),
 		consumer.WithGroupName(fmt.Sprintf("go_it_consumer_%d", stamp)),
 		consumer.WithInstance("go_it_consumer"),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),

@@ -10,6 +10,9 @@
  *
  *   mqadmin <arg>...                   MQAdminStartup.main0: the real mqadmin command parsing
  *   kvlist <namesrv> <namespace>       prints key=value lines (GET_KVLIST_BY_NAMESPACE)
+ *   credentials <accessKey> <secretKey> | credentials -
+ *                                      producers started from now on sign every request with
+ *                                      the ACL RPC hook (AclClientRPCHook), or not ("-")
  *   producer <id> <namesrv> <group> <instance>          starts a DefaultMQProducer
  *   consumer <id> <namesrv> <group> <topic> <instance>  starts a DefaultMQPushConsumer
  *                                      (instance: a shared instance name, or "-" for its own)
@@ -32,6 +35,8 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.apache.rocketmq.acl.common.AclClientRPCHook;
+import org.apache.rocketmq.acl.common.SessionCredentials;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
@@ -50,6 +55,8 @@ public class ItDriver {
     /* consumer id -> body -> times delivered */
     private static final Map<String, Map<String, AtomicInteger>> received = new ConcurrentHashMap<>();
     private static int instanceSeq;
+    /* what "credentials" set: the hook of the producers started next, or null */
+    private static AclClientRPCHook rpcHook;
     /*
      * Route refresh period of the clients (default 30 s). A 5.x client tries one NameServer per
      * lookup; when that one is dead, the next lookup goes to the next, and this is when.
@@ -189,8 +196,14 @@ public class ItDriver {
                 }
                 break;
             }
+            case "credentials":
+                rpcHook = f[1].equals("-") ? null
+                    : new AclClientRPCHook(new SessionCredentials(f[1], f[2]));
+                out.println("credentials " + (rpcHook == null ? "none" : f[1]));
+                break;
             case "producer": {
-                DefaultMQProducer p = new DefaultMQProducer(f[3]);
+                DefaultMQProducer p = rpcHook == null ? new DefaultMQProducer(f[3])
+                    : new DefaultMQProducer(f[3], rpcHook);
                 p.setNamesrvAddr(f[2]);
                 p.setInstanceName(instanceName(f[1], f[4]));
                 p.setPollNameServerInterval(POLL_MS);

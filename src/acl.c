@@ -1,0 +1,234 @@
+/* The access check and the live account set (see ns_acl.h). */
+#include "ns_acl.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ns_acl_accounts.h"
+#include "ns_acl_sign.h"
+#include "ns_common.h"
+#include "ns_log.h"
+
+/* WARN lines about refused requests: at most this many per window. */
+#define WARN_PER_WINDOW 10
+#define WARN_WINDOW_MS 1000
+
+/* One loaded account set, kept alive by the checks that use it while a reload replaces it. */
+typedef struct snapshot {
+    ns_acl_accounts_t *set;
+    unsigned refs; /* atomic */
+} snapshot_t;
+
+/* What identifies a version of the file for ns_acl_poll. */
+typedef struct file_id {
+    bool exists;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime, ctime;
+} file_id_t;
+
+struct ns_acl {
+    char *path;
+    bool reads_require_signature;
+    pthread_mutex_t cur_lock; /* guards cur (held only to take a reference) */
+    snapshot_t *cur;          /* NULL until the first successful load */
+    file_id_t seen;           /* loop 0 only: the file as last looked at */
+    pthread_mutex_t warn_lock;
+    uint64_t warn_window_start;
+    unsigned warn_in_window;
+    uint64_t warn_dropped;
+    uint64_t refused; /* atomic */
+};
+
+ns_acl_t *ns_acl_new(const char *path, bool reads_require_signature)
+{
+    ns_acl_t *acl = ns_xcalloc(1, sizeof(*acl));
+    acl->path = ns_xstrdup(path);
+    acl->reads_require_signature = reads_require_signature;
+    pthread_mutex_init(&acl->cur_lock, NULL);
+    pthread_mutex_init(&acl->warn_lock, NULL);
+    return acl;
+}
+
+static snapshot_t *snap_get(ns_acl_t *acl)
+{
+    pthread_mutex_lock(&acl->cur_lock);
+    snapshot_t *s = acl->cur;
+    if (s != NULL)
+        __atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&acl->cur_lock);
+    return s;
+}
+
+static void snap_put(snapshot_t *s)
+{
+    if (s != NULL && __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        ns_acl_accounts_free(s->set);
+        free(s);
+    }
+}
+
+static file_id_t file_id_of(const char *path)
+{
+    file_id_t id = {0};
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        id.exists = true;
+        id.dev = st.st_dev;
+        id.ino = st.st_ino;
+        id.size = st.st_size;
+        id.mtime = st.st_mtim;
+        id.ctime = st.st_ctim;
+    }
+    return id;
+}
+
+static bool same_file(const file_id_t *a, const file_id_t *b)
+{
+    if (a->exists != b->exists)
+        return false;
+    if (!a->exists)
+        return true;
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+           a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+int ns_acl_reload(ns_acl_t *acl, char *err, size_t errlen)
+{
+    /* Looked at before reading: a change made while we read is seen by the next poll. */
+    acl->seen = file_id_of(acl->path);
+    ns_acl_accounts_t *set = NULL;
+    int rc = ns_acl_accounts_load_file(acl->path, &set, err, errlen);
+    if (rc != 0)
+        return rc;
+    size_t admins = 0;
+    for (size_t i = 0; i < set->count; i++)
+        admins += set->accounts[i].admin;
+    NS_LOG_I("ACL: %s: %zu account%s (%zu admin), %zu global white address pattern%s", acl->path,
+             set->count, set->count == 1 ? "" : "s", admins, set->global_white_count,
+             set->global_white_count == 1 ? "" : "s");
+    snapshot_t *s = ns_xmalloc(sizeof(*s));
+    s->set = set;
+    s->refs = 1; /* acl->cur's own reference */
+    pthread_mutex_lock(&acl->cur_lock);
+    snapshot_t *old = acl->cur;
+    acl->cur = s;
+    pthread_mutex_unlock(&acl->cur_lock);
+    snap_put(old);
+    return 0;
+}
+
+bool ns_acl_poll(ns_acl_t *acl, bool force)
+{
+    file_id_t now = file_id_of(acl->path);
+    if (!force && same_file(&now, &acl->seen))
+        return false;
+    char err[512] = "";
+    int rc = ns_acl_reload(acl, err, sizeof(err));
+    if (rc != 0)
+        NS_LOG_W("ACL: cannot reload %s: %s; the accounts loaded before stay in force", acl->path,
+                 err[0] ? err : ns_strerror(rc));
+    return true;
+}
+
+const char *ns_acl_path(const ns_acl_t *acl)
+{
+    return acl->path;
+}
+
+uint64_t ns_acl_refused(const ns_acl_t *acl)
+{
+    return __atomic_load_n(&acl->refused, __ATOMIC_RELAXED);
+}
+
+/* One WARN line per refusal, at most WARN_PER_WINDOW per window; the next line printed says
+ * how many were dropped, so a flood of bad requests cannot flood the log. */
+static void warn_refused(ns_acl_t *acl, const char *peer, const char *why, uint64_t now_ms)
+{
+    uint64_t dropped = 0;
+    pthread_mutex_lock(&acl->warn_lock);
+    if (now_ms - acl->warn_window_start >= WARN_WINDOW_MS || now_ms < acl->warn_window_start) {
+        acl->warn_window_start = now_ms;
+        acl->warn_in_window = 0;
+    }
+    bool print = acl->warn_in_window < WARN_PER_WINDOW;
+    if (print) {
+        acl->warn_in_window++;
+        dropped = acl->warn_dropped;
+        acl->warn_dropped = 0;
+    } else {
+        acl->warn_dropped++;
+    }
+    pthread_mutex_unlock(&acl->warn_lock);
+    if (!print)
+        return;
+    if (dropped > 0)
+        NS_LOG_W("peer=%s %s (and %llu more refusals not logged)", peer ? peer : "-", why,
+                 (unsigned long long)dropped);
+    else
+        NS_LOG_W("peer=%s %s", peer ? peer : "-", why);
+}
+
+bool ns_acl_check(ns_acl_t *acl, ns_acl_class_t cls, const char *name, const ns_cmd_t *req,
+                  const char *peer, uint64_t now_ms, char *why, size_t whylen)
+{
+    if (cls == NS_ACL_READ && !acl->reads_require_signature)
+        return true;
+    snapshot_t *s = snap_get(acl);
+    const char *ak = ns_cmd_ext_get(req, NS_ACL_ACCESS_KEY);
+    /* The access key is not a secret, but it is peer bytes: printable and bounded. */
+    char ak_text[100];
+    ns_log_escape(ak ? ak : "", ak ? strlen(ak) : 0, 64, ak_text, sizeof(ak_text));
+    char reason[200];
+    reason[0] = '\0';
+    if (s == NULL) {
+        snprintf(reason, sizeof(reason), "no account file loaded");
+    } else if (ns_acl_accounts_global_white(s->set, peer)) {
+        /* globalWhiteRemoteAddresses: nothing else is checked */
+    } else if (ak == NULL) {
+        snprintf(reason, sizeof(reason), "missing signature (no AccessKey)");
+    } else {
+        const ns_acl_account_t *a = ns_acl_accounts_find(s->set, ak);
+        const char *sig = ns_cmd_ext_get(req, NS_ACL_SIGNATURE);
+        char expect[NS_ACL_SIG_SIZE];
+        if (a == NULL) {
+            snprintf(reason, sizeof(reason), "unknown AccessKey %s", ak_text);
+        } else if (ns_acl_addr_match(&a->white, peer)) {
+            /* the account's whiteRemoteAddress: no signature needed from there */
+        } else if (sig == NULL) {
+            snprintf(reason, sizeof(reason), "missing signature (AccessKey %s sent no Signature)",
+                     ak_text);
+        } else if (ns_acl_signature_with(req, a->key, expect) != 0) {
+            snprintf(reason, sizeof(reason), "cannot compute the signature");
+        } else if (!ns_acl_sig_equal(expect, sig)) {
+            snprintf(reason, sizeof(reason), "bad signature for AccessKey %s", ak_text);
+        } else if (cls == NS_ACL_ADMIN && !a->admin) {
+            snprintf(reason, sizeof(reason), "AccessKey %s is not an admin account", ak_text);
+        }
+    }
+    snap_put(s);
+    if (reason[0] == '\0')
+        return true;
+    __atomic_add_fetch(&acl->refused, 1, __ATOMIC_RELAXED);
+    ns_set_err(why, whylen, "ACL: %s (%d) refused: %s", name, (int)req->code, reason);
+    char line[400];
+    snprintf(line, sizeof(line), "ACL: refused %s (%d): %s", name, (int)req->code, reason);
+    warn_refused(acl, peer, line, now_ms);
+    return false;
+}
+
+void ns_acl_free(ns_acl_t *acl)
+{
+    if (acl == NULL)
+        return;
+    snap_put(acl->cur);
+    pthread_mutex_destroy(&acl->cur_lock);
+    pthread_mutex_destroy(&acl->warn_lock);
+    free(acl->path);
+    free(acl);
+}
