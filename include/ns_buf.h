@@ -22,6 +22,10 @@ typedef struct ns_buf {
  * buffer become invalid). Aborts on out-of-memory. */
 void ns_buf_reserve(ns_buf_t *buf, size_t extra);
 
+/* Like reserve, but when it must grow, grows to exactly len + extra (plus the NUL byte): for
+ * a buffer whose final size is known (a frame of declared length). */
+void ns_buf_reserve_exact(ns_buf_t *buf, size_t extra);
+
 /* Appends `n` bytes (or a NUL-terminated string, without the NUL). */
 void ns_buf_append(ns_buf_t *buf, const void *data, size_t n);
 void ns_buf_append_str(ns_buf_t *buf, const char *s);

@@ -152,7 +152,17 @@ typedef struct ns_config {
     bool acl_reads_require_signature;   /* aclReadsRequireSignature; never remote */
     char *acl_plain_file; /* aclPlainFile: the account file ("" = conf/plain_acl.yml), relative
                              to rocketmqHome unless absolute; never remote */
-    ns_tls_config_t tls;  /* tls.* and the PROXY protocol (see above) */
+    /* Budgets (docs/operations.md, "Limits that protect the server"); 0 = none where allowed. */
+    int64_t max_partial_frame_bytes;  /* serverMaxPartialFrameBytes: frames being received */
+    int64_t frame_receive_timeout_ms; /* frameReceiveTimeoutMillis: for one frame to arrive */
+    int64_t max_worker_queue_bytes;   /* serverMaxWorkerQueueBytes: requests for the worker */
+    int32_t conn_max_worker_requests; /* connectionMaxWorkerRequests: one peer's at the worker */
+    int64_t conn_max_worker_bytes;    /* connectionMaxWorkerBytes: their bytes */
+    int64_t max_pending_write_bytes;  /* serverMaxPendingWriteBytes: unread replies, all peers */
+    int64_t register_max_inflated;    /* registerBodyMaxInflatedBytes, RUNTIME */
+    int32_t register_max_ratio;       /* registerBodyMaxInflateRatio (0: none), RUNTIME */
+    int32_t register_max_cpu_ms;      /* registerBodyMaxCpuMillis (0: none), RUNTIME */
+    ns_tls_config_t tls;              /* tls.* and the PROXY protocol (see above) */
     unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
                                                    (319 shows it) */
 

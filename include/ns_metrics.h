@@ -44,6 +44,10 @@
     X(CUT_IDLE, "mqnamesrv_connections_cut_total", "reason=\"idle\"", "")                          \
     X(CUT_BROKER_EXPIRED, "mqnamesrv_connections_cut_total", "reason=\"broker_expired\"", "")      \
     X(CUT_SHUTDOWN_UNREAD, "mqnamesrv_connections_cut_total", "reason=\"shutdown_unread\"", "")    \
+    X(CUT_PARTIAL_BUDGET, "mqnamesrv_connections_cut_total", "reason=\"partial_frame_budget\"",    \
+      "")                                                                                          \
+    X(CUT_FRAME_TOO_SLOW, "mqnamesrv_connections_cut_total", "reason=\"frame_too_slow\"", "")      \
+    X(CUT_OUTPUT_BUDGET, "mqnamesrv_connections_cut_total", "reason=\"output_budget\"", "")        \
     X(CUT_HANDSHAKE_TIMEOUT, "mqnamesrv_connections_cut_total", "reason=\"handshake_timeout\"",    \
       "")                                                                                          \
     X(REPLY_BYTES_DROPPED, "mqnamesrv_reply_bytes_dropped_total", "",                              \
@@ -59,6 +63,8 @@
       "Jobs queued for the worker thread (requests, connection closes, scans).")                   \
     X(WORKER_STARTED, "mqnamesrv_worker_jobs_started_total", "",                                   \
       "Jobs the worker thread has taken from its queue.")                                          \
+    X(WORKER_DROPPED, "mqnamesrv_worker_jobs_dropped_total", "",                                   \
+      "Queued requests of connections that had closed, taken out of the worker queue unrun.")      \
     X(PERSIST_FAIL_KV, "mqnamesrv_persist_failures_total", "store=\"kv\"",                         \
       "Failed writes of a persisted file, by store.")                                              \
     X(PERSIST_FAIL_CONFIG, "mqnamesrv_persist_failures_total", "store=\"config\"", "")             \

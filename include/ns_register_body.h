@@ -103,6 +103,32 @@ typedef struct ns_register_body {
 int ns_register_body_decode(const uint8_t *body, size_t len, int32_t version, bool compressed,
                             ns_register_body_t *out, char *err, size_t errlen);
 
+/* Per-body work limits for the compressed format, so that a zlib bomb is refused as soon as
+ * its cost is clear instead of after the whole inflation (docs/operations.md, "Limits"):
+ *   - max_inflated: the stream may inflate to at most this many bytes;
+ *   - max_ratio: nor to more than max_ratio bytes per compressed byte, once past
+ *     NS_REGISTER_RATIO_FLOOR (real bodies compress 3:1 to about 31:1; a bomb 1000:1);
+ *   - the body's own declared sizes are checked against what is left before anything is
+ *     inflated for them: an item length, or a topic count times the smallest topic item;
+ *   - max_cpu_ms: the decoding thread's CPU time (not wall time, which a busy machine
+ *     stretches) for the whole body, checked every inflation step and every 1024 topics.
+ * 0 disables max_ratio or max_cpu_ms. Exceeding a limit is NS_ETOOBIG, with the limit named in
+ * err. */
+typedef struct ns_register_limits {
+    size_t max_inflated;
+    uint32_t max_ratio;
+    uint32_t max_cpu_ms;
+} ns_register_limits_t;
+
+/* Any compressed body may inflate to this many bytes, whatever its ratio. */
+#define NS_REGISTER_RATIO_FLOOR (1u << 20)
+
+/* ns_register_body_decode with limits; lim NULL means {NS_REGISTER_MAX_INFLATED, 0, 0}, which
+ * is what ns_register_body_decode applies. */
+int ns_register_body_decode_limited(const uint8_t *body, size_t len, int32_t version,
+                                    bool compressed, const ns_register_limits_t *lim,
+                                    ns_register_body_t *out, char *err, size_t errlen);
+
 /* Frees everything *body owns and zeroes it; NULL is a no-op. */
 void ns_register_body_free(ns_register_body_t *body);
 

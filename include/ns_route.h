@@ -47,6 +47,15 @@ void ns_route_on_conn_closed(ns_route_t *route, uint64_t conn_id);
  * Takes the write lock only when something expired. */
 size_t ns_route_scan_not_active(ns_route_t *route, uint64_t now_ms, uint64_t *conn_ids, size_t max);
 
+/* The same scan, asking `spare` (may be NULL) before expiring a broker: when it answers true for
+ * the broker's (cluster, addr), the broker stays (its registration is waiting at the worker, so
+ * it is alive; a counter and an INFO line record it). spare runs under the table's read lock:
+ * it must not call into the route table. */
+typedef bool ns_route_spare_fn(void *arg, const char *cluster, const char *addr);
+size_t ns_route_scan_not_active_sparing(ns_route_t *route, uint64_t now_ms,
+                                        ns_route_spare_fn *spare, void *arg, uint64_t *conn_ids,
+                                        size_t max);
+
 /* Default brokerLiveTable timeout when the registration carries no heartbeatTimeoutMillis. */
 #define NS_ROUTE_DEFAULT_BROKER_TIMEOUT_MS 120000
 

@@ -112,6 +112,10 @@ ns_tls_t *ns_tls_new(ns_tls_ctx_t *ctx);
  * no-op. */
 void ns_tls_free(ns_tls_t *t);
 
+/* Plaintext bytes of one TLS record at most: ns_tls_decrypt keeps this much room free in *plain
+ * before each record it takes out (a buffer with that room is not grown). */
+#define NS_TLS_RECORD_MAX 16384
+
 /* Takes len bytes of ciphertext from the peer (all of them, none are kept by reference), drives
  * the handshake and appends every byte of plaintext they complete to *plain. */
 ns_tls_status_t ns_tls_decrypt(ns_tls_t *t, const uint8_t *data, size_t len, ns_buf_t *plain);

@@ -21,6 +21,15 @@ void ns_buf_reserve(ns_buf_t *buf, size_t extra)
     buf->cap = cap;
 }
 
+void ns_buf_reserve_exact(ns_buf_t *buf, size_t extra)
+{
+    size_t need = buf->len + extra + 1;
+    if (need <= buf->cap)
+        return;
+    buf->data = ns_xrealloc(buf->data, need);
+    buf->cap = need;
+}
+
 void ns_buf_append(ns_buf_t *buf, const void *data, size_t n)
 {
     if (n == 0)

@@ -266,6 +266,38 @@ static const opt_t opts[] = {
      "write the bound port to this file once listening (empty: none)"},
     {"ioThreads", NULL, T_INT, G_EXT, 0, D_TEXT, "0", OFF(io_threads), RANGE(0, 256),
      "I/O event loop threads (0: one per CPU)"},
+
+    /* Budgets (issue 13; docs/operations.md lists what each one does when it is hit). Every
+     * one is process-wide or per peer, has a default that protects, and 318 may only tune it
+     * within a range that still does; 0 ("none") only from the -c file. */
+    {"serverMaxPartialFrameBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "268435456",
+     OFF(max_partial_frame_bytes), REMOTE(0, INT64_MAX, 16 << 20, 16LL << 30),
+     "bytes of frames being received, all peers together (0: no limit)"},
+    {"frameReceiveTimeoutMillis", NULL, T_LONG, G_EXT, 0, D_TEXT, "30000",
+     OFF(frame_receive_timeout_ms), REMOTE(0, INT64_MAX, 1000, 600000),
+     "time for a frame to arrive once begun, ms (0: no limit)"},
+    {"serverMaxWorkerQueueBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "67108864",
+     OFF(max_worker_queue_bytes), REMOTE(0, INT64_MAX, 16 << 20, 4LL << 30),
+     "bytes of requests queued for the worker, all peers together (0: no limit)"},
+    {"connectionMaxWorkerRequests", NULL, T_INT, G_EXT, 0, D_TEXT, "16",
+     OFF(conn_max_worker_requests), REMOTE(1, 65536, 1, 1024),
+     "requests one peer may have queued for the worker"},
+    {"connectionMaxWorkerBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "4194304",
+     OFF(conn_max_worker_bytes), REMOTE(0, INT64_MAX, 1 << 20, 1 << 30),
+     "bytes one peer may have queued for the worker (0: no limit)"},
+    {"serverMaxPendingWriteBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "268435456",
+     OFF(max_pending_write_bytes), REMOTE(0, INT64_MAX, 16 << 20, 16LL << 30),
+     "reply bytes queued for peers that do not read, all together (0: no limit)"},
+    {"registerBodyMaxInflatedBytes", NULL, T_LONG, G_EXT, R_RUNTIME, D_TEXT, "268435456",
+     OFF(register_max_inflated), REMOTE(1 << 20, 4LL << 30, 1 << 20, 1 << 30),
+     "bytes a compressed register body may inflate to"},
+    {"registerBodyMaxInflateRatio", NULL, T_INT, G_EXT, R_RUNTIME, D_TEXT, "100",
+     OFF(register_max_ratio), REMOTE(0, 100000, 10, 1000),
+     "inflated bytes per compressed byte of a register body, past 1 MiB (0: no limit)"},
+    {"registerBodyMaxCpuMillis", NULL, T_INT, G_EXT, R_RUNTIME, D_TEXT, "1000",
+     OFF(register_max_cpu_ms), REMOTE(0, 3600000, 10, 60000),
+     "CPU time decoding one compressed register body may take, ms (0: no limit)"},
+
     /* ACL (docs/operations.md, Security): protections and a file, so 318 may touch none. */
     {"aclEnable", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false", OFF(acl_enable), NOR,
      "check signed requests against the account file (the 4.x broker's key)"},

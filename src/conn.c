@@ -1,6 +1,8 @@
 /* One TCP connection: reads into a growable buffer, decodes every whole frame in it, dispatches
  * each request and writes all the replies of one read in a single vectored write. Requests
- * that are not cheap go to the worker (worker.c) and are answered when they come back.
+ * that are not cheap go to the worker (worker.c) and are answered when they come back. Each
+ * connection's share of the budgets is kept by its guard (conn_guard.h), asked before every
+ * frame; this file does what it answers.
  *
  * The first bytes decide what the connection speaks (ns_sniff.h): an optional PROXY protocol
  * header (its client becomes the peer), then TLS or plaintext as tls.server.mode allows. A TLS
@@ -13,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "conn_guard.h"
+#include "ns_budget.h"
 #include "ns_cmd_codec.h"
 #include "ns_common.h"
 #include "ns_frame.h"
@@ -25,14 +29,12 @@
  * loop's shared buffer of this size and keeps nothing of its own: a thousand idle broker
  * connections cost no input memory. */
 #define READ_CHUNK (64u * 1024u)
-/* A connection with this many requests at the worker stops being read until half of them are
- * back: a peer pipelining registrations cannot queue unbounded copies of them. */
-#define MAX_JOBS_PER_CONN 16
-/* Bytes of requests one loop may have queued at the worker (bodies included). Past it, the
- * loop stops reading every connection that has sent work to the worker (brokers, admin tools)
- * until its share drops to half; connections that only read routes go on being served. 1000
- * brokers re-registering 67 KB bodies at once would otherwise be read and queued: 67 MB. */
-#define JOB_BYTES_PER_LOOP (4u * 1024u * 1024u)
+/* One connection's work in one loop iteration: once its replies of this read reach this many
+ * bytes, or it has run this many requests, it lets the loop's other connections go and goes
+ * on in the next iteration (not read meanwhile). A peer asking for 64 MiB of replies in one
+ * read no longer keeps a broker's registration or a client's route query waiting for it. */
+#define YIELD_REPLY_BYTES (1u << 20)
+#define YIELD_FRAMES 1024
 
 /* One piece of a batched reply: a range of the batch's header buffer, or a body blob. */
 typedef struct reply_seg {
@@ -57,11 +59,17 @@ struct ns_conn {
     reply_seg_t *segs;       /* pieces of the current batch, in wire order */
     size_t seg_count;
     size_t seg_cap;
-    size_t batch_bytes; /* bytes in segs: counted against connectionMaxPendingWriteBytes */
-    uint32_t jobs;      /* requests at the worker; while > 0 every request goes there too */
-    bool reads_paused;  /* reading stopped (too many jobs, or the loop over budget) */
-    bool handle_closed; /* on_close ran while jobs were out: freed when the last returns */
-    bool sends_jobs;    /* has sent work to the worker: paused while the loop is over budget */
+    size_t batch_bytes;       /* bytes in segs: counted against connectionMaxPendingWriteBytes */
+    uint32_t jobs;            /* requests at the worker; while > 0 every request goes there too */
+    bool reads_paused;        /* reading stopped */
+    bool handle_closed;       /* on_close ran while jobs were out: freed when the last returns */
+    bool close_after_replies; /* sent bytes that are not remoting: closes once answered */
+    bool draining;            /* drain_conn ran: closes after its queued writes */
+    bool used_worker;         /* has sent a request to the worker */
+    bool yielded;             /* stopped mid-read to let others go: in loop->resume_head */
+    ns_conn_t *resume_next;   /* that list */
+    bool sent_registration;   /* has sent a REGISTER_BROKER: brokers may be bound to it */
+    ns_conn_guard_t guard;    /* its share of the budgets */
     /* Last, so that the fields above keep the offsets (and cache lines) of a plaintext build. */
     ns_tls_t *tls;                 /* the TLS session, or NULL: plaintext */
     uint64_t preamble_deadline_ms; /* a TLS handshake or PROXY header begun must be done by then
@@ -73,6 +81,7 @@ struct ns_conn {
 typedef struct write_req {
     uv_write_t req;
     ns_conn_t *conn;
+    size_t charged; /* bytes counted in the output budget until the callback */
     size_t seg_count;
     ns_blob_t **blobs; /* owned references, blob_count of them (inside this allocation) */
     size_t blob_count;
@@ -85,6 +94,7 @@ typedef struct write_req {
 static void on_close(uv_handle_t *handle);
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
 static void drain_conn(ns_conn_t *c);
+static void update_reading(ns_conn_t *conn);
 
 /* Close callback for a connection that never got linked into its loop. */
 static void free_conn_handle(uv_handle_t *handle)
@@ -125,6 +135,7 @@ void ns__conn_close(ns_conn_t *conn, const char *why)
     conn->closing = true;
     if (conn->tls != NULL && conn->tls_ready)
         tls_say_goodbye(conn);
+    ns_conn_guard_closing(&conn->guard, &conn->loop->guard);
     NS_LOG_D("closing connection peer=%s id=%llu: %s", conn->peer, (unsigned long long)conn->id,
              why);
     uv_read_stop((uv_stream_t *)&conn->handle);
@@ -137,13 +148,30 @@ static void conn_free(ns_conn_t *conn)
     ns_server_t *server = conn->loop->server;
     /* Java's onChannelDestroy: a broker whose registration channel closes is unregistered at
      * once. Only now: a registration of this connection still at the worker would otherwise
-     * come after it. The worker does it (it takes the write side); a client or tool connection
-     * is not in the live table and costs one lookup there. */
-    if (server->worker != NULL)
-        ns__worker_submit_simple(server->worker, NS_JOB_CONN_CLOSED, conn->id);
-    else
+     * come after it. The worker does it (it takes the write side). Only a registration binds
+     * a connection to brokers: for any other one the worker only forgets it, at once (a flood
+     * of connections that come and go queues nothing). */
+    if (server->worker == NULL)
         ns_route_on_conn_closed(server->route, conn->id);
+    else if (conn->sent_registration)
+        ns__worker_submit_simple(server->worker, NS_JOB_CONN_CLOSED, conn->id);
+    else if (conn->used_worker)
+        ns__worker_forget_conn(server->worker, conn->id);
     free(conn);
+}
+
+/* Takes the connection off its loop's resume list, if it is there. */
+static void resume_unlink(ns_conn_t *conn)
+{
+    if (!conn->yielded)
+        return;
+    for (ns_conn_t **p = &conn->loop->resume_head; *p != NULL; p = &(*p)->resume_next) {
+        if (*p == conn) {
+            *p = conn->resume_next;
+            break;
+        }
+    }
+    conn->yielded = false;
 }
 
 static void on_close(uv_handle_t *handle)
@@ -152,6 +180,8 @@ static void on_close(uv_handle_t *handle)
     ns_io_loop_t *loop = conn->loop;
     NS_METRIC_INC(CONN_CLOSED);
     list_remove(conn);
+    resume_unlink(conn);
+    ns_conn_guard_partial_release(&conn->guard);
     ns_buf_free(&conn->in);
     ns_buf_free(&conn->out_headers);
     ns_tls_free(conn->tls);
@@ -161,10 +191,12 @@ static void on_close(uv_handle_t *handle)
     free(conn->segs);
     conn->segs = NULL;
     conn->seg_count = conn->seg_cap = 0;
-    if (conn->jobs > 0)
+    if (conn->jobs > 0) {
         conn->handle_closed = true; /* ns__conn_job_done frees it */
-    else
+        ns__worker_conn_closed(loop->server->worker, conn->id);
+    } else {
         conn_free(conn);
+    }
     ns__loop_conn_gone(loop);
 }
 
@@ -183,10 +215,16 @@ static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
         buf->len = READ_CHUNK;
         return;
     }
-    /* The rest of a partial frame: the connection's own buffer, 64 KiB while less than half of
-     * that is pending, else doubling; either way at least 32 KiB stay free for this read. */
-    ns_buf_reserve(&conn->in,
-                   conn->in.len < READ_CHUNK / 2 ? READ_CHUNK - 1 - conn->in.len : conn->in.len);
+    size_t frame = conn->guard.partial_bytes;
+    if (frame > NS_GUARD_SMALL_FRAME && conn->in.len < frame) {
+        /* The rest of a large frame: exactly its declared size, what the budget holds. */
+        ns_buf_reserve_exact(&conn->in, frame - conn->in.len);
+    } else {
+        /* The rest of a small frame: the connection's own buffer, 64 KiB while less than half
+         * of that is pending, else doubling; at least 32 KiB stay free for this read. */
+        ns_buf_reserve(&conn->in, conn->in.len < READ_CHUNK / 2 ? READ_CHUNK - 1 - conn->in.len
+                                                                : conn->in.len);
+    }
     /* reserve() keeps one byte spare after len for a NUL; do not hand it out. */
     buf->base = (char *)conn->in.data + conn->in.len;
     buf->len = conn->in.cap - conn->in.len - 1;
@@ -227,13 +265,18 @@ static void queue_reply(ns_conn_t *conn, ns_cmd_t *resp)
     }
 }
 
+static void resume_output_waiters(ns_io_loop_t *loop);
+
 static void on_write(uv_write_t *req, int status)
 {
     write_req_t *wr = (write_req_t *)req;
     ns_conn_t *conn = wr->conn;
     for (size_t i = 0; i < wr->blob_count; i++)
         ns_blob_unref(wr->blobs[i]);
+    ns_conn_guard_output_done(&conn->guard, &conn->loop->guard, wr->charged);
     free(wr);
+    if (conn->loop->guard.output_waiters > 0)
+        resume_output_waiters(conn->loop);
     if (status < 0) {
         if (status != UV_ECANCELED)
             NS_LOG_D("write to %s failed: %s", conn->peer, uv_strerror(status));
@@ -260,6 +303,56 @@ static void release_segs(ns_conn_t *conn, size_t from, size_t to)
 }
 
 static bool output_over_limit(ns_conn_t *conn);
+
+/* The output budget is spent: cuts the connection of this loop holding the most reply bytes
+ * (a reader holds next to nothing, a peer that does not read holds it all), if any. */
+static void cut_largest_holder(ns_io_loop_t *loop)
+{
+    ns_conn_t *worst = NULL;
+    size_t worst_bytes = 0;
+    for (ns_conn_t *c = loop->conns; c != NULL; c = c->next) {
+        size_t held = c->closing ? 0 : c->guard.out_charged + c->batch_bytes;
+        if (held > worst_bytes) {
+            worst = c;
+            worst_bytes = held;
+        }
+    }
+    if (worst == NULL)
+        return;
+    ns_conn_guard_output_cut(worst->peer, worst_bytes);
+    NS_METRIC_INC(CUT_OUTPUT_BUDGET);
+    ns__conn_close(worst, "output budget");
+}
+
+/* Before a reply is built: when it would not fit the output budget, the largest holder of this
+ * loop is cut (unless cut ones are still being freed) and conn, if still open, waits unread
+ * until there is room. Returns true when conn must stop building replies now. */
+static bool output_budget_check(ns_conn_t *conn)
+{
+    if (!ns_conn_guard_output_full(&conn->guard, conn->batch_bytes))
+        return false;
+    if (conn->loop->guard.closing_output == 0)
+        cut_largest_holder(conn->loop);
+    if (!conn->closing)
+        ns_conn_guard_output_wait(&conn->guard, &conn->loop->guard);
+    return true;
+}
+
+static void process_input(ns_conn_t *conn, const uint8_t *data, size_t len, bool shared);
+
+static void resume_output_waiters(ns_io_loop_t *loop)
+{
+    ns_conn_t *next;
+    for (ns_conn_t *c = loop->conns; c != NULL && loop->guard.output_waiters > 0; c = next) {
+        next = c->next;
+        if (!ns_conn_guard_output_resume(&c->guard, &loop->guard, c->batch_bytes))
+            continue;
+        if (c->in.len > 0 && !c->guard.worker_full)
+            process_input(c, c->in.data, c->in.len, false);
+        else
+            update_reading(c);
+    }
+}
 
 /* TLS: the batch's pieces (and any handshake bytes waiting) become one piece of ciphertext in
  * out_headers, which the plaintext path below then writes. */
@@ -307,9 +400,11 @@ static void flush_replies(ns_conn_t *conn)
         NS_METRIC_ADD(BYTES_OUT, conn->batch_bytes);
     conn->batch_bytes = 0; /* every path below hands the segments on or releases them */
     if (conn->closing) {
+        /* Freed now, not when the close completes: the other connections read in this loop
+         * iteration must not find the memory still taken. */
         release_segs(conn, 0, n);
         conn->seg_count = 0;
-        conn->out_headers.len = 0;
+        ns_buf_free(&conn->out_headers);
         return;
     }
     /* 1. Try to write everything now (libuv answers EAGAIN while earlier writes are queued). */
@@ -357,6 +452,7 @@ static void flush_replies(ns_conn_t *conn)
     write_req_t *wr =
         ns_xmalloc(sizeof(*wr) + left * sizeof(uv_buf_t) + blobs * sizeof(ns_blob_t *) + hdr_len);
     wr->conn = conn;
+    wr->charged = 0;
     wr->seg_count = left;
     wr->blob_count = 0;
     wr->blobs = (ns_blob_t **)(void *)&wr->bufs[left];
@@ -374,6 +470,8 @@ static void flush_replies(ns_conn_t *conn)
     }
     wr->bufs[0].base += first_off;
     wr->bufs[0].len -= first_off;
+    for (size_t i = 0; i < left; i++)
+        wr->charged += wr->bufs[i].len;
     conn->seg_count = 0;
     int rc = uv_write(&wr->req, (uv_stream_t *)&conn->handle, wr->bufs, (unsigned)left, on_write);
     if (rc < 0) {
@@ -384,11 +482,16 @@ static void flush_replies(ns_conn_t *conn)
         ns__conn_close(conn, "write failed");
         return;
     }
+    ns_conn_guard_output_queued(&conn->guard, wr->charged);
     /* A peer that sends requests but never reads the answers must not make us buffer without
-     * bound (Java relies on Netty's high-water mark; we cut the peer off). */
+     * bound (Java relies on Netty's high-water mark; we cut the peer off), nor may all of them
+     * together. */
     (void)output_over_limit(conn);
 }
 
+/* Bytes that are not remoting: nothing more is read or decoded, but the requests before them
+ * are answered (those at the worker too), then the connection closes. Java closes at once and
+ * loses those answers (docs/compatibility.md). */
 static void bad_frame(ns_conn_t *conn, ns_metric_id_t reason, const char *why, const uint8_t *data,
                       size_t len)
 {
@@ -397,16 +500,17 @@ static void bad_frame(ns_conn_t *conn, ns_metric_id_t reason, const char *why, c
     ns_log_escape(data, len, 64, sample, sizeof(sample));
     NS_LOG_W("closing connection %s: %s; first bytes: %s", conn->peer, why, sample);
     __atomic_add_fetch(&conn->loop->server->stat_bad_frames, 1, __ATOMIC_RELAXED);
-    ns__conn_close(conn, why);
+    conn->close_after_replies = true;
+    update_reading(conn);
 }
 
 /* Reads from the connection exactly when nothing holds it back: it is open and not shutting
- * down, has fewer than MAX_JOBS_PER_CONN requests at the worker, and is not a connection that
- * sends work while its loop is over budget. */
+ * down or closing, and not waiting for its requests at the worker or for output room. */
 static void update_reading(ns_conn_t *conn)
 {
     bool want = !conn->closing && !conn->handle_closed && !conn->loop->stopping &&
-                conn->jobs < MAX_JOBS_PER_CONN && !(conn->sends_jobs && conn->loop->over_budget);
+                !conn->close_after_replies && !conn->guard.worker_full &&
+                !conn->guard.output_wait && !conn->yielded;
     if (want == !conn->reads_paused)
         return;
     conn->reads_paused = !want;
@@ -414,17 +518,19 @@ static void update_reading(ns_conn_t *conn)
         uv_read_stop((uv_stream_t *)&conn->handle);
         return;
     }
+    ns_conn_guard_reading_resumed(&conn->guard, uv_now(&conn->loop->loop));
     int rc = uv_read_start((uv_stream_t *)&conn->handle, on_alloc, on_read);
     if (rc != 0)
         ns__conn_close(conn, uv_strerror(rc));
 }
 
 /* Sends a request to the worker: the job takes the decoded request, with a copy of its body
- * (the frame lives in a read buffer that is reused at once). */
-static void submit_job(ns_conn_t *conn, ns_cmd_t *req)
+ * (the frame lives in a read buffer that is reused at once). Its `bytes` are already taken
+ * from the worker-queue budget. */
+static void submit_job(ns_conn_t *conn, ns_cmd_t *req, size_t bytes)
 {
-    ns_job_t *job = ns_xmalloc(sizeof(*job) + req->body_len);
-    job->bytes = sizeof(*job) + req->body_len;
+    ns_job_t *job = ns_xmalloc(bytes);
+    job->bytes = bytes;
     job->next = NULL;
     job->kind = NS_JOB_REQUEST;
     job->loop = conn->loop;
@@ -438,47 +544,38 @@ static void submit_job(ns_conn_t *conn, ns_cmd_t *req)
     }
     ns_cmd_init(&job->resp);
     job->send = false;
+    job->dropped = false;
+    job->code = req->code;
+    job->known_broker = conn->guard.known_broker;
+    conn->used_worker = true;
+    conn->sent_registration |= req->code == NS_REQ_REGISTER_BROKER;
     conn->jobs++;
-    ns_io_loop_t *loop = conn->loop;
-    loop->job_bytes += job->bytes;
-    ns__loop_job_out(loop);
-    ns__worker_submit(loop->server->worker, job);
-    conn->sends_jobs = true;
-    if (loop->job_bytes > JOB_BYTES_PER_LOOP && !loop->over_budget) {
-        loop->over_budget = true;
-        for (ns_conn_t *c = loop->conns; c != NULL; c = c->next)
-            if (c->sends_jobs)
-                update_reading(c);
-    } else {
-        update_reading(conn);
-    }
-}
-
-void ns__conn_budget_check(ns_io_loop_t *loop)
-{
-    if (!loop->over_budget || loop->job_bytes > JOB_BYTES_PER_LOOP / 2)
-        return;
-    loop->over_budget = false;
-    for (ns_conn_t *c = loop->conns; c != NULL; c = c->next)
-        if (c->sends_jobs)
-            update_reading(c);
+    ns__loop_job_out(conn->loop);
+    ns__worker_submit(conn->loop->server->worker, job);
 }
 
 void ns__conn_job_done(ns_job_t *job)
 {
     ns_conn_t *conn = job->conn;
     conn->jobs--;
-    conn->loop->job_bytes -= job->bytes;
+    bool may_resume = ns_conn_guard_worker_done(&conn->guard, conn->jobs, job->bytes,
+                                                &conn->loop->server->limits.guard);
     if (!conn->handle_closed) {
+        if (job->code == NS_REQ_REGISTER_BROKER && job->send)
+            conn->guard.known_broker = job->resp.code == NS_RES_SUCCESS;
         if (job->send) {
             queue_reply(conn, &job->resp);
             flush_replies(conn);
         }
-        if (conn->loop->stopping) {
+        if (conn->loop->stopping || conn->close_after_replies) {
             if (conn->jobs == 0 && !conn->closing)
-                drain_conn(conn); /* shutdown waited for this reply */
-        } else if (conn->jobs <= MAX_JOBS_PER_CONN / 2) {
-            update_reading(conn);
+                drain_conn(conn); /* the close waited for this reply */
+        } else if (may_resume && !conn->closing && !conn->guard.output_wait) {
+            /* Frames that waited in the buffer first, then the socket again. */
+            if (conn->in.len > 0)
+                process_input(conn, conn->in.data, conn->in.len, false);
+            else
+                update_reading(conn);
         }
     } else if (conn->jobs == 0) {
         conn_free(conn);
@@ -487,26 +584,45 @@ void ns__conn_job_done(ns_job_t *job)
     free(job);
 }
 
-static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
+/* Decodes and dispatches one frame. Returns false when the frame must wait in the buffer (the
+ * worker queue is full and the connection has requests there: they will make room). */
+static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
 {
     ns_server_t *server = conn->loop->server;
     ns_cmd_t req;
     if (ns_cmd_decode(frame, &req) != 0) {
         bad_frame(conn, NS_M_FRAME_BAD_HEADER, "undecodable remoting header", frame->header,
                   frame->header_len);
-        return;
+        return true;
     }
     if (req.flag & NS_FLAG_RESPONSE) {
         /* A response to a request we never sent (we send none): Java logs and drops it. */
         NS_LOG_D("peer=%s: unexpected response opaque=%d dropped", conn->peer, (int)req.opaque);
         ns_cmd_free(&req);
-        return;
+        return true;
+    }
+    if (server->worker != NULL && (conn->jobs > 0 || !ns_proc_runs_on_loop(req.code))) {
+        size_t bytes = sizeof(ns_job_t) + req.body_len;
+        ns_guard_admit_t admit =
+            ns_conn_guard_worker_admit(&conn->guard, conn->jobs, bytes, &req, conn->peer);
+        if (admit == NS_GUARD_WAIT) { /* its own requests will make room: wait for them */
+            ns_cmd_free(&req);
+            return false;
+        }
+        __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
+        if (admit == NS_GUARD_RUN) {
+            submit_job(conn, &req, bytes); /* the job owns req now */
+            return true;
+        }
+        ns_cmd_t busy;
+        if (ns_conn_guard_busy_reply(&req, &busy)) {
+            queue_reply(conn, &busy);
+            ns_cmd_free(&busy);
+        }
+        ns_cmd_free(&req);
+        return true;
     }
     __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
-    if (server->worker != NULL && (conn->jobs > 0 || !ns_proc_runs_on_loop(req.code))) {
-        submit_job(conn, &req);
-        return;
-    }
     ns_ctx_t ctx = {
         .route = server->route,
         .kv = server->kv,
@@ -527,33 +643,44 @@ static void handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
         ns_cmd_free(&resp);
     }
     ns_cmd_free(&req);
+    return true;
 }
 
-/* True (and the connection closed) when what this peer has not read yet, queued writes plus the
- * replies of the current read, is past connectionMaxPendingWriteBytes. Checked before every
- * request, so one read of many small requests cannot overshoot the limit many times over. */
+/* True when the connection must not build more replies now: what this peer has not read yet,
+ * queued writes plus the replies of the current read, is past connectionMaxPendingWriteBytes
+ * (it is closed), or the process-wide output budget is full (output_budget_check). Checked
+ * before every request, so one read of many small requests cannot overshoot a limit many
+ * times over. */
 static bool output_over_limit(ns_conn_t *conn)
 {
     size_t limit = conn->loop->server->limits.max_output;
-    if (limit == 0)
-        return false;
-    size_t queued = uv_stream_get_write_queue_size((uv_stream_t *)&conn->handle);
-    if (queued + conn->batch_bytes <= limit)
-        return false;
-    NS_LOG_W("closing connection %s: %zu reply bytes unread (limit %zu)", conn->peer,
-             queued + conn->batch_bytes, limit);
+    size_t queued = limit ? uv_stream_get_write_queue_size((uv_stream_t *)&conn->handle) : 0;
+    if (limit == 0 || queued + conn->batch_bytes <= limit)
+        return output_budget_check(conn);
+    ns_guard_event(NS_GUARD_OUTPUT_PEER_CUT, NS_LOG_WARN,
+                   "closing connection %s: %zu reply bytes unread (limit %zu)", conn->peer,
+                   queued + conn->batch_bytes, limit);
     NS_METRIC_INC(CUT_OUTPUT_LIMIT);
     NS_METRIC_ADD(REPLY_BYTES_DROPPED, queued + conn->batch_bytes);
     ns__conn_close(conn, "output limit");
     return true;
 }
 
-/* Decodes and dispatches every whole frame in data[0..len); returns the bytes consumed. */
-static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len)
+/* Decodes and dispatches the whole frames in data[0..len) while the connection may take more;
+ * returns the bytes consumed. *yield: it stopped to let the loop's other connections go. */
+static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len, bool *yield)
 {
     size_t max_frame = conn->loop->server->limits.frame_max;
     size_t pos = 0;
-    while (!conn->closing && !output_over_limit(conn)) {
+    for (size_t frames = 0; !conn->closing && !conn->close_after_replies; frames++) {
+        if (frames == YIELD_FRAMES || conn->batch_bytes >= YIELD_REPLY_BYTES) {
+            *yield = pos < len;
+            break;
+        }
+        if (!ns_conn_guard_worker_room(&conn->guard, conn->jobs, &conn->loop->server->limits.guard,
+                                       conn->peer) ||
+            output_over_limit(conn))
+            break;
         ns_frame_t frame;
         ns_frame_status_t st = ns_frame_decode(data + pos, len - pos, max_frame, &frame);
         if (st == NS_FRAME_NEED_MORE)
@@ -563,32 +690,93 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len)
                       len - pos);
             break;
         }
-        handle_frame(conn, &frame);
+        if (!handle_frame(conn, &frame))
+            break;
         pos += frame.frame_len;
     }
     return pos;
 }
 
-/* Decodes and dispatches the whole frames of data[0..len), sends the replies and keeps the
- * partial frame at the end, if any, for the next read. `shared`: data is the loop's buffer (or
- * the loop's TLS plaintext buffer), else it is conn->in. */
-static void consume(ns_conn_t *conn, const uint8_t *data, size_t len, bool shared)
+/* Runs the frames of data[0..len) that may be dispatched now, sends the replies, and keeps the
+ * rest (a partial frame, or frames waiting for the worker) in conn->in. `shared`: data is the
+ * loop's read buffer (conn->in is empty then); else it is conn->in itself. */
+static void on_resume(uv_idle_t *handle);
+
+void ns__conn_loop_init(ns_io_loop_t *loop)
 {
-    ns_metrics_batch_begin();
-    size_t pos = handle_frames(conn, data, len);
+    uv_idle_init(&loop->loop, &loop->resume_idle);
+    loop->resume_idle.data = loop;
+}
+
+void ns__conn_loop_close(ns_io_loop_t *loop)
+{
+    uv_close((uv_handle_t *)&loop->resume_idle, NULL);
+}
+
+/* The connection goes on with its buffered frames in the next loop iteration. */
+static void resume_later(ns_conn_t *conn)
+{
+    if (conn->yielded || conn->loop->stopping)
+        return;
+    conn->yielded = true;
+    conn->resume_next = conn->loop->resume_head;
+    conn->loop->resume_head = conn;
+    uv_idle_start(&conn->loop->resume_idle, on_resume);
+}
+
+static void on_resume(uv_idle_t *handle)
+{
+    ns_io_loop_t *loop = handle->data;
+    ns_conn_t *list = loop->resume_head;
+    loop->resume_head = NULL;
+    uv_idle_stop(handle);
+    for (ns_conn_t *c = list, *next; c != NULL; c = next) {
+        next = c->resume_next;
+        c->yielded = false;
+        if (c->closing)
+            continue;
+        if (c->in.len > 0 && !c->guard.worker_full && !c->guard.output_wait)
+            process_input(c, c->in.data, c->in.len, false);
+        else
+            update_reading(c);
+    }
+}
+
+static void process_input(ns_conn_t *conn, const uint8_t *data, size_t len, bool shared)
+{
+    bool yield = false;
+    size_t pos = handle_frames(conn, data, len, &yield);
     flush_replies(conn);
     if (conn->closing)
         return;
+    if (conn->close_after_replies) {
+        ns_conn_guard_partial_release(&conn->guard);
+        ns_buf_free(&conn->in);
+        if (conn->jobs == 0)
+            drain_conn(conn);
+        return;
+    }
     if (shared) {
         /* Keep the partial frame at the end, if any, for the next read. */
         ns_buf_append(&conn->in, data + pos, len - pos);
+    } else if (pos > 0) {
+        ns_conn_guard_partial_release(&conn->guard); /* the frame at the front was consumed */
+        ns_buf_consume(&conn->in, pos);
+        /* Back to the shared buffer once empty; a buffer grown past one chunk by a large
+         * frame (a broker registration) is released at once. */
+        if (conn->in.len == 0 && conn->in.cap > READ_CHUNK)
+            ns_buf_free(&conn->in);
+    }
+    if (!ns_conn_guard_partial_hold(&conn->guard, conn->in.data, conn->in.len,
+                                    &conn->loop->server->limits.guard, uv_now(&conn->loop->loop),
+                                    conn->peer)) {
+        NS_METRIC_INC(CUT_PARTIAL_BUDGET);
+        ns__conn_close(conn, "partial-frame budget");
         return;
     }
-    ns_buf_consume(&conn->in, pos);
-    /* Back to the shared buffer once empty; a buffer grown past one chunk by a large frame
-     * (a broker registration) is released at once. */
-    if (conn->in.len == 0 && conn->in.cap > READ_CHUNK)
-        ns_buf_free(&conn->in);
+    if (yield)
+        resume_later(conn);
+    update_reading(conn);
 }
 
 /* ---- the first bytes: PROXY header, TLS or plaintext ------------------------------------- */
@@ -640,6 +828,15 @@ static void drop_front(ns_conn_t *conn, const uint8_t **data, size_t *len, bool 
     *len = conn->in.len;
 }
 
+/* The first bytes are refused: logged and counted as a bad frame, and the connection closes
+ * (no request has been read from it, so nothing waits for an answer). */
+static void refuse_preamble(ns_conn_t *conn, ns_metric_id_t reason, const char *why,
+                            const uint8_t *data, size_t len)
+{
+    bad_frame(conn, reason, why, data, len);
+    drain_conn(conn);
+}
+
 /* Runs the sniffer's verdicts on the first bytes. Returns true when the connection goes on with
  * *data[0..*len) (what follows a PROXY header); false when it waits for more bytes (kept in
  * conn->in) or was closed. */
@@ -651,9 +848,10 @@ static bool preamble(ns_conn_t *conn, const uint8_t **data, size_t *len, bool sh
         switch (ns_sniff(*data, *len, server->tls.mode, conn->after_proxy, &s)) {
         case NS_SNIFF_PROXY:
             if (!proxy_allowed(conn)) {
-                bad_frame(conn, NS_M_FRAME_PROXY_UNTRUSTED,
-                          "PROXY protocol header from a peer not in proxyProtocolTrustedProxies",
-                          *data, *len);
+                refuse_preamble(
+                    conn, NS_M_FRAME_PROXY_UNTRUSTED,
+                    "PROXY protocol header from a peer not in proxyProtocolTrustedProxies", *data,
+                    *len);
                 return false;
             }
             take_proxy_header(conn, &s.proxy);
@@ -688,18 +886,18 @@ static bool preamble(ns_conn_t *conn, const uint8_t **data, size_t *len, bool sh
             conn->preamble_deadline_ms = uv_now(&conn->loop->loop) + server->tls.handshake_ms;
             return true;
         case NS_SNIFF_REFUSE_TLS:
-            bad_frame(conn, NS_M_FRAME_TLS,
-                      "TLS handshake received, but tls.server.mode is disabled", *data, *len);
+            refuse_preamble(conn, NS_M_FRAME_TLS,
+                            "TLS handshake received, but tls.server.mode is disabled", *data, *len);
             return false;
         case NS_SNIFF_REFUSE_PLAIN:
-            bad_frame(conn, NS_M_FRAME_PLAINTEXT,
-                      "plaintext request, but tls.server.mode is enforcing (TLS only)", *data,
-                      *len);
+            refuse_preamble(conn, NS_M_FRAME_PLAINTEXT,
+                            "plaintext request, but tls.server.mode is enforcing (TLS only)", *data,
+                            *len);
             return false;
         case NS_SNIFF_BAD_PROXY: {
             char why[160];
             snprintf(why, sizeof(why), "bad PROXY protocol header: %s", s.proxy.error);
-            bad_frame(conn, NS_M_FRAME_PROXY, why, *data, *len);
+            refuse_preamble(conn, NS_M_FRAME_PROXY, why, *data, *len);
             return false;
         }
         }
@@ -720,6 +918,12 @@ static void tls_read(ns_conn_t *conn, const uint8_t *data, size_t len, bool shar
     }
     bool plain_shared = conn->in.len == 0;
     ns_buf_t *plain = plain_shared ? &loop->tls_plain : &conn->in;
+    size_t frame = conn->guard.partial_bytes;
+    if (!plain_shared && frame > NS_GUARD_SMALL_FRAME && conn->in.len < frame) {
+        /* The rest of a large frame: room for exactly its declared size (what the budget
+         * holds), as on_alloc gives a plaintext connection. */
+        ns_buf_reserve_exact(&conn->in, frame - conn->in.len + NS_TLS_RECORD_MAX);
+    }
     ns_tls_status_t st = ns_tls_decrypt(conn->tls, data, len, plain);
     ns_buf_free(&first);
     if (!conn->tls_ready && ns_tls_handshake_done(conn->tls)) {
@@ -741,7 +945,7 @@ static void tls_read(ns_conn_t *conn, const uint8_t *data, size_t len, bool shar
         ns__conn_close(conn, "TLS error");
         return;
     }
-    consume(conn, plain->data, plain->len, plain_shared);
+    process_input(conn, plain->data, plain->len, plain_shared);
     if (plain_shared)
         loop->tls_plain.len = 0;
     if (st == NS_TLS_CLOSED)
@@ -772,11 +976,12 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     }
     if (!conn->preamble_done && !preamble(conn, &data, &len, shared))
         return;
+    ns_metrics_batch_begin();
     if (conn->tls != NULL) {
         tls_read(conn, data, len, shared);
         return;
     }
-    consume(conn, data, len, shared);
+    process_input(conn, data, len, shared);
 }
 
 /* Links a connection whose handle is open into its loop and starts reading. */
@@ -869,6 +1074,26 @@ void ns__conn_close_by_id(ns_io_loop_t *loop, uint64_t id, const char *why)
     }
 }
 
+void ns__conn_check_budgets(ns_io_loop_t *loop, uint64_t now_ms)
+{
+    /* Output room freed by another loop's peers is noticed here at the latest; and a loop whose
+     * peers hold the output budget while sending nothing sheds its largest one. */
+    if (ns_loop_guard_should_cut(&loop->guard))
+        cut_largest_holder(loop);
+    if (loop->guard.output_waiters > 0)
+        resume_output_waiters(loop);
+    const ns_guard_limits_t *lim = &loop->server->limits.guard;
+    ns_conn_t *next;
+    for (ns_conn_t *c = loop->conns; c != NULL; c = next) {
+        next = c->next;
+        if (!c->closing && !c->reads_paused &&
+            ns_conn_guard_partial_overdue(&c->guard, now_ms, lim, c->in.len, c->peer)) {
+            NS_METRIC_INC(CUT_FRAME_TOO_SLOW);
+            ns__conn_close(c, "frame too slow");
+        }
+    }
+}
+
 void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms)
 {
     ns_conn_t *next;
@@ -905,6 +1130,10 @@ static void on_shutdown(uv_shutdown_t *req, int status)
  * else after the queued writes (the write side is shut down, then it closes). */
 static void drain_conn(ns_conn_t *c)
 {
+    if (c->draining)
+        return;
+    c->draining = true;
+    uv_read_stop((uv_stream_t *)&c->handle);
     if (c->tls != NULL && c->tls_ready) {
         ns_tls_shutdown(c->tls); /* close_notify, after the replies still queued */
         flush_replies(c);

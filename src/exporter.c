@@ -20,6 +20,7 @@
 
 #include <microhttpd.h>
 
+#include "ns_budget.h"
 #include "ns_common.h"
 #include "ns_health.h"
 #include "ns_log.h"
@@ -81,9 +82,9 @@ static void write_server(const ns_metrics_snapshot_t *snap, ns_config_t *cfg, ns
     gauge(out, "mqnamesrv_connections_open", "Remoting connections open now.",
           (double)(accepted > closed ? accepted - closed : 0));
     uint64_t sub = snap->counters[NS_M_WORKER_SUBMITTED];
-    uint64_t started = snap->counters[NS_M_WORKER_STARTED];
+    uint64_t gone = snap->counters[NS_M_WORKER_STARTED] + snap->counters[NS_M_WORKER_DROPPED];
     gauge(out, "mqnamesrv_worker_queue_depth", "Jobs waiting in the worker queue now.",
-          (double)(sub > started ? sub - started : 0));
+          (double)(sub > gone ? sub - gone : 0));
     uint64_t now = ns_now_ms();
     bool live = ns_health_live(now, NULL, 0);
     bool ready = ns_health_ready(cfg, now, NULL, 0);
@@ -102,6 +103,42 @@ static void write_server(const ns_metrics_snapshot_t *snap, ns_config_t *cfg, ns
                             "version it answers with.");
     ns_metrics_write_sample(out, "mqnamesrv_build_info", ns_buf_cstr(&labels), 1);
     ns_buf_free(&labels);
+}
+
+/* The budgets (ns_budget.h) and every refusal or cut of the guards, the counters the [LIMITS]
+ * log line shows. */
+static void write_limits(ns_buf_t *out)
+{
+    static const char *const budget_label[NS_BUDGET_COUNT] = {
+        [NS_BUDGET_PARTIAL_FRAMES] = "budget=\"partial_frames\"",
+        [NS_BUDGET_WORKER_QUEUE] = "budget=\"worker_queue\"",
+        [NS_BUDGET_PENDING_WRITES] = "budget=\"pending_writes\"",
+    };
+    static const struct {
+        const char *name, *help;
+        size_t (*get)(ns_budget_id_t);
+    } families[] = {
+        {"mqnamesrv_budget_used_bytes", "Bytes each process-wide budget holds now.",
+         ns_budget_used},
+        {"mqnamesrv_budget_peak_bytes", "The most bytes each budget held since start.",
+         ns_budget_peak},
+        {"mqnamesrv_budget_limit_bytes", "Each budget's limit (0: none).", ns_budget_limit},
+    };
+    for (size_t f = 0; f < NS_ARRAY_SIZE(families); f++) {
+        ns_metrics_write_family(out, families[f].name, "gauge", families[f].help);
+        for (int b = 0; b < NS_BUDGET_COUNT; b++)
+            ns_metrics_write_sample_u64(out, families[f].name, budget_label[b],
+                                        families[f].get((ns_budget_id_t)b));
+    }
+    ns_metrics_write_family(out, "mqnamesrv_limit_events_total", "counter",
+                            "Refusals and cuts of the budgets and limits, by kind "
+                            "(docs/operations.md, Limits that protect the server).");
+    for (int k = 0; k < NS_GUARD_COUNT; k++) {
+        char labels[64];
+        snprintf(labels, sizeof(labels), "kind=\"%s\"", ns_guard_name((ns_guard_kind_t)k));
+        ns_metrics_write_sample_u64(out, "mqnamesrv_limit_events_total", labels,
+                                    ns_guard_counter((ns_guard_kind_t)k));
+    }
 }
 
 static void write_process(ns_buf_t *out)
@@ -131,6 +168,7 @@ void ns_exporter_render(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv, ns_buf
     ns_metrics_snapshot(snap);
     ns_metrics_write(snap, slot_name, out);
     write_server(snap, cfg, out);
+    write_limits(out);
     free(snap);
     write_route_and_kv(route, kv, out);
     write_process(out);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns_budget.h"
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_kv.h"
@@ -87,11 +88,20 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
     }
     ns_register_body_t body;
     char err[256] = "";
-    int rc = ns_register_body_decode(body_bytes, body_len, req->version, compressed, &body, err,
-                                     sizeof(err));
+    const ns_config_t *cfg = ctx->config;
+    ns_register_limits_t lim = {.max_inflated = NS_REGISTER_MAX_INFLATED};
+    if (cfg != NULL) {
+        lim.max_inflated = (size_t)NS_CFG_GET(cfg->register_max_inflated);
+        lim.max_ratio = (uint32_t)NS_CFG_GET(cfg->register_max_ratio);
+        lim.max_cpu_ms = (uint32_t)NS_CFG_GET(cfg->register_max_cpu_ms);
+    }
+    int rc = ns_register_body_decode_limited(body_bytes, body_len, req->version, compressed, &lim,
+                                             &body, err, sizeof(err));
     if (rc < 0) {
-        NS_LOG_W("peer=%s register broker %s: bad body: %s", peer_of(ctx), name ? name : "null",
-                 err);
+        /* Any peer can send these: the line is rate-limited, the counter is not. */
+        ns_guard_event(rc == NS_ETOOBIG ? NS_GUARD_BODY_REFUSED : NS_GUARD_BODY_BAD, NS_LOG_WARN,
+                       "peer=%s register broker %s: bad body: %s", peer_of(ctx),
+                       name ? name : "null", err);
         if (req->version < NS_VERSION_V3_0_11) {
             resp->code = NS_RES_SYSTEM_ERROR;
             resp->has_ext = false;

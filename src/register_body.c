@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <zlib.h>
 
@@ -1164,15 +1165,69 @@ typedef struct zin {
     size_t start, end, cap; /* unconsumed inflated bytes are buf[start..end) */
     size_t total;           /* bytes inflated so far */
     int stop;               /* 0 while more may come; else 1 (stream end) or an NS_E* code */
+    size_t allowed;         /* bytes the stream may inflate to: the tightest limit */
+    uint32_t ratio;         /* the ratio limit when it set `allowed`, else 0 */
+    uint64_t cpu_deadline;  /* thread CPU ns past which decoding stops, 0 = never */
+    uint32_t cpu_ms;        /* that budget, for the message */
 } zin_t;
+
+/* The smallest topic item a count can stand for: a length and a 16-byte line (" 0 0 0
+ * MULTI_TAG"). A count times this that cannot fit what is left is refused at once. */
+#define MIN_TOPIC_ITEM 20
+/* Topics decoded between two looks at the CPU clock. */
+#define CPU_CHECK_TOPICS 1024
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int zin_too_big(const zin_t *z, char *err, size_t errlen)
+{
+    if (z->ratio > 0)
+        return fail(err, errlen, NS_ETOOBIG,
+                    "compressed body inflates past %zu bytes (%u times its size)", z->allowed,
+                    z->ratio);
+    return fail(err, errlen, NS_ETOOBIG, "inflated body larger than %zu bytes", z->allowed);
+}
+
+/* Fails once the decoding has used its CPU budget; the stream stays stopped. */
+static int zin_cpu_check(zin_t *z, char *err, size_t errlen)
+{
+    if (z->cpu_deadline == 0 || thread_cpu_ns() <= z->cpu_deadline)
+        return 0;
+    z->stop = NS_ETOOBIG;
+    return fail(err, errlen, NS_ETOOBIG, "decoding took more than %u ms of CPU", z->cpu_ms);
+}
+
+/* Bytes of the inflated stream consumed so far (never more than z->allowed). */
+static size_t zin_pos(const zin_t *z)
+{
+    return z->total - (z->end - z->start);
+}
+
+/* Refuses, before inflating anything for it, a size the body declares that cannot fit what
+ * the stream may still inflate to. */
+static int zin_fits(const zin_t *z, const char *what, uint64_t need, char *err, size_t errlen)
+{
+    size_t left = z->allowed - zin_pos(z);
+    if (need <= left)
+        return 0;
+    return fail(err, errlen, NS_ETOOBIG, "%s declares %llu bytes, more than the %zu left of %zu",
+                what, (unsigned long long)need, left, z->allowed);
+}
 
 /* Inflation step: output space given to zlib per call, so a bomb is noticed quickly. */
 #define ZIN_CHUNK (256u * 1024u)
 
 /* Makes at least n unconsumed bytes available. Returns 0, or NS_EZLIB (bad or short stream)
- * or NS_ETOOBIG (the stream inflates past NS_REGISTER_MAX_INFLATED). */
+ * or NS_ETOOBIG (the stream inflates past z->allowed, or the CPU budget is spent). */
 static int zin_need(zin_t *z, size_t n, char *err, size_t errlen)
 {
+    int rc;
     while (z->end - z->start < n) {
         if (z->stop == 1)
             return fail(err, errlen, NS_EZLIB, "compressed body ends early");
@@ -1190,7 +1245,7 @@ static int zin_need(zin_t *z, size_t n, char *err, size_t errlen)
             z->cap = cap;
         }
         size_t room = z->cap - z->end;
-        size_t budget = (size_t)NS_REGISTER_MAX_INFLATED - z->total + 1;
+        size_t budget = z->allowed - z->total + 1;
         if (room > budget)
             room = budget;
         z->zs.next_out = z->buf + z->end;
@@ -1199,7 +1254,7 @@ static int zin_need(zin_t *z, size_t n, char *err, size_t errlen)
         size_t got = room - z->zs.avail_out;
         z->end += got;
         z->total += got;
-        if (z->total > NS_REGISTER_MAX_INFLATED)
+        if (z->total > z->allowed)
             z->stop = NS_ETOOBIG;
         else if (zrc == Z_STREAM_END)
             z->stop = 1;
@@ -1209,11 +1264,13 @@ static int zin_need(zin_t *z, size_t n, char *err, size_t errlen)
             z->stop = NS_EZLIB;
         /* Errors count at once, even when the bytes asked for did arrive. */
         if (z->stop == NS_ETOOBIG)
-            return fail(err, errlen, NS_ETOOBIG, "inflated body larger than %u bytes",
-                        NS_REGISTER_MAX_INFLATED);
+            return zin_too_big(z, err, errlen);
         if (z->stop < 0)
             return fail(err, errlen, NS_EZLIB, "bad zlib stream (%s)",
                         z->zs.msg ? z->zs.msg : "error");
+        rc = zin_cpu_check(z, err, errlen);
+        if (rc < 0)
+            return rc;
     }
     return 0;
 }
@@ -1241,6 +1298,9 @@ static int zin_item(zin_t *z, const char *what, const uint8_t **p, size_t *n, ch
     if ((uint32_t)len > NS_REGISTER_MAX_ITEM)
         return fail(err, errlen, NS_ETOOBIG, "%s length %d over %u", what, (int)len,
                     NS_REGISTER_MAX_ITEM);
+    rc = zin_fits(z, what, (uint64_t)len, err, errlen);
+    if (rc < 0)
+        return rc;
     rc = zin_need(z, (size_t)len, err, errlen);
     if (rc < 0)
         return rc;
@@ -1298,10 +1358,25 @@ static int decode_topic_line(dec_t *d, const uint8_t *p, size_t n)
     return add_topic(d, &tc);
 }
 
-static int decode_compressed(dec_t *d, const uint8_t *body, size_t len, int32_t version)
+static int decode_compressed(dec_t *d, const uint8_t *body, size_t len, int32_t version,
+                             const ns_register_limits_t *lim)
 {
     zin_t z;
     memset(&z, 0, sizeof(z));
+    z.allowed = lim->max_inflated;
+    if (lim->max_ratio > 0) {
+        uint64_t by_ratio = (uint64_t)len * lim->max_ratio;
+        if (by_ratio < NS_REGISTER_RATIO_FLOOR)
+            by_ratio = NS_REGISTER_RATIO_FLOOR;
+        if (by_ratio < z.allowed) {
+            z.allowed = (size_t)by_ratio;
+            z.ratio = lim->max_ratio;
+        }
+    }
+    if (lim->max_cpu_ms > 0) {
+        z.cpu_ms = lim->max_cpu_ms;
+        z.cpu_deadline = thread_cpu_ns() + (uint64_t)lim->max_cpu_ms * 1000000u;
+    }
     z.zs.next_in = (Bytef *)(uintptr_t)body; /* zlib's API is not const-correct */
     z.zs.avail_in = (uInt)len;
     if (len > UINT32_MAX)
@@ -1326,7 +1401,17 @@ static int decode_compressed(dec_t *d, const uint8_t *body, size_t len, int32_t 
                   NS_REGISTER_MAX_TOPICS);
         goto out;
     }
+    if (count > 0) {
+        rc = zin_fits(&z, "topic count", (uint64_t)count * MIN_TOPIC_ITEM, d->err, d->errlen);
+        if (rc < 0)
+            goto out;
+    }
     for (int32_t i = 0; i < count; i++) {
+        if ((i + 1) % CPU_CHECK_TOPICS == 0) {
+            rc = zin_cpu_check(&z, d->err, d->errlen);
+            if (rc < 0)
+                goto out;
+        }
         rc = zin_item(&z, "topic config", &p, &n, d->err, d->errlen);
         if (rc < 0)
             goto out;
@@ -1350,6 +1435,11 @@ static int decode_compressed(dec_t *d, const uint8_t *body, size_t len, int32_t 
                   NS_REGISTER_MAX_TOPICS);
         goto out;
     }
+    if (count > 0) {
+        rc = zin_fits(&z, "mapping count", (uint64_t)count * 4u, d->err, d->errlen);
+        if (rc < 0)
+            goto out;
+    }
     for (int32_t i = 0; i < count; i++) {
         rc = zin_item(&z, "mapping info", &p, &n, d->err, d->errlen);
         if (rc < 0)
@@ -1370,6 +1460,16 @@ out:
 int ns_register_body_decode(const uint8_t *body, size_t len, int32_t version, bool compressed,
                             ns_register_body_t *out, char *err, size_t errlen)
 {
+    return ns_register_body_decode_limited(body, len, version, compressed, NULL, out, err, errlen);
+}
+
+int ns_register_body_decode_limited(const uint8_t *body, size_t len, int32_t version,
+                                    bool compressed, const ns_register_limits_t *lim,
+                                    ns_register_body_t *out, char *err, size_t errlen)
+{
+    static const ns_register_limits_t fixed_caps = {.max_inflated = NS_REGISTER_MAX_INFLATED};
+    if (lim == NULL)
+        lim = &fixed_caps;
     memset(out, 0, sizeof(*out));
     if (err != NULL && errlen > 0)
         err[0] = '\0';
@@ -1379,7 +1479,7 @@ int ns_register_body_decode(const uint8_t *body, size_t len, int32_t version, bo
     dec_t d = {.out = out, .err = err, .errlen = errlen};
     int rc;
     if (compressed && version >= NS_VERSION_V3_0_11)
-        rc = decode_compressed(&d, body, len, version);
+        rc = decode_compressed(&d, body, len, version, lim);
     else
         rc = decode_json(&d, body, len, version);
     index_free(&d.topics_ix);

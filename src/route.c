@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns_budget.h"
 #include "ns_common.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
@@ -1026,6 +1027,12 @@ static bool expired(uint64_t last, int64_t timeout, uint64_t now)
 
 size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_ids, size_t max)
 {
+    return ns_route_scan_not_active_sparing(r, now_ms, NULL, NULL, conn_ids, max);
+}
+
+size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route_spare_fn *spare,
+                                        void *arg, uint64_t *conn_ids, size_t max)
+{
     ns_log(NS_LOG_INFO, "start scanNotActiveBroker");
     rdlock(r);
     size_t n = 0;
@@ -1036,6 +1043,14 @@ size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_i
         uint64_t last = __atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED);
         if (!expired(last, l->timeout_ms, now_ms))
             continue;
+        if (spare != NULL && spare(arg, l->cluster, l->addr)) {
+            ns_guard_count(NS_GUARD_BROKER_SPARED, 1);
+            ns_log(NS_LOG_INFO,
+                   "broker [clusterName=%s, brokerAddr=%s] silent for %llums but a registration "
+                   "of it is queued: not expired",
+                   l->cluster, l->addr, (unsigned long long)(now_ms - last));
+            continue;
+        }
         if (keys == NULL) {
             keys = ns_xmalloc(r->live.count * sizeof(*keys));
             klens = ns_xmalloc(r->live.count * sizeof(*klens));

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ns_budget.h"
 #include "ns_common.h"
 #include "ns_health.h"
 #include "ns_log.h"
@@ -146,7 +147,6 @@ static void on_jobs_returned(uv_async_t *handle)
         ns__conn_job_done(fifo);
         fifo = next;
     }
-    ns__conn_budget_check(loop);
     close_jobs_async_if_done(loop);
 }
 
@@ -187,6 +187,7 @@ static void on_idle_check(uv_timer_t *timer)
     ns_health_loop_beat(loop->index, uv_now(&loop->loop));
     /* Idle connections, and TLS handshakes or PROXY headers past their deadline. */
     ns__conn_close_idle(loop, uv_now(&loop->loop), loop->server->limits.idle_ms);
+    ns__conn_check_budgets(loop, uv_now(&loop->loop));
 }
 
 static void on_drain_timeout(uv_timer_t *timer)
@@ -215,6 +216,7 @@ static void stop_loop(ns_io_loop_t *loop)
     if (loop->listening)
         uv_close((uv_handle_t *)&loop->listener, NULL);
     uv_close((uv_handle_t *)&loop->idle_timer, NULL);
+    ns__conn_loop_close(loop);
     pthread_mutex_lock(&loop->lock);
     loop->wakeup_closed = true;
     pthread_mutex_unlock(&loop->lock);
@@ -248,6 +250,7 @@ static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
                    IDLE_CHECK_INTERVAL_MS);
     uv_timer_init(&loop->loop, &loop->drain_timer);
     loop->drain_timer.data = loop;
+    ns__conn_loop_init(loop);
     return 0;
 }
 
@@ -363,6 +366,31 @@ static void on_kv_log(uv_timer_t *timer)
     ns_kv_log_all(server->kv);
 }
 
+/* Every counter of the guards (totals since start) and what each budget holds now and held at
+ * most: once a minute when a counter moved, and at exit. */
+static void log_guards(bool always)
+{
+    static uint64_t last_total;
+    uint64_t total = 0;
+    for (int k = 0; k < NS_GUARD_COUNT; k++)
+        total += ns_guard_counter((ns_guard_kind_t)k);
+    if (total == last_total && !always)
+        return;
+    last_total = total;
+    char line[1024];
+    size_t n = 0;
+    for (int k = 0; k < NS_GUARD_COUNT && n < sizeof(line); k++)
+        n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s=%llu", k ? " " : "",
+                              ns_guard_name((ns_guard_kind_t)k),
+                              (unsigned long long)ns_guard_counter((ns_guard_kind_t)k));
+    for (int b = 0; b < NS_BUDGET_COUNT && n < sizeof(line); b++)
+        n +=
+            (size_t)snprintf(line + n, sizeof(line) - n, " %s=%zu/%zu(peak %zu)",
+                             ns_budget_key((ns_budget_id_t)b), ns_budget_used((ns_budget_id_t)b),
+                             ns_budget_limit((ns_budget_id_t)b), ns_budget_peak((ns_budget_id_t)b));
+    NS_LOG_I("[LIMITS] %s", line);
+}
+
 static void on_stats(uv_timer_t *timer)
 {
     ns_server_t *server = timer->data;
@@ -380,6 +408,7 @@ static void on_stats(uv_timer_t *timer)
              (unsigned long long)req, tls);
     last_requests = req;
     last_bad = bad;
+    log_guards(false);
 }
 
 /* SIGHUP: reread the ACL account file, reopen logPath, so that logrotate can move the file away,
@@ -458,6 +487,8 @@ static void begin_shutdown(ns_server_t *server)
     uv_close((uv_handle_t *)&server->acl_timer, NULL);
     ns__server_tls_stop(server);
     ns__notifier_close(server->notifier);
+    /* Requests of peers already gone are not run any more: the stop waits for no one. */
+    ns__worker_begin_shutdown(server->worker);
     for (unsigned i = 1; i < server->loop_count; i++) {
         ns_io_loop_t *loop = &server->loops[i];
         pthread_mutex_lock(&loop->lock);
@@ -492,7 +523,21 @@ int ns_server_run(ns_server_t *server)
                        : 0,
         .sndbuf = cfg->server_socket_snd_buf_size,
         .rcvbuf = cfg->server_socket_rcv_buf_size,
+        .guard =
+            {
+                .frame_max = (size_t)cfg->frame_max_length,
+                .worker_jobs =
+                    cfg->conn_max_worker_requests > 0 ? (uint32_t)cfg->conn_max_worker_requests : 1,
+                .worker_bytes =
+                    cfg->conn_max_worker_bytes > 0 ? (size_t)cfg->conn_max_worker_bytes : SIZE_MAX,
+                .frame_timeout_ms =
+                    cfg->frame_receive_timeout_ms > 0 ? (uint64_t)cfg->frame_receive_timeout_ms : 0,
+            },
     };
+    /* The process-wide budgets (ns_budget.h); 0 leaves one unlimited. */
+    ns_budget_configure(NS_BUDGET_PARTIAL_FRAMES, (size_t)cfg->max_partial_frame_bytes);
+    ns_budget_configure(NS_BUDGET_WORKER_QUEUE, (size_t)cfg->max_worker_queue_bytes);
+    ns_budget_configure(NS_BUDGET_PENDING_WRITES, (size_t)cfg->max_pending_write_bytes);
     server->loop_count = choose_loop_count(server->cfg);
     server->loops = ns_xcalloc(server->loop_count, sizeof(ns_io_loop_t));
     unsigned inited = 0;
@@ -522,6 +567,7 @@ int ns_server_run(ns_server_t *server)
             uv_close((uv_handle_t *)&server->loops[i].wakeup, NULL);
             uv_close((uv_handle_t *)&server->loops[i].jobs_async, NULL);
             uv_close((uv_handle_t *)&server->loops[i].idle_timer, NULL);
+            ns__conn_loop_close(&server->loops[i]);
             uv_close((uv_handle_t *)&server->loops[i].drain_timer, NULL);
             uv_run(&server->loops[i].loop, UV_RUN_DEFAULT);
             uv_loop_close(&server->loops[i].loop);
@@ -597,6 +643,7 @@ int ns_server_run(ns_server_t *server)
             NS_LOG_W("event loop %u closed with open handles", i);
         pthread_mutex_destroy(&loop->lock);
     }
+    log_guards(true);
     NS_LOG_I("The Name Server shut down.");
     return 0;
 }

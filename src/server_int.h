@@ -9,6 +9,8 @@
 
 #include <uv.h>
 
+#include "conn_guard.h"
+#include "jobq.h"
 #include "ns_buf.h"
 #include "ns_cmd.h"
 #include "ns_proxy.h"
@@ -35,7 +37,8 @@ typedef enum ns_job_kind {
 } ns_job_kind_t;
 
 typedef struct ns_job {
-    struct ns_job *next; /* queue link (worker queue, then the loop's returned list) */
+    struct ns_job *next; /* the loop's returned list */
+    ns_jobq_item_t qi;   /* the worker's queue (worker.c sets it up) */
     ns_job_kind_t kind;
     ns_io_loop_t *loop; /* REQUEST: the loop the reply goes back to */
     ns_conn_t *conn;    /* REQUEST: the connection (kept alive while it has jobs) */
@@ -44,8 +47,11 @@ typedef struct ns_job {
     ns_cmd_t req;       /* REQUEST: the decoded request; its body points into body[] */
     ns_cmd_t resp;      /* REQUEST: the response, filled by the worker */
     bool send;          /* REQUEST: resp is to be sent (not oneway) */
+    bool known_broker;  /* REQUEST: its connection's last registration succeeded (lane) */
+    bool dropped;       /* REQUEST: returned without running (its connection closed) */
+    int32_t code;       /* REQUEST: the request code (req is freed on the worker) */
     uint64_t queued_at; /* ns_metrics_clock() at submission (0: metrics do not time) */
-    size_t bytes;       /* REQUEST: size of this allocation (the loop's job_bytes) */
+    size_t bytes;       /* REQUEST: size of this allocation (the worker-queue budget) */
     uint8_t body[];     /* REQUEST: copy of the request body */
 } ns_job_t;
 
@@ -74,8 +80,9 @@ struct ns_io_loop {
     uv_async_t jobs_async;  /* the worker returned jobs (returned list below) */
     bool jobs_async_open;   /* jobs_async not closed yet (loop thread) */
     size_t jobs_in_flight;  /* REQUEST jobs of this loop at the worker (loop thread) */
-    size_t job_bytes;       /* bytes those jobs hold (conn.c, loop thread) */
-    bool over_budget;       /* job_bytes passed its limit, not yet back to half (conn.c) */
+    ns_loop_guard_t guard;  /* this loop's part of the output budget (conn.c) */
+    uv_idle_t resume_idle;  /* runs the connections that let others go mid-read (conn.c) */
+    ns_conn_t *resume_head; /* those connections, loop thread only (conn.c) */
     ns_job_t *returned;     /* finished jobs, newest first (under lock) */
     bool wakeup_closed;     /* wakeup and jobs_async may no longer be signalled (under lock) */
     uint8_t *read_buf;      /* READ_CHUNK bytes every connection without a partial frame reads
@@ -88,10 +95,11 @@ struct ns_io_loop {
  * these keys for the next start but does not apply them (docs/config.md), so a request can
  * neither cut every connection (serverChannelMaxIdleTimeSeconds=1) nor race with the loops. */
 typedef struct ns_server_limits {
-    size_t frame_max;   /* frameMaxLength */
-    size_t max_output;  /* connectionMaxPendingWriteBytes, 0 = none */
-    uint64_t idle_ms;   /* serverChannelMaxIdleTimeSeconds, 0 = never */
-    int sndbuf, rcvbuf; /* serverSocketSndBufSize / RcvBufSize, 0 = system default */
+    size_t frame_max;        /* frameMaxLength */
+    size_t max_output;       /* connectionMaxPendingWriteBytes, 0 = none */
+    uint64_t idle_ms;        /* serverChannelMaxIdleTimeSeconds, 0 = never */
+    int sndbuf, rcvbuf;      /* serverSocketSndBufSize / RcvBufSize, 0 = system default */
+    ns_guard_limits_t guard; /* the per-connection budgets (conn_guard.h) */
 } ns_server_limits_t;
 
 /* TLS and the PROXY protocol (server_tls.c): fixed at start, except the certificates the
@@ -189,13 +197,19 @@ void ns__conn_drain_all(ns_io_loop_t *loop);
 /* Closes every connection at once. */
 void ns__conn_close_all(ns_io_loop_t *loop);
 
+/* The loop's part of conn.c (the handle that resumes connections which let the others go):
+ * set up with the loop, closed when it stops. Loop thread. */
+void ns__conn_loop_init(ns_io_loop_t *loop);
+void ns__conn_loop_close(ns_io_loop_t *loop);
+
 /* Runs a REQUEST job's reply on its loop: sends resp unless the connection closed, then frees
  * the job; the connection is freed here if it closed while the job was out. */
 void ns__conn_job_done(ns_job_t *job);
 
-/* After a batch of returned jobs: when the loop was over budget and its job bytes dropped to
- * half, reads again from the connections it had stopped. */
-void ns__conn_budget_check(ns_io_loop_t *loop);
+/* Every second: closes every connection whose pending frame has been arriving for longer than
+ * frameReceiveTimeoutMillis (while it was read: our own pauses do not count); while the output
+ * budget is spent, cuts this loop's largest holder and resumes connections waiting for room. */
+void ns__conn_check_budgets(ns_io_loop_t *loop, uint64_t now_ms);
 
 /* server.c: called by conn.c whenever a connection of `loop` is freed. */
 void ns__loop_conn_gone(ns_io_loop_t *loop);
@@ -224,5 +238,19 @@ void ns__worker_submit(ns_worker_t *w, ns_job_t *job);
 
 /* Queues a CONN_CLOSED or SCAN job. Any thread. */
 void ns__worker_submit_simple(ns_worker_t *w, ns_job_kind_t kind, uint64_t conn_id);
+
+/* Connection conn_id closed with requests still queued: those whose only effect is their reply
+ * or is undone by the close (registrations, heartbeats, reads) come back to their loop at once,
+ * not run (`dropped`); writes that outlive the connection (KV, topics, permissions, config,
+ * unregistrations) still run. Once shutdown began, every one comes back. Any thread. */
+void ns__worker_conn_closed(ns_worker_t *w, uint64_t conn_id);
+
+/* Connection conn_id closed and every request of it is back, and it sent no registration (the
+ * CONN_CLOSED job does this for those that did): the worker forgets it. Any thread. */
+void ns__worker_forget_conn(ns_worker_t *w, uint64_t conn_id);
+
+/* Shutdown: from now on the queued requests of closed connections are all dropped, those
+ * kept so far included. Any thread. */
+void ns__worker_begin_shutdown(ns_worker_t *w);
 
 #endif

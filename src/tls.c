@@ -14,8 +14,6 @@
 #include "ns_common.h"
 #include "ns_metrics.h"
 
-/* Largest TLS record payload: small pieces are coalesced into records of this size. */
-#define RECORD_MAX 16384
 /* An output buffer grown past this by a large reply is released once sent. */
 #define OUT_KEEP_BYTES (16u * 1024u)
 
@@ -193,7 +191,7 @@ ns_tls_status_t ns_tls_decrypt(ns_tls_t *t, const uint8_t *data, size_t len, ns_
      * path that can leave an error clears it (failed(), ns_tls_new, the context loader). Not
      * cleared on every call: that costs ~800 instructions, 7 % of a small request over TLS. */
     for (;;) {
-        ns_buf_reserve(plain, RECORD_MAX);
+        ns_buf_reserve(plain, NS_TLS_RECORD_MAX);
         size_t room = plain->cap - plain->len - 1; /* reserve() keeps a spare byte for a NUL */
         size_t got = 0;
         int r = SSL_read_ex(t->ssl, plain->data + plain->len, room, &got);
@@ -235,12 +233,12 @@ ns_tls_status_t ns_tls_encrypt(ns_tls_t *t, const ns_tls_iov_t *iov, size_t coun
 {
     if (!t->done || t->failed)
         return NS_TLS_ERROR;
-    uint8_t stage[RECORD_MAX]; /* (the error queue is empty: see ns_tls_decrypt) */
+    uint8_t stage[NS_TLS_RECORD_MAX]; /* (the error queue is empty: see ns_tls_decrypt) */
     size_t staged = 0;
     for (size_t i = 0; i < count; i++) {
         const uint8_t *p = iov[i].base;
         size_t n = iov[i].len;
-        if (n >= RECORD_MAX) {
+        if (n >= NS_TLS_RECORD_MAX) {
             /* Big enough for whole records of its own: sent from its own memory. */
             if (!write_record(t, stage, staged) || !write_record(t, p, n))
                 return failed(t, SSL_get_error(t->ssl, 0), "TLS write failed");
@@ -248,12 +246,12 @@ ns_tls_status_t ns_tls_encrypt(ns_tls_t *t, const ns_tls_iov_t *iov, size_t coun
             continue;
         }
         while (n > 0) {
-            size_t take = n < RECORD_MAX - staged ? n : RECORD_MAX - staged;
+            size_t take = n < NS_TLS_RECORD_MAX - staged ? n : NS_TLS_RECORD_MAX - staged;
             memcpy(stage + staged, p, take);
             staged += take;
             p += take;
             n -= take;
-            if (staged == RECORD_MAX) {
+            if (staged == NS_TLS_RECORD_MAX) {
                 if (!write_record(t, stage, staged))
                     return failed(t, SSL_get_error(t->ssl, 0), "TLS write failed");
                 staged = 0;

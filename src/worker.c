@@ -5,11 +5,20 @@
  * table's write side; on an I/O loop every route read that arrived behind it (same loop, same
  * wakeup) waited for it. Java runs route reads on their own executor for the same reason.
  *
- * Jobs run in submission order. A connection with a job in flight sends every further request
- * here too (conn.c), so the effects and answers of one connection stay in order. Requests come
- * back to their loop through ns__loop_return_job(); connection-closed and scan jobs do not
- * come back. The thread runs at a lower priority than the loops (WORKER_NICE), so that on a
- * busy machine route reads get the CPU first and registrations take what is left. */
+ * The queue is fair (jobq.c): every connection has its own FIFO and the connections share the
+ * worker by the time their jobs held it, with connection closes and the expiry scan first and
+ * the connections of live brokers (whose last registration succeeded) before everyone else.
+ * So a peer pipelining zip bombs waits behind the clients whose requests are cheap, and a live
+ * broker's registration waits for at most the job that is running. A connection with a job in
+ * flight sends every further request here too (conn.c), and its own FIFO keeps them in order,
+ * so its effects and answers stay in order.
+ *
+ * Requests come back to their loop through ns__loop_return_job(); connection-closed and scan
+ * jobs do not come back. When a connection closes, its queued requests that only produce a
+ * reply (or whose effect the close undoes: registrations) come back unrun; at shutdown all of
+ * them do. The expiry scan never expires a broker with a registration in the queue. The thread
+ * runs at a lower priority than the loops (WORKER_NICE), so that on a busy machine route reads
+ * get the CPU first and registrations take what is left. */
 #include "server_int.h"
 
 #include <errno.h>
@@ -17,9 +26,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "ns_budget.h"
 #include "ns_common.h"
+#include "ns_hmap.h"
 #include "ns_health.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
@@ -32,18 +44,41 @@
  * back, 16 readers) on 2 CPUs: +5 gave route p99 2.4 ms and 8k registrations/s, +10 1.2 to
  * 1.6 ms and 6 to 9k/s, +19 1.0 to 1.3 ms and 4k/s. */
 #define WORKER_NICE 10
+/* What a connection's jobs are assumed to cost the worker until one has run: 2 ms, about a KV
+ * write, much less than a large registration (jobq.h). */
+#define NEW_CONN_COST_NS (2u * 1000u * 1000u)
 /* Expired brokers handled per scan; more simply wait for the next scan. */
 #define SCAN_MAX_CLOSE 4096
 
 struct ns_worker {
     ns_server_t *server;
     pthread_t thread;
-    pthread_mutex_t lock;  /* guards the queue and stop */
-    pthread_cond_t wake;   /* signalled when a job is queued or stop is set */
-    ns_job_t *head, *tail; /* queued jobs, oldest first */
-    bool stop;             /* finish the queue, then exit */
-    ns_buf_t scratch;      /* handlers' reusable buffer (worker thread only) */
+    pthread_mutex_t lock; /* guards the queue, stop and shutting_down */
+    pthread_cond_t wake;  /* signalled when a job is queued or stop is set */
+    ns_jobq_t queue;      /* queued jobs (their qi) */
+    bool stop;            /* finish the queue, then exit */
+    bool shutting_down;   /* drop every queued request of a closed connection */
+    ns_buf_t scratch;     /* handlers' reusable buffer (worker thread only) */
 };
+
+/* Monotonic nanoseconds: what a job costs is how long it held the worker (a KV write waiting
+ * for its fsync costs the others as much as a decode does). */
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static ns_job_t *job_of(ns_jobq_item_t *item)
+{
+    return (ns_job_t *)(void *)((char *)item - offsetof(ns_job_t, qi));
+}
+
+static const ns_job_t *const_job_of(const ns_jobq_item_t *item)
+{
+    return (const ns_job_t *)(const void *)((const char *)item - offsetof(ns_job_t, qi));
+}
 
 static void run_request(ns_worker_t *w, ns_job_t *job)
 {
@@ -63,17 +98,84 @@ static void run_request(ns_worker_t *w, ns_job_t *job)
     };
     job->send = ns_proc_dispatch(&ctx, &job->req, &job->resp);
     ns_cmd_free(&job->req);
+    if (job->code == NS_REQ_REGISTER_BROKER && job->send) {
+        /* The connection's later jobs move with the outcome: a broker that just registered
+         * goes first, one whose registration failed waits with the strangers. */
+        pthread_mutex_lock(&w->lock);
+        ns_jobq_set_lane(&w->queue, job->conn_id,
+                         job->resp.code == NS_RES_SUCCESS ? NS_JOBQ_KNOWN : NS_JOBQ_OTHER);
+        pthread_mutex_unlock(&w->lock);
+    }
     ns__loop_return_job(job->loop, job);
 }
 
+/* ---- the brokers whose registrations wait in the queue --------------------------------- */
+
+typedef struct queued_brokers {
+    ns_hmap_t keys; /* "cluster\0addr" -> itself (owned, freed with the set) */
+} queued_brokers_t;
+
+/* Requests that prove a broker alive: its registration and its heartbeats (which wait here
+ * too while its connection has a registration in the queue). */
+static bool proves_alive(int32_t code)
+{
+    return code == NS_REQ_REGISTER_BROKER || code == NS_REQ_BROKER_HEARTBEAT ||
+           code == NS_REQ_QUERY_DATA_VERSION;
+}
+
+static void collect_broker(const ns_jobq_item_t *item, void *arg)
+{
+    queued_brokers_t *set = arg;
+    const ns_job_t *job = const_job_of(item);
+    if (!proves_alive(job->code))
+        return;
+    const char *cluster = ns_cmd_ext_get(&job->req, "clusterName");
+    const char *addr = ns_cmd_ext_get(&job->req, "brokerAddr");
+    if (cluster == NULL || addr == NULL)
+        return;
+    size_t cl = strlen(cluster), al = strlen(addr);
+    char *key = ns_xmalloc(cl + al + 2);
+    memcpy(key, cluster, cl + 1);
+    memcpy(key + cl + 1, addr, al + 1);
+    if (ns_hmap_get(&set->keys, key, cl + al + 1) != NULL)
+        free(key);
+    else
+        ns_hmap_put(&set->keys, key, cl + al + 1, key);
+}
+
+static bool spare_queued(void *arg, const char *cluster, const char *addr)
+{
+    queued_brokers_t *set = arg;
+    size_t cl = strlen(cluster), al = strlen(addr);
+    char stack[512];
+    char *key = cl + al + 2 <= sizeof(stack) ? stack : ns_xmalloc(cl + al + 2);
+    memcpy(key, cluster, cl + 1);
+    memcpy(key + cl + 1, addr, al + 1);
+    bool found = ns_hmap_get(&set->keys, key, cl + al + 1) != NULL;
+    if (key != stack)
+        free(key);
+    return found;
+}
+
+/* The scan runs here, so no registration is in progress meanwhile; the ones still queued (or
+ * heartbeats queued behind them) keep their brokers alive. */
 static void run_scan(ns_worker_t *w)
 {
     ns_server_t *server = w->server;
+    queued_brokers_t queued = {.keys = NS_HMAP_INIT};
+    pthread_mutex_lock(&w->lock);
+    ns_jobq_foreach(&w->queue, collect_broker, &queued);
+    pthread_mutex_unlock(&w->lock);
     uint64_t *ids = ns_xmalloc(SCAN_MAX_CLOSE * sizeof(uint64_t));
-    size_t n = ns_route_scan_not_active(server->route, ns_now_ms(), ids, SCAN_MAX_CLOSE);
+    size_t n = ns_route_scan_not_active_sparing(server->route, ns_now_ms(), spare_queued, &queued,
+                                                ids, SCAN_MAX_CLOSE);
     for (size_t i = 0; i < n; i++)
         ns__server_close_conn(server, ids[i]);
     free(ids);
+    for (size_t i = ns_hmap_next(&queued.keys, 0); i < queued.keys.cap;
+         i = ns_hmap_next(&queued.keys, i + 1))
+        free(queued.keys.slots[i].val);
+    ns_hmap_clear(&queued.keys);
 }
 
 /* Hands what the job made the route table queue for brokers (NOTIFY_MIN_BROKER_ID_CHANGE) to
@@ -95,6 +197,9 @@ static void run(ns_worker_t *w, ns_job_t *job)
         return; /* the loop frees it */
     case NS_JOB_CONN_CLOSED:
         ns_route_on_conn_closed(w->server->route, job->conn_id);
+        pthread_mutex_lock(&w->lock);
+        ns_jobq_forget(&w->queue, job->conn_id); /* every job of it is back */
+        pthread_mutex_unlock(&w->lock);
         break;
     case NS_JOB_SCAN:
         run_scan(w);
@@ -115,23 +220,27 @@ static void *worker_main(void *arg)
 #endif
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        while (w->head == NULL && !w->stop)
+        while (ns_jobq_count(&w->queue) == 0 && !w->stop)
             pthread_cond_wait(&w->wake, &w->lock);
-        ns_job_t *job = w->head;
-        if (job == NULL) { /* stop, and the queue is empty */
-            pthread_mutex_unlock(&w->lock);
-            break;
-        }
-        w->head = job->next;
-        if (w->head == NULL)
-            w->tail = NULL;
+        ns_jobq_item_t *item = ns_jobq_pop(&w->queue);
         pthread_mutex_unlock(&w->lock);
-        job->next = NULL;
+        if (item == NULL) /* stop, and the queue is empty */
+            break;
+        ns_job_t *job = job_of(item);
+        bool control = item->lane == NS_JOBQ_CONTROL;
         NS_METRIC_INC(WORKER_STARTED);
         ns_metrics_observe_since(NS_H_WORKER_WAIT, job->queued_at);
+        uint64_t t0 = control ? 0 : mono_ns();
         ns_health_worker_begin(ns_now_ms());
         run(w, job);
         ns_health_worker_end();
+        if (!control) {
+            /* What the job cost the worker decides its connection's next turn. */
+            uint64_t cost = mono_ns() - t0;
+            pthread_mutex_lock(&w->lock);
+            ns_jobq_done(&w->queue, cost);
+            pthread_mutex_unlock(&w->lock);
+        }
         if (w->scratch.cap > 64u * 1024u)
             ns_buf_free(&w->scratch);
     }
@@ -142,6 +251,7 @@ ns_worker_t *ns__worker_start(ns_server_t *server)
 {
     ns_worker_t *w = ns_xcalloc(1, sizeof(*w));
     w->server = server;
+    ns_jobq_init(&w->queue, NEW_CONN_COST_NS);
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
     NS_ASSERT(pthread_create(&w->thread, NULL, worker_main, w) == 0);
@@ -157,6 +267,7 @@ void ns__worker_stop(ns_worker_t *w)
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
+    ns_jobq_free(&w->queue);
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->lock);
     ns_buf_free(&w->scratch);
@@ -168,14 +279,90 @@ void ns__worker_submit(ns_worker_t *w, ns_job_t *job)
     job->next = NULL;
     job->queued_at = ns_metrics_clock();
     NS_METRIC_INC(WORKER_SUBMITTED);
-    pthread_mutex_lock(&w->lock);
-    if (w->tail)
-        w->tail->next = job;
+    job->qi.conn = job->conn_id;
+    if (job->kind != NS_JOB_REQUEST)
+        job->qi.lane = NS_JOBQ_CONTROL;
     else
-        w->head = job;
-    w->tail = job;
+        job->qi.lane = job->known_broker ? NS_JOBQ_KNOWN : NS_JOBQ_OTHER;
+    pthread_mutex_lock(&w->lock);
+    ns_jobq_push(&w->queue, &job->qi);
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
+}
+
+/* Requests whose effect outlives their connection: they still run when it has closed. */
+static bool outlives_connection(int32_t code)
+{
+    switch (code) {
+    case NS_REQ_PUT_KV_CONFIG:
+    case NS_REQ_DELETE_KV_CONFIG:
+    case NS_REQ_UNREGISTER_BROKER:
+    case NS_REQ_WIPE_WRITE_PERM_OF_BROKER:
+    case NS_REQ_DELETE_TOPIC_IN_NAMESRV:
+    case NS_REQ_REGISTER_TOPIC_IN_NAMESRV:
+    case NS_REQ_UPDATE_NAMESRV_CONFIG:
+    case NS_REQ_ADD_WRITE_PERM_OF_BROKER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool droppable(const ns_jobq_item_t *item, void *arg)
+{
+    (void)arg;
+    return !outlives_connection(const_job_of(item)->code);
+}
+
+/* Sends dropped requests back to their loops unrun, and says so. */
+static void return_dropped(ns_jobq_item_t *list, const char *why)
+{
+    size_t n = 0;
+    char peer[64] = "";
+    for (ns_jobq_item_t *item = list, *next; item != NULL; item = next) {
+        next = item->next;
+        ns_job_t *job = job_of(item);
+        if (n++ == 0)
+            memcpy(peer, job->peer, sizeof(peer));
+        ns_cmd_free(&job->req);
+        job->dropped = true;
+        job->send = false;
+        ns__loop_return_job(job->loop, job);
+    }
+    if (n == 0)
+        return;
+    NS_METRIC_ADD(WORKER_DROPPED, n);
+    ns_guard_count(NS_GUARD_JOBS_DROPPED, n - 1);
+    ns_guard_event(NS_GUARD_JOBS_DROPPED, NS_LOG_INFO,
+                   "dropped %zu queued request(s) of closed connection(s) (first: %s): %s", n, peer,
+                   why);
+}
+
+void ns__worker_conn_closed(ns_worker_t *w, uint64_t conn_id)
+{
+    pthread_mutex_lock(&w->lock);
+    ns_jobq_item_t *list =
+        ns_jobq_close_conn(&w->queue, conn_id, w->shutting_down ? NULL : droppable, NULL);
+    pthread_mutex_unlock(&w->lock);
+    return_dropped(list, "the peer is gone");
+}
+
+void ns__worker_forget_conn(ns_worker_t *w, uint64_t conn_id)
+{
+    pthread_mutex_lock(&w->lock);
+    ns_jobq_forget(&w->queue, conn_id);
+    pthread_mutex_unlock(&w->lock);
+}
+
+void ns__worker_begin_shutdown(ns_worker_t *w)
+{
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->shutting_down = true;
+    ns_jobq_item_t *list = ns_jobq_take_closed(&w->queue);
+    pthread_mutex_unlock(&w->lock);
+    return_dropped(list, "shutting down");
 }
 
 void ns__worker_submit_simple(ns_worker_t *w, ns_job_kind_t kind, uint64_t conn_id)

@@ -1,6 +1,7 @@
 /* Fuzzes the compressed REGISTER_BROKER body. The input is the INFLATED stream (so the fuzzer
  * explores the length fields and topic lines): the harness compresses it, then decodes it with
- * and without the 5.x mapping section. The raw input is also fed as a zlib stream. */
+ * and without the 5.x mapping section, with the fixed caps and with the work limits (ratio,
+ * declared sizes). The raw input is also fed as a zlib stream. */
 #include <string.h>
 
 #include <zlib.h>
@@ -21,11 +22,33 @@ static void check_java_text(const char *s)
     }
 }
 
+/* The work limits only ever refuse: a body they let through decodes exactly as without them,
+ * and what they refuse is NS_ETOOBIG with a reason. */
+static void decode_limited_too(const uint8_t *z, size_t n, int32_t version, int rc,
+                               const ns_register_body_t *full)
+{
+    static const ns_register_limits_t lim = {.max_inflated = 4u << 20, .max_ratio = 100};
+    ns_register_body_t b;
+    char err[128];
+    int lrc = ns_register_body_decode_limited(z, n, version, true, &lim, &b, err, sizeof(err));
+    if (lrc == 0) {
+        FUZZ_CHECK(rc == 0);
+        FUZZ_CHECK(b.topic_count == full->topic_count && b.mapping_count == full->mapping_count);
+        for (size_t i = 0; i < b.topic_count; i++)
+            FUZZ_CHECK(strcmp(b.topics[i].topic_name, full->topics[i].topic_name) == 0);
+    } else {
+        FUZZ_CHECK(lrc == rc || lrc == NS_ETOOBIG);
+        FUZZ_CHECK(err[0] != '\0');
+    }
+    ns_register_body_free(&b);
+}
+
 static void decode_one(const uint8_t *z, size_t n, int32_t version)
 {
     ns_register_body_t b;
     char err[128];
     int rc = ns_register_body_decode(z, n, version, true, &b, err, sizeof(err));
+    decode_limited_too(z, n, version, rc, &b);
     FUZZ_CHECK(rc == 0 || rc == NS_EJSON || rc == NS_EZLIB || rc == NS_ETOOBIG);
     if (rc == 0) {
         FUZZ_CHECK(b.has_filter_servers || b.filter_server_count == 0);

@@ -345,7 +345,15 @@ static void test_counters_and_gauges_move_by_what_was_done(void **state)
     assert_int_equal(metric(s1, "mqnamesrv_topic_queue_entries"), 2);
     assert_int_equal(metric(s1, "mqnamesrv_kv_entries"), 0);
     assert_int_equal(metric(s1, "mqnamesrv_worker_queue_depth"), 0);
-    assert_true(DELTA("mqnamesrv_worker_jobs_started_total") >= 4); /* 2 registrations, 2 closes */
+    /* 2 registrations and broker-b's close (a connection that sent no registration queues no
+     * close job: only a registration binds a connection to brokers) */
+    assert_true(DELTA("mqnamesrv_worker_jobs_started_total") >= 3);
+    /* The budgets and their counters (issue 13) are exported too. */
+    assert_int_equal(metric(s1, "mqnamesrv_budget_limit_bytes{budget=\"partial_frames\"}"),
+                     268435456);
+    assert_int_equal(metric(s1, "mqnamesrv_budget_used_bytes{budget=\"worker_queue\"}"), 0);
+    assert_int_equal(metric(s1, "mqnamesrv_limit_events_total{kind=\"frames_refused\"}"), 0);
+    assert_int_equal(DELTA("mqnamesrv_worker_jobs_dropped_total"), 0);
     assert_int_equal(metric(s1, "mqnamesrv_ready"), 1);
     assert_int_equal(metric(s1, "mqnamesrv_live"), 1);
     assert_true(metric(s1, "process_resident_memory_bytes") > 1e6);

@@ -12,6 +12,8 @@
  *     handshake that never completes, a renegotiation, a PROXY header from an untrusted peer;
  *   - the notifier's NOTIFY_MIN_BROKER_ID_CHANGE over TLS to a broker that requires a client
  *     certificate (tls.client.*);
+ *   - the budgets count a TLS connection's plaintext frames: a large frame that does not fit
+ *     the partial-frame budget, and one that arrives too slowly, close that connection;
  *   - 318 refuses tls.* keys, 319 and -p mask passwords. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -159,7 +161,7 @@ static void test_permissive_default_serves_both(void **state)
     expect_served_plain(fd, 3);                   /* both at once, on one port */
     expect_served_tls(t, 4);
     assert_true(ns_testsrv_wait_output(&srv, "TLS handshake done: TLSv1.3", 5000, NULL, 0));
-    /* Large replies over TLS: a 1 MB KV value written and read back. */
+    /* Large frames over TLS: a 300 KB KV value written and read back. */
     char *big = malloc(300001);
     memset(big, 'v', 300000);
     big[300000] = '\0';
@@ -682,6 +684,41 @@ static int teardown(void **state)
     return 0;
 }
 
+/* ---- the budgets over TLS ------------------------------------------------------------------ */
+
+static void test_budgets_hold_over_tls(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv;
+    start(&srv, sets("serverMaxPartialFrameBytes=1048576", "frameReceiveTimeoutMillis=1000", NULL));
+    /* The first 8 bytes of a 2 MiB frame (valid prefix, JSON header of 16 bytes): the budget
+     * (1 MiB, a quarter of it kept for known brokers) cannot hold it. */
+    static const uint8_t huge[8] = {0x00, 0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10};
+    rmq_tls_t *a = tls_ok(srv.port, &insecure);
+    assert_int_equal(rmq_tls_send(a, huge, sizeof(huge)), 0);
+    assert_true(rmq_tls_wait_closed(a, 5000));
+    assert_true(ns_testsrv_wait_output(&srv, "2097156-byte frame does not fit", 5000, NULL, 0));
+    rmq_tls_close(a);
+    /* Half of a 200 KB frame, then silence: cut once frameReceiveTimeoutMillis has passed. */
+    size_t total = 200 * 1024;
+    uint8_t *half = calloc(1, total / 2);
+    half[1] = (uint8_t)((total - 4) >> 16);
+    half[2] = (uint8_t)((total - 4) >> 8);
+    half[3] = (uint8_t)(total - 4);
+    half[7] = 0x10;
+    rmq_tls_t *b = tls_ok(srv.port, &insecure);
+    assert_int_equal(rmq_tls_send(b, half, total / 2), 0);
+    free(half);
+    assert_true(rmq_tls_wait_closed(b, 10000));
+    assert_true(ns_testsrv_wait_output(&srv, "-byte frame arrived in", 5000, NULL, 0));
+    rmq_tls_close(b);
+    /* Nothing else was harmed. */
+    rmq_tls_t *c = tls_ok(srv.port, &insecure);
+    expect_served_tls(c, 1);
+    rmq_tls_close(c);
+    stop(&srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -697,6 +734,7 @@ int main(void)
         cmocka_unit_test(test_bad_input_closes_only_that_connection),
         cmocka_unit_test(test_untrusted_proxy_refused),
         cmocka_unit_test(test_notifier_mutual_tls),
+        cmocka_unit_test(test_budgets_hold_over_tls),
         cmocka_unit_test(test_print_config_shows_tls_keys),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

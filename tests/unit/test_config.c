@@ -1319,6 +1319,60 @@ static void test_update_refuses_what_is_not_remote(void **state)
     free(store);
 }
 
+/* Issue 13: every budget has a protecting default, 318 may tune it but never switch it off,
+ * and the register-body limits apply at once. */
+static void test_budget_keys(void **state)
+{
+    (void)state;
+    ns_config_t cfg;
+    ns_config_init_defaults(&cfg);
+    char *store = path_in_tmp("budgets.properties");
+    free(cfg.config_store_path);
+    cfg.config_store_path = strdup(store);
+    assert_int_equal(cfg.max_partial_frame_bytes, 268435456);
+    assert_int_equal(cfg.frame_receive_timeout_ms, 30000);
+    assert_int_equal(cfg.max_worker_queue_bytes, 67108864);
+    assert_int_equal(cfg.conn_max_worker_requests, 16);
+    assert_int_equal(cfg.conn_max_worker_bytes, 4194304);
+    assert_int_equal(cfg.max_pending_write_bytes, 268435456);
+    assert_int_equal(cfg.register_max_inflated, 268435456);
+    assert_int_equal(cfg.register_max_ratio, 100);
+    assert_int_equal(cfg.register_max_cpu_ms, 1000);
+    static const char *const off[] = {
+        "serverMaxPartialFrameBytes=0\n",
+        "frameReceiveTimeoutMillis=0\n",
+        "serverMaxWorkerQueueBytes=0\n",
+        "connectionMaxWorkerRequests=0\n",
+        "connectionMaxWorkerBytes=0\n",
+        "serverMaxPendingWriteBytes=0\n",
+        "registerBodyMaxInflateRatio=0\n",
+        "registerBodyMaxCpuMillis=0\n",
+        "registerBodyMaxInflatedBytes=9999999999\n",
+        "connectionMaxWorkerRequests=100000\n",
+    };
+    ns_log_set_stdout(false);
+    for (size_t i = 0; i < NS_ARRAY_SIZE(off); i++) {
+        char why[256] = "";
+        assert_int_equal(ns_config_update(&cfg, off[i], strlen(off[i]), why, sizeof(why)),
+                         NS_CONFIG_UPDATE_NOT_REMOTE);
+        assert_non_null(strstr(why, "remotely"));
+    }
+    const char *tune = "registerBodyMaxInflateRatio=50\nserverMaxWorkerQueueBytes=33554432\n";
+    assert_int_equal(ns_config_update(&cfg, tune, strlen(tune), NULL, 0), NS_CONFIG_UPDATE_OK);
+    assert_int_equal(NS_CFG_GET(cfg.register_max_ratio), 50);
+    assert_int_equal(cfg.max_worker_queue_bytes, 33554432);
+    /* The -c file may switch them off. */
+    assert_int_equal(ns_config_set(&cfg, "serverMaxPartialFrameBytes", "0", true, NULL, 0), 1);
+    assert_int_equal(cfg.max_partial_frame_bytes, 0);
+    char err[128];
+    assert_int_equal(
+        ns_config_set(&cfg, "connectionMaxWorkerRequests", "0", true, err, sizeof(err)),
+        NS_ECONFIG);
+    ns_config_free(&cfg);
+    unlink(store);
+    free(store);
+}
+
 static void test_update_replaces_strings_safely(void **state)
 {
     (void)state;
@@ -1358,6 +1412,7 @@ int main(void)
         cmocka_unit_test(test_update_applies_and_persists),
         cmocka_unit_test(test_update_persist_failure),
         cmocka_unit_test(test_update_refuses_what_is_not_remote),
+        cmocka_unit_test(test_budget_keys),
         cmocka_unit_test(test_update_persists_values_escaped),
         cmocka_unit_test(test_update_refuses_values_that_would_not_load),
         cmocka_unit_test(test_update_replaces_strings_safely),

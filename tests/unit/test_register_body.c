@@ -889,6 +889,98 @@ static void test_zlib_bombs(void **state)
     ns_buf_free(&head);
 }
 
+static double now_ms(void);
+static void make_bodies(size_t n, ns_buf_t *json, ns_buf_t *inflated);
+
+/* Issue 13, item 6: a bomb is refused as soon as its cost is clear. */
+static void test_limits_stop_bombs_early(void **state)
+{
+    (void)state;
+    ns_register_body_t b;
+    char err[256];
+    size_t zn;
+    const ns_register_limits_t lim = {
+        .max_inflated = 256u << 20, .max_ratio = 100, .max_cpu_ms = 1000};
+
+    /* Declared sizes: a topic item of 16 MiB from a body of a few KiB (ratio floor 1 MiB) is
+     * refused before one byte of it is inflated... */
+    ns_buf_t head = NS_BUF_INIT;
+    put_item(&head, "{}");
+    ns_buf_append_be32(&head, 1);
+    ns_buf_append_be32(&head, 16u << 20);
+    uint8_t *z = zcompress(head.data, head.len, &zn);
+    assert_int_equal(ns_register_body_decode_limited(z, zn, V5, true, &lim, &b, err, sizeof(err)),
+                     NS_ETOOBIG);
+    assert_non_null(strstr(err, "topic config declares 16777216 bytes"));
+    /* ...while the fixed caps alone only see the stream end early. */
+    assert_int_equal(decode(z, zn, V5, true, &b, err, sizeof(err)), NS_EZLIB);
+    free(z);
+    /* A topic count that cannot fit: a million topics need 20 MB at least. */
+    head.len = 0;
+    put_item(&head, "{}");
+    ns_buf_append_be32(&head, 1000000);
+    z = zcompress(head.data, head.len, &zn);
+    assert_int_equal(ns_register_body_decode_limited(z, zn, V5, true, &lim, &b, err, sizeof(err)),
+                     NS_ETOOBIG);
+    assert_non_null(strstr(err, "topic count declares 20000000 bytes"));
+    free(z);
+
+    /* The ratio: 5 valid lines of 15 MiB (75 MiB from about 350 KB) stop at 100 times the
+     * compressed size, a line refused by its declared length before it is inflated. */
+    head.len = 0;
+    put_item(&head, "{}");
+    ns_buf_append_be32(&head, 5);
+    const size_t line = 15u << 20;
+    const char *prefix = "T 1 1 6 SINGLE_TAG ";
+    char *unit = malloc(line);
+    uint32_t body_len = (uint32_t)(line - 4);
+    unit[0] = (char)(body_len >> 24);
+    unit[1] = (char)(body_len >> 16);
+    unit[2] = (char)(body_len >> 8);
+    unit[3] = (char)body_len;
+    memcpy(unit + 4, prefix, strlen(prefix));
+    memset(unit + 4 + strlen(prefix), 'a', line - 4 - strlen(prefix));
+    z = deflate_repeated(&head, unit, line, 5 * line, NULL, &zn);
+    double t0 = now_ms();
+    assert_int_equal(ns_register_body_decode_limited(z, zn, V5, true, &lim, &b, err, sizeof(err)),
+                     NS_ETOOBIG);
+    print_message("75 MiB line bomb (%zu compressed bytes) with a 100:1 ratio limit: %.1f ms: "
+                  "%s\n",
+                  zn, now_ms() - t0, err);
+    assert_true(strstr(err, "declares") != NULL || strstr(err, "times its size") != NULL);
+    /* Without the ratio, the 256 MiB cap: the message names it. */
+    const ns_register_limits_t cap_only = {.max_inflated = 32u << 20};
+    assert_int_equal(
+        ns_register_body_decode_limited(z, zn, V5, true, &cap_only, &b, err, sizeof(err)),
+        NS_ETOOBIG);
+    assert_non_null(strstr(err, "33554432"));
+    free(z);
+    free(unit);
+    ns_buf_free(&head);
+
+    /* Real bodies pass the default limits: 100k topics with long shared prefixes (about 30:1,
+     * the most compressible real form we could build). */
+    ns_buf_t json = NS_BUF_INIT, inflated = NS_BUF_INIT;
+    make_bodies(100000, &json, &inflated);
+    z = zcompress(inflated.data, inflated.len, &zn);
+    print_message("100k topics: %zu inflated from %zu (%.1f:1)\n", inflated.len, zn,
+                  (double)inflated.len / (double)zn);
+    assert_int_equal(ns_register_body_decode_limited(z, zn, V5, true, &lim, &b, err, sizeof(err)),
+                     0);
+    assert_int_equal(b.topic_count, 100000);
+    ns_register_body_free(&b);
+    /* The CPU budget: no thread decodes 100k topics in a millisecond of CPU. */
+    const ns_register_limits_t hurried = {.max_inflated = 256u << 20, .max_cpu_ms = 1};
+    assert_int_equal(
+        ns_register_body_decode_limited(z, zn, V5, true, &hurried, &b, err, sizeof(err)),
+        NS_ETOOBIG);
+    assert_string_equal(err, "decoding took more than 1 ms of CPU");
+    assert_int_equal(b.topic_count, 0);
+    free(z);
+    ns_buf_free(&json);
+    ns_buf_free(&inflated);
+}
+
 static void test_crc_and_data_version(void **state)
 {
     (void)state;
@@ -1031,6 +1123,7 @@ int main(void)
         cmocka_unit_test(test_compressed_filter_list),
         cmocka_unit_test(test_compressed_hostile),
         cmocka_unit_test(test_zlib_bombs),
+        cmocka_unit_test(test_limits_stop_bombs_early),
         cmocka_unit_test(test_crc_and_data_version),
         cmocka_unit_test(test_large_bodies),
     };

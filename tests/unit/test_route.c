@@ -531,6 +531,45 @@ static void test_scan_expiry(void **state)
     assert_int_equal(ns_route_live_count(R), 0);
 }
 
+/* Issue 13, item 6: the scan keeps a broker whose registration is waiting at the worker. */
+static bool spare_broker_b(void *arg, const char *cluster, const char *addr)
+{
+    (*(int *)arg)++;
+    return strcmp(cluster, TU_CLUSTER) == 0 && strcmp(addr, "127.0.0.2:10911") == 0;
+}
+
+static void test_scan_spares_queued_registrations(void **state)
+{
+    tu_broker_t m = tu_master(), b2 = tu_master();
+    m.conn = 11;
+    b2.name = "broker-b";
+    b2.addr = "127.0.0.2:10911";
+    b2.conn = 12;
+    ns_register_body_t b;
+    tu_body(&b, 1, "T", NULL);
+    assert_int_equal(tu_register(R, &m, &b, 1000, NULL), 0);
+    assert_int_equal(tu_register(R, &b2, &b, 1000, NULL), 0);
+    ns_register_body_free(&b);
+    uint64_t ids[4];
+    int asked = 0;
+    /* Both are silent past their timeout; only the master expires. */
+    assert_int_equal(
+        ns_route_scan_not_active_sparing(R, 1000 + 120001, spare_broker_b, &asked, ids, 4), 1);
+    assert_int_equal(ids[0], 11);
+    assert_int_equal(asked, 2);
+    assert_int_equal(ns_route_live_count(R), 1);
+    assert_route_has(R, "T", "broker-b");
+    /* Not asked for brokers that are not due. */
+    asked = 0;
+    assert_int_equal(
+        ns_route_scan_not_active_sparing(R, 1000 + 1000, spare_broker_b, &asked, ids, 4), 0);
+    assert_int_equal(asked, 0);
+    /* Without the queued registration it goes. */
+    assert_int_equal(ns_route_scan_not_active(R, 1000 + 120001, ids, 4), 1);
+    assert_int_equal(ids[0], 12);
+    assert_int_equal(ns_route_live_count(R), 0);
+}
+
 static void test_wipe_add_perm(void **state)
 {
     tu_broker_t m = tu_master();
@@ -1096,6 +1135,7 @@ int main(void)
         T(test_only_slave_acting_master),
         T(test_conn_close),
         T(test_scan_expiry),
+        T(test_scan_spares_queued_registrations),
         T(test_wipe_add_perm),
         T(test_delete_topic),
         T(test_delete_topic_with_broker_registration),
