@@ -14,6 +14,7 @@
 # median. Results in --out (default a new /tmp directory): results.tsv and summary.md.
 #
 #   bench/tls.sh [--duration S] [--repeat N] [--base BIN] [--callgrind] [--out DIR]
+#   (--repeat 0 --callgrind: only the instruction counts, no Java)
 #
 # Needs a release build (cmake --preset release && cmake --build build/release), java, mvn,
 # the openssl command; valgrind for --callgrind. Loopback only, every run bounded.
@@ -179,17 +180,19 @@ handshakes() {
   log "$srv handshakes: $total in $secs s = $rate/s, server CPU $cpu_s s, $per per CPU-s"
 }
 
-jcp=$(java_classpath)
 log "TLS run: ${repeat} x ${duration} s per figure, results in $out"
-start c "$mqnamesrv"
-c_port=$PORT c_pid=$PID
-start java java
-j_port=$PORT j_pid=$PID
-# Before/after over plaintext: two fresh servers that see nothing else (the TLS runs above would
-# leave their allocator state to one of them only).
-start plain "$mqnamesrv"
-p_port=$PORT p_pid=$PID
-[[ -n $base ]] && { start base "$base" plain; b_port=$PORT b_pid=$PID; }
+if [[ $repeat -gt 0 ]]; then # (--repeat 0 --callgrind: the instruction counts only)
+  jcp=$(java_classpath)
+  start c "$mqnamesrv"
+  c_port=$PORT c_pid=$PID
+  start java java
+  j_port=$PORT j_pid=$PID
+  # Before/after over plaintext: two fresh servers that see nothing else (the TLS runs above
+  # would leave their allocator state to one of them only).
+  start plain "$mqnamesrv"
+  p_port=$PORT p_pid=$PID
+  [[ -n $base ]] && { start base "$base" plain; b_port=$PORT b_pid=$PID; }
+fi
 
 # The JVM compiles its hot paths during the first seconds of load: both servers get an
 # untimed minute of the same loads first, so that Java is measured warm.
