@@ -551,13 +551,6 @@ int ns_server_run(ns_server_t *server)
     }
     if (rc == 0)
         rc = listen_on(server);
-    if (rc == 0) /* before portFile: whoever waits for that file finds the server ready */
-        ns_health_set_listening(server->loop_count, server->bound_port, server->start_ms);
-    if (rc == 0 && server->cfg->port_file && server->cfg->port_file[0]) {
-        int prc = write_port_file(server->cfg->port_file, server->bound_port);
-        if (prc != 0)
-            NS_LOG_W("cannot write portFile %s: %s", server->cfg->port_file, strerror(-prc));
-    }
     if (rc != 0) {
         /* Close what was opened and run the loops dry so nothing leaks. */
         for (unsigned i = 0; i < inited; i++) {
@@ -609,9 +602,20 @@ int ns_server_run(ns_server_t *server)
     ns__server_tls_start(server);
     server->notifier = ns__notifier_new(loop0);
     server->worker = ns__worker_start(server);
+    sigset_t saved;
+    ns_signals_block(&saved); /* the loop threads inherit it: signals go to loop 0 only */
     for (unsigned i = 1; i < server->loop_count; i++)
         uv_thread_create(&server->loops[i].thread, loop_thread_main, &server->loops[i]);
+    ns_signals_restore(&saved);
 
+    /* Only now, with the signal handlers, timers and threads in place: whoever waits for
+     * portFile (tests, scripts) may signal or query a server that is ready for it. */
+    ns_health_set_listening(server->loop_count, server->bound_port, server->start_ms);
+    if (server->cfg->port_file && server->cfg->port_file[0]) {
+        int prc = write_port_file(server->cfg->port_file, server->bound_port);
+        if (prc != 0)
+            NS_LOG_W("cannot write portFile %s: %s", server->cfg->port_file, strerror(-prc));
+    }
     NS_LOG_I("The Name Server boot success. serializeType=JSON, address %s (%u I/O loop%s, %s)",
              server->bound_addr, server->loop_count, server->loop_count == 1 ? "" : "s",
              ns_version_line());
