@@ -1,47 +1,78 @@
 #!/usr/bin/env bash
-# compare.sh: runs the same nsbench workloads against mqnamesrv and the Java NameServer
-# (org.apache.rocketmq:rocketmq-namesrv from Maven Central, see bench/java/pom.xml) on this
-# machine and prints one table with C/Java ratios. For each size both servers are started
-# fresh; each test then runs against one server after the other (never both at once), so a
-# change in the machine's load affects both alike.
+# compare.sh: the fair comparison of route reads. In one run, on this machine, the same nsbench
+# loads against
+#   echo  nsbench's own trivial target (-w serve: answers every request with a fixed route, no
+#         work at all): the ceiling of what generator + loopback + a server reach here
+#   c     mqnamesrv (ioThreads default: one I/O loop per CPU)
+#   c1    mqnamesrv with ioThreads=1 (the I/O loop trade-off, docs/performance.md)
+#   java  the Java NameServer (org.apache.rocketmq:rocketmq-namesrv, bench/java/pom.xml),
+#         -Xms512m -Xmx512m -XX:+UseG1GC
+#   rust  rocketmq-rust's NameServer (crate rocketmq-namesrv, release build, cached in
+#         ~/.cache/mqnamesrv-bench; built with cargo when missing)
+# Every server is started once and loaded one at a time (never two at once), load by load, the
+# targets in turn. Each (load, target) gets the same treatment: an untimed warm-up pass (Java's
+# JIT), then measured windows until the rate stops rising (a window under 1.03x the best so
+# far, at least 2, at most --max-windows); the best window is reported. Figures: raw rate,
+# rate per server CPU-second (/proc/<pid>/stat, nsbench --pid), latency percentiles, peak RSS.
 #
-#   bench/compare.sh [--sizes smoke,w1,w4,storm] [--duration S] [--warmup S]
-#                    [--targets c,java] [--out DIR]
+#   bench/compare.sh [--targets echo,c,c1,java,rust] [--loads 64x1,256x1,1024x1,64x16,storm,churn]
+#                    [--duration S] [--warmup S] [--max-windows N] [--callgrind] [--quick]
+#                    [--out DIR]
 #   bench/compare.sh [--out DIR] --table results.tsv...   (re-print earlier runs as one table)
 #
-# Sizes (topics x brokers, width = brokers per topic):
-#   smoke  100 topics x 10 brokers, width 1
-#   w1     20,000 topics x 1,000 brokers, width 1 (20 topics per broker)
-#   w4     100,000 topics x 1,000 brokers, width 4 (400 topics per broker)
-#   storm  10,000 topics x 300 brokers, width 4 (~134 topics per broker): every broker
-#          re-registers back to back while 16 readers query routes
-# Everything runs on loopback and is bounded in time; the
-# generator and the server share the machine's CPUs (2 here), which the table says.
-# Needs: a release build (cmake --preset release && cmake --build build/release), java, mvn.
+# Loads (route reads: 4 brokers x 1,000 topics, width 4, uniformly random topics, standard JSON):
+#   NxP    N reader connections, P requests in flight each
+#   storm  300 brokers x 10,000 topics (width 4) re-registering back to back, 16 readers x 1
+#   churn  40 brokers x 1,000 topics (width 4), 20 broker restarts/s, 16 readers x 1
+# --callgrind: instructions per route request of mqnamesrv (valgrind, docs/performance.md).
+# --quick: a smoke check (1 s windows, small loads, no Java/Rust unless --targets says so);
+# the figures then mean nothing. Bounded: every nsbench run has a fixed duration.
+# Needs: a release build (cmake --preset release && cmake --build build/release); java and mvn
+# for java; cargo (or the cached binary) for rust; valgrind for --callgrind.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-sizes=smoke,w1
-targets=c,java
+targets=echo,c,c1,java,rust
+loads=64x1,256x1,1024x1,64x16,storm,churn
 duration=5
-warmup=2
+warmup=5
+max_windows=5
+callgrind=0
+quick=0
 out=
+targets_set=0
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --sizes) sizes=$2; shift 2 ;;
-    --targets) targets=$2; shift 2 ;;
+    --targets) targets=$2; targets_set=1; shift 2 ;;
+    --loads) loads=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
+    --max-windows) max_windows=$2; shift 2 ;;
+    --callgrind) callgrind=1; shift ;;
+    --quick) quick=1; shift ;;
     --out) out=$2; shift 2 ;;
     --table) table_only=1; shift; table_files=("$@"); break ;;
-    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
+if [[ $quick -eq 1 ]]; then
+  duration=1 warmup=1 max_windows=2
+  [[ $targets_set -eq 1 ]] || targets=echo,c
+  [[ $loads == 64x1,256x1,1024x1,64x16,storm,churn ]] && loads=16x1,16x4,storm,churn
+fi
 
 nsbench=${NSBENCH:-$here/build/release/bench/nsbench}
 mqnamesrv=${MQNAMESRV:-$here/build/release/mqnamesrv}
-java_opts=${JAVA_OPTS:--Xms256m -Xmx512m -XX:+UseG1GC}
+java_opts=${JAVA_OPTS:--Xms512m -Xmx512m -XX:+UseG1GC}
+RUST_VERSION=1.0.0
+rust_root=${RUST_NAMESRV_ROOT:-$HOME/.cache/mqnamesrv-bench/rocketmq-namesrv-$RUST_VERSION}
+rust_bin=$rust_root/bin/rocketmq-namesrv-rust
+ROUTE_DATA=(-T 1000 -B 4 -W 4)
+STORM_DATA=(-T 10000 -B 300 -W 4)
+CHURN_DATA=(-T 1000 -B 40 -W 4)
+[[ $quick -eq 1 ]] && STORM_DATA=(-T 1000 -B 30 -W 4) CHURN_DATA=(-T 100 -B 10 -W 2)
+
 [[ ${table_only:-0} -eq 1 || -x $nsbench ]] || { echo "no $nsbench: build the release preset first" >&2; exit 2; }
 [[ -n $out ]] || out=$(mktemp -d /tmp/nsbench-compare.XXXXXX)
 mkdir -p "$out"
@@ -50,19 +81,37 @@ work=$(mktemp -d /tmp/nsbench-srv.XXXXXX)
 declare -A pids=() ports=()
 run_id=0
 
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+stop_pid() {
+  local pid=$1
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+stop_servers() {
+  local t
+  for t in "${!pids[@]}"; do
+    stop_pid "${pids[$t]}"
+    unset "pids[$t]"
+  done
+}
+
 cleanup() {
   stop_servers
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
-
-# free_port: a loopback port nobody listens on.
+# free_port: a loopback port nobody listens on (below the ephemeral range, 32768+ here).
 free_port() {
   local p
   for _ in $(seq 1 50); do
-    # Below the ephemeral range (32768+ here), where a connect could pick the same port.
     p=$((10000 + RANDOM % 20000))
     if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
       echo "$p"
@@ -87,25 +136,52 @@ java_version() {
   sed -n 's:.*<rocketmq.version>\(.*\)</rocketmq.version>.*:\1:p' "$here/bench/java/pom.xml"
 }
 
-# start_server TARGET SIZE: starts it on a free port (pids[TARGET], ports[TARGET]); records
-# the time to its first answer and its idle RSS.
+# The rocketmq-rust NameServer: built once into the cache (crates.io downloads; its search API
+# is not needed: the version is pinned).
+rust_binary() {
+  if [[ ! -x $rust_bin ]]; then
+    command -v cargo >/dev/null || { echo "rust target: no cargo to build rocketmq-namesrv $RUST_VERSION" >&2; exit 2; }
+    log "building rocketmq-namesrv $RUST_VERSION (cargo install, release) into $rust_root"
+    nice cargo install --locked --root "$rust_root" rocketmq-namesrv --version "$RUST_VERSION" \
+      >"$out/cargo.log" 2>&1 || { tail -30 "$out/cargo.log" >&2; exit 1; }
+  fi
+  echo "$rust_bin"
+}
+
+# start_server TARGET: starts it on a free port (pids[TARGET], ports[TARGET]); records the time
+# to its first answer and its idle RSS.
 start_server() {
-  local target=$1 size=$2 dir port srv_pid
+  local target=$1 dir port srv_pid t0
   dir=$(mktemp -d "$work/$target.XXXX")
   port=$(free_port)
-  local t0
   t0=$(date +%s%N)
-  if [[ $target == c ]]; then
-    ROCKETMQ_HOME=$dir "$mqnamesrv" --set listenPort="$port" --set bindAddress=127.0.0.1 \
-      --set "kvConfigPath=$dir/kvConfig.json" --set "configStorePath=$dir/namesrv.properties" \
-      --set logPath= >"$dir/server.out" 2>&1 &
-  else
-    echo "listenPort=$port" >"$dir/namesrv.conf"
-    # shellcheck disable=SC2086
-    (cd "$dir" && ROCKETMQ_HOME=$dir exec java $java_opts -Duser.home="$dir" \
-      -cp "$jcp" org.apache.rocketmq.namesrv.NamesrvStartup -c "$dir/namesrv.conf" \
-      >"$dir/server.out" 2>&1) &
-  fi
+  case $target in
+    echo)
+      # Started for each load (its life is bounded: nsbench -d).
+      "$nsbench" -w serve -a "127.0.0.1:$port" -d $((warmup + max_windows * (duration + 3) + 20)) \
+        >"$dir/server.out" 2>&1 &
+      ;;
+    c | c1)
+      local io=0
+      [[ $target == c1 ]] && io=1
+      ROCKETMQ_HOME=$dir "$mqnamesrv" --set listenPort="$port" --set bindAddress=127.0.0.1 \
+        --set "kvConfigPath=$dir/kvConfig.json" --set "configStorePath=$dir/namesrv.properties" \
+        --set logPath= --set ioThreads=$io >"$dir/server.out" 2>&1 &
+      ;;
+    java)
+      echo "listenPort=$port" >"$dir/namesrv.conf"
+      # shellcheck disable=SC2086
+      (cd "$dir" && ROCKETMQ_HOME=$dir exec java $java_opts -Duser.home="$dir" \
+        -cp "$jcp" org.apache.rocketmq.namesrv.NamesrvStartup -c "$dir/namesrv.conf" \
+        >"$dir/server.out" 2>&1) &
+      ;;
+    rust)
+      # Its INFO log (a line per registered topic) goes to a file, as Java's does.
+      (cd "$dir" && exec "$rbin" --listenPort "$port" --bindAddress 127.0.0.1 \
+        --rocketmqHome "$dir" --kvConfigPath "$dir/kvConfig.json" >"$dir/server.out" 2>&1) &
+      ;;
+    *) echo "unknown target $target" >&2; exit 2 ;;
+  esac
   srv_pid=$!
   pids[$target]=$srv_pid
   ports[$target]=$port
@@ -114,198 +190,226 @@ start_server() {
     --label "$target") || { cat "$dir/server.out" >&2; echo "$target did not start" >&2; exit 1; }
   log "$ready"
   kill -0 "$srv_pid" 2>/dev/null || { cat "$dir/server.out" >&2; echo "$target exited" >&2; exit 1; }
-  local ms
+  [[ $target == echo ]] && return 0
+  local ms rss
   ms=$(sed -n 's/.* ms=\([0-9.-]*\).*/\1/p' <<<"$ready")
-  echo -e "$target\t$size\tstartup\tready_ms\t$ms" >>"$results"
+  echo -e "$target\tstartup\tready_ms\t$ms" >>"$results"
   sleep 1
-  local rss
   rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$srv_pid/status")
-  echo -e "$target\t$size\tstartup\tidle_rss_kb\t$rss" >>"$results"
+  echo -e "$target\tstartup\tidle_rss_kb\t$rss" >>"$results"
 }
 
-stop_servers() {
-  local t pid
-  for t in "${!pids[@]}"; do
-    pid=${pids[$t]}
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.05
-    done
-    kill -9 "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    unset "pids[$t]"
-  done
-}
-
-# bench TARGET SIZE TEST nsbench-args...: one nsbench run, its RESULT lines into the TSV.
-bench() {
-  local target=$1 size=$2 test=$3
+# run_nsbench TARGET LOGFILE DURATION nsbench-args...: one bounded nsbench run.
+run_nsbench() {
+  local target=$1 logf=$2 d=$3 rc=0
   shift 3
-  local logf=$out/$target-$size-$test.log rc=0
   run_id=$((run_id % 254 + 1))
-  sleep 1 # let the server finish dropping the previous run's brokers
-  timeout 900 "$nsbench" -a "127.0.0.1:${ports[$target]}" --pid "${pids[$target]}" --label "$target" \
-    --run-id "$run_id" \
-    -d "$duration" --warmup "$warmup" "$@" >"$logf" 2>&1 || rc=$?
-  [[ $rc -eq 0 ]] || log "$target $size $test: nsbench exit status $rc (see $logf)"
-  awk -v t="$target" -v s="$size" -v n="$test" '
-    function emit(cls, k, v) { printf "%s\t%s\t%s\t%s.%s\t%s\n", t, s, n, cls, k, v }
-    /^SETUP / { if (n == "register-json") for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "ms") emit("setup", "ms", kv[2]) } }
+  timeout 900 "$nsbench" -a "127.0.0.1:${ports[$target]}" --pid "${pids[$target]}" \
+    --label "$target" --run-id "$run_id" -d "$d" --warmup 1 "$@" >"$logf" 2>&1 || rc=$?
+  [[ $rc -eq 0 ]] || log "$target: nsbench exit status $rc (see $logf)"
+  sleep 0.5 # the server drops this run's brokers (their connections closed)
+}
+
+# emit TARGET LOAD LOGFILE: the RESULT lines of one nsbench run as TSV rows.
+emit() {
+  awk -v t="$1" -v n="$2" '
+    function put(cls, k, v) { printf "%s\t%s\t%s.%s\t%s\n", t, n, cls, k, v }
     /^RESULT / {
-      cls = ""; for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
       cls = f["class"]
-      if (cls == "setup") next
-      emit(cls, "rate", f["rate"]); emit(cls, "p50_us", f["p50_us"]); emit(cls, "p99_us", f["p99_us"])
-      emit(cls, "p999_us", f["p999_us"]); emit(cls, "max_us", f["max_us"])
-      if ("srv_cpu_pct" in f) {
-        emit("srv", "cpu_pct", f["srv_cpu_pct"]); emit("srv", "rss_peak_kb", f["srv_rss_peak_kb"])
-        emit("gen", "cpu_pct", f["gen_cpu_pct"])
-        if (f["srv_cpu_pct"] > 0) emit(cls, "per_cpu_s", int(f["rate"] * 100 / f["srv_cpu_pct"]))
+      if (cls != "setup") {
+        put(cls, "rate", f["rate"]); put(cls, "p50_us", f["p50_us"]); put(cls, "p99_us", f["p99_us"])
+        put(cls, "p999_us", f["p999_us"])
+        if ("srv_cpu_pct" in f) {
+          put("srv", "cpu_pct", f["srv_cpu_pct"]); put("srv", "rss_peak_kb", f["srv_rss_peak_kb"])
+          put("gen", "cpu_pct", f["gen_cpu_pct"])
+          if (f["srv_cpu_pct"] > 0) put(cls, "per_cpu_s", int(f["rate"] * 100 / f["srv_cpu_pct"]))
+        }
       }
       delete f
     }
-    /^TOTAL / { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "errors") emit("total", "errors", kv[2]) } }
-  ' "$logf" >>"$results"
+    /^TOTAL / { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "errors") put("total", "errors", kv[2]) } }
+  ' "$3"
 }
 
-peak_rate() {
-  awk -F'\t' -v t="$1" -v s="$2" -v n="$3" '$1==t && $2==s && $3==n && $4=="route.rate" {print int($5)}' "$results"
-}
+route_rate() { awk '/^RESULT .*class=route / { for (i = 2; i <= NF; i++) if ($i ~ /^rate=/) { sub(/rate=/, "", $i); print int($i) } }' "$1" | head -1; }
 
-# run_size SIZE: a fresh server per target; then each test runs against every target in
-# turn, so that both servers see similar conditions on a machine whose load varies.
-run_size() {
-  local size=$1 T B W t
-  case $size in
-    smoke) T=100 B=10 W=1 ;;
-    w1) T=20000 B=1000 W=1 ;;
-    w4) T=100000 B=1000 W=4 ;;
-    storm) T=10000 B=300 W=4 ;;
-    *) echo "unknown size $size" >&2; exit 2 ;;
-  esac
-  local ds="-T $T -B $B -W $W"
-  log "== size $size ($T topics x $B brokers, width $W)"
-  for t in "${target_list[@]}"; do
-    start_server "$t" "$size"
+# measure TARGET LOAD nsbench-args...: warm-up pass, then windows until the rate stops rising.
+measure() {
+  local target=$1 load=$2 base=$out/$1-$2
+  shift 2
+  run_nsbench "$target" "$base-warm.log" "$warmup" "$@"
+  local best=0 best_w=0 w r rates=""
+  for w in $(seq 1 "$max_windows"); do
+    run_nsbench "$target" "$base-w$w.log" "$duration" "$@"
+    r=$(route_rate "$base-w$w.log")
+    r=${r:-0}
+    rates="$rates $r"
+    if [[ $r -gt $best ]]; then
+      local rising=$((r * 100 > best * 103))
+      best=$r best_w=$w
+      [[ $w -ge 2 && $rising -eq 0 ]] && break
+    elif [[ $w -ge 2 ]]; then
+      break
+    fi
   done
-  # shellcheck disable=SC2086
-  if [[ $size == storm ]]; then
-    for t in "${target_list[@]}"; do bench "$t" "$size" storm-json -w mix $ds -c 16 -p 1; done
-    for t in "${target_list[@]}"; do bench "$t" "$size" storm-zlib -w mix $ds -c 16 -p 1 -z; done
-  else
-    for t in "${target_list[@]}"; do bench "$t" "$size" route-64x1 -w route $ds -c 64 -p 1; done
-    for t in "${target_list[@]}"; do bench "$t" "$size" route-64x16 -w route $ds -c 64 -p 16; done
-    for t in "${target_list[@]}"; do
-      bench "$t" "$size" route-64x16-v317 -w route $ds -c 64 -p 16 -V 317
-    done
-    local peak
-    for t in "${target_list[@]}"; do
-      peak=$(peak_rate "$t" "$size" route-64x16)
-      if [[ -n $peak && $peak -gt 0 ]]; then
-        bench "$t" "$size" route-half-peak -w route $ds -c 64 -p 16 --rate $((peak / 2))
-      fi
-    done
-    for t in "${target_list[@]}"; do bench "$t" "$size" register-json -w register $ds; done
-    for t in "${target_list[@]}"; do
-      bench "$t" "$size" churn -w churn $ds -c 16 -p 1 --churn-rate 20
-    done
-  fi
-  stop_servers
+  log "$target $load: windows$rates -> best $best"
+  echo -e "$target\t$load\twindows\t${rates# }" >>"$results"
+  [[ $best_w -gt 0 ]] && emit "$target" "$load" "$base-w$best_w.log" >>"$results"
+  return 0
 }
 
-ceiling() {
-  ports[echo]=$(free_port)
-  "$nsbench" -w serve -a "127.0.0.1:${ports[echo]}" -d $((${duration%.*} + ${warmup%.*} + 20)) \
-    2>/dev/null &
-  pids[echo]=$!
-  sleep 0.3
-  bench echo ceiling route-64x16 -w route -T 100 -B 10 -c 64 -p 16
-  stop_servers
+# once TARGET LOAD nsbench-args...: a warm-up pass and one window (storm, churn: the figure is
+# the readers' latency under a write load, not a peak).
+once() {
+  local target=$1 load=$2 base=$out/$1-$2
+  shift 2
+  run_nsbench "$target" "$base-warm.log" "$warmup" "$@"
+  run_nsbench "$target" "$base.log" "$duration" "$@"
+  emit "$target" "$load" "$base.log" >>"$results"
 }
 
-print_table() {
-  local tsv=$1 strip='s/^/# /'
-  [[ ${2:-0} -eq 1 ]] && strip='s/$/  /'
-  {
-    echo "nsbench compare: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p')), kernel $(uname -r)"
-    echo "generator and server share the same $(nproc) CPUs; duration ${duration}s, warmup ${warmup}s; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "Java: rocketmq-namesrv $(java_version), $(java -version 2>&1 | head -1), $java_opts"
-    echo "rate = responses/s; *_us = latency in microseconds; per_cpu_s = responses per server CPU-second;"
-    echo "srv.cpu_pct = server CPU (100 = one core); gen.cpu_pct = nsbench's own CPU"
-  } | sed "$strip"
-  [[ ${2:-0} -eq 1 ]] && echo
-  awk -F'\t' -v md="${2:-0}" '
-    { key = $2 "\t" $3 "\t" $4; if (!(key in seen)) { seen[key] = 1; order[++n] = key } v[$1 "\t" key] = $5 }
-    END {
-      fmt = md ? "| %s | %s | %s | %s | %s | %s |\n" : "%-7s %-17s %-18s %12s %12s %8s\n"
-      printf fmt, "size", "test", "metric", "C", "Java", "C/Java"
-      if (md) print "|---|---|---|---:|---:|---:|"
-      for (i = 1; i <= n; i++) {
-        k = order[i]; split(k, p, "\t")
-        c = v["c\t" k]; j = v["java\t" k]; e = v["echo\t" k]
-        if (p[1] == "ceiling") { c = e; j = "" }
-        r = (c != "" && j != "" && j + 0 != 0) ? sprintf("%.3g", c / j) : "-"
-        printf fmt, p[1], p[2], p[3], (c == "" ? "-" : c), (j == "" ? "-" : j), r
-      }
-    }' "$tsv"
+run_load() {
+  local load=$1 t
+  log "== load $load"
+  for t in "${target_list[@]}"; do
+    case $load in
+      storm)
+        [[ $t == echo ]] && continue # echo has no registrations to storm
+        once "$t" storm -w mix "${STORM_DATA[@]}" -c 16 -p 1 ;;
+      churn)
+        [[ $t == echo ]] && continue
+        once "$t" churn -w churn "${CHURN_DATA[@]}" -c 16 -p 1 --churn-rate 20 ;;
+      *x*)
+        [[ $t == echo ]] && start_server echo
+        measure "$t" "$load" -w route "${ROUTE_DATA[@]}" -c "${load%x*}" -p "${load#*x}"
+        if [[ $t == echo ]]; then stop_pid "${pids[echo]}"; unset "pids[echo]"; fi ;;
+      *) echo "unknown load $load" >&2; exit 2 ;;
+    esac
+  done
 }
 
-# print_summary TSV: one markdown row per (size, test) with the main figures of both servers.
+# ---- instructions per route request (callgrind) -----------------------------------------------
+# The docs/performance.md method: the server under callgrind with instrumentation off, on for 8 s
+# of route reads (16 x 4, 20,000 topics on 200 brokers, width 4), divided by the requests served
+# (calls of ns_proc_dispatch).
+callgrind_route() {
+  local label=$1 dir port pid
+  shift
+  dir=$work/cg-$label
+  mkdir -p "$dir"
+  port=$(free_port)
+  ROCKETMQ_HOME=$dir valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$dir/cg.out" \
+    "$mqnamesrv" --set listenPort="$port" --set bindAddress=127.0.0.1 --set "kvConfigPath=$dir/kv.json" \
+    --set "configStorePath=$dir/ns.properties" --set logPath= --set ioThreads=1 >"$dir/server.out" 2>&1 &
+  pid=$!
+  "$nsbench" -w ready -a "127.0.0.1:$port" --timeout-ms 120000 --label cg >/dev/null
+  "$nsbench" -w route -a "127.0.0.1:$port" -T 20000 -B 200 -W 4 -c 16 -p 4 -d 14 --warmup 3 \
+    "$@" >"$dir/bench.out" 2>&1 &
+  local bp=$!
+  for _ in $(seq 1 600); do
+    grep -q '^SETUP' "$dir/bench.out" && break
+    sleep 0.2
+  done
+  sleep 1
+  callgrind_control -i on "$pid" >/dev/null 2>&1
+  sleep 8
+  callgrind_control -i off "$pid" >/dev/null 2>&1
+  callgrind_control -d "$pid" >/dev/null 2>&1
+  wait "$bp" || true
+  kill -TERM "$pid"
+  wait "$pid" || true
+  local f total calls per
+  f=$out/callgrind.$label.out
+  cp "$(ls "$dir"/cg.out.* | head -1)" "$f"
+  # (From another directory: where the sources are found, callgrind_annotate drops the callers
+  # of functions it annotates.)
+  total=$(cd / && callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  calls=$(cd / && callgrind_annotate --tree=caller "$f" 2>/dev/null | awk '
+    /^ *[0-9,]+ .*< .*\(([0-9,]+)x\)/ { l[++n] = $0 }
+    /\* .*:ns_proc_dispatch / && !done {
+      for (i = 1; i <= n; i++) { m = l[i]; sub(/.*\(/, "", m); sub(/x\).*/, "", m); gsub(",", "", m); s += m }
+      print s; done = 1 }
+    /^ *$/ { n = 0 }')
+  per=$(awk -v t="$total" -v c="$calls" 'BEGIN {if (c > 0) printf "%d", t / c; else print "-"}')
+  echo -e "c\tcallgrind-$label\tinstructions.per_route\t$per" >>"$results"
+  log "callgrind $label: $total instructions / $calls route requests = $per per request"
+}
+
+# ---- tables -----------------------------------------------------------------------------------
+print_header() {
+  echo "nsbench compare: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p')), kernel $(uname -r)"
+  echo "generator and servers share the same $(nproc) CPUs; windows of ${duration}s after a ${warmup}s warm-up pass, best of up to ${max_windows}; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "Java: rocketmq-namesrv $(java_version), $(java -version 2>&1 | head -1), $java_opts; rust: rocketmq-namesrv $RUST_VERSION (crates.io, release)"
+}
+
+# print_summary TSV: one markdown row per load: rate, per CPU-second and p99 of every target, and
+# C's ratios to the ceiling (per CPU-second), to Java and to Rust (raw rate).
 print_summary() {
   awk -F'\t' '
-    { key = $2 "\t" $3; if (!(key in seen)) { seen[key] = 1; order[++n] = key } v[$1 "\t" key "\t" $4] = $5 }
-    function g(t, k, m) { return ((t "\t" k "\t" m) in v) ? v[t "\t" k "\t" m] : "" }
-    function mb(x) { return x == "" ? "-" : sprintf("%.0f", x / 1024) }
+    { if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } v[$1 "\t" $2 "\t" $3] = $4; tg[$1] = 1 }
+    function g(t, l, m) { return ((t "\t" l "\t" m) in v) ? v[t "\t" l "\t" m] : "" }
     function d(x) { return x == "" ? "-" : x }
-    function ratio(a, b) { return (a == "" || b == "" || b + 0 == 0) ? "-" : sprintf("%.3g", a / b) }
+    function k(x) { return x == "" ? "-" : (x >= 10000 ? sprintf("%.0fk", x / 1000) : x) }
+    function r(a, b) { return (a == "" || b == "" || b + 0 == 0) ? "-" : sprintf("%.2f", a / b) }
     END {
-      print "| size | test | class | C rate/s | Java rate/s | C/Java | C p99 us | Java p99 us | C per CPU-s | Java per CPU-s | C RSS MB | Java RSS MB |"
-      print "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-      for (i = 1; i <= n; i++) {
-        k = order[i]; split(k, p, "\t")
-        if (p[2] == "startup") {
-          printf "| %s | startup | ready ms / idle RSS MB | %s | %s | %s | | | | | %s | %s |\n", p[1],
-            d(g("c", k, "ready_ms")), d(g("java", k, "ready_ms")), ratio(g("c", k, "ready_ms"), g("java", k, "ready_ms")),
-            mb(g("c", k, "idle_rss_kb")), mb(g("java", k, "idle_rss_kb"))
+      split("echo c c1 java rust", all, " "); m = 0
+      for (i = 1; i <= 5; i++) if (all[i] in tg) T[++m] = all[i]
+      h = "| load | metric |"; s = "|---|---|"
+      for (i = 1; i <= m; i++) { h = h " " T[i] " |"; s = s "---:|" }
+      print h " C/ceiling | C/Java | C/Rust | C1/ceiling | C1/Java | C1/Rust |"; print s "---:|---:|---:|---:|---:|---:|"
+      for (j = 1; j <= n; j++) {
+        l = order[j]
+        if (l == "startup") {
+          line = "| startup | ready ms |"; for (i = 1; i <= m; i++) line = line " " d(g(T[i], l, "ready_ms")) " |"; print line " | | | | | |"
+          line = "| startup | idle RSS MB |"; for (i = 1; i <= m; i++) { x = g(T[i], l, "idle_rss_kb"); line = line " " (x == "" ? "-" : sprintf("%.0f", x / 1024)) " |" }; print line " | | | | | |"
           continue
         }
-        t1 = (p[1] == "ceiling") ? "echo" : "c"
-        split("route register churn", cls, " ")
-        for (j = 1; j <= 3; j++) {
-          c = cls[j]
-          if (g(t1, k, c ".rate") == "" && g("java", k, c ".rate") == "") continue
-          printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], c,
-            d(g(t1, k, c ".rate")), d(g("java", k, c ".rate")), ratio(g(t1, k, c ".rate"), g("java", k, c ".rate")),
-            d(g(t1, k, c ".p99_us")), d(g("java", k, c ".p99_us")),
-            d(g(t1, k, c ".per_cpu_s")), d(g("java", k, c ".per_cpu_s")),
-            mb(g(t1, k, "srv.rss_peak_kb")), mb(g("java", k, "srv.rss_peak_kb"))
+        if (l ~ /^callgrind/) { print "| " l " | instructions per route request | " d(g("c", l, "instructions.per_route")) " |"; continue }
+        ms = (l == "storm" || l == "churn") ? "route.rate route.p99_us route.per_cpu_s register.rate register.p99_us srv.rss_peak_kb" \
+                                            : "route.rate route.per_cpu_s route.p50_us route.p99_us route.p999_us srv.cpu_pct gen.cpu_pct srv.rss_peak_kb total.errors windows"
+        nm = split(ms, M, " ")
+        for (q = 1; q <= nm; q++) {
+          met = M[q]; line = "| " l " | " met " |"; any = 0
+          for (i = 1; i <= m; i++) { x = g(T[i], l, met); if (x != "") any = 1; line = line " " (met ~ /rate|per_cpu/ ? k(x) : d(x)) " |" }
+          if (!any) continue
+          ce = ""; cj = ""; cr = ""; de = ""; dj = ""; dr = ""
+          if (met == "route.per_cpu_s") { ce = r(g("c", l, met), g("echo", l, met)); de = r(g("c1", l, met), g("echo", l, met)) }
+          if (met == "route.rate") { ce = r(g("c", l, met), g("echo", l, met)); de = r(g("c1", l, met), g("echo", l, met)) }
+          if (met == "route.rate" || met == "route.per_cpu_s") {
+            cj = r(g("c", l, met), g("java", l, met)); cr = r(g("c", l, met), g("rust", l, met))
+            dj = r(g("c1", l, met), g("java", l, met)); dr = r(g("c1", l, met), g("rust", l, met))
+          }
+          print line " " ce " | " cj " | " cr " | " de " | " dj " | " dr " |"
         }
       }
     }' "$1"
 }
 
-# --table TSV...: only print the table of earlier runs (e.g. a Java run and a C run).
 if [[ ${table_only:-0} -eq 1 ]]; then
   cat "${table_files[@]}" >"$out/combined.tsv"
-  print_table "$out/combined.tsv" | tee "$out/table.txt"
-  print_table "$out/combined.tsv" 1 >"$out/table.md"
-  print_summary "$out/combined.tsv" >"$out/summary.md"
+  print_summary "$out/combined.tsv" | tee "$out/summary.md"
   exit 0
 fi
 : >"$results"
-
 log "results in $out"
 IFS=, read -r -a target_list <<<"$targets"
+IFS=, read -r -a load_list <<<"$loads"
 jcp=
+rbin=
 [[ ,$targets, == *,java,* ]] && jcp=$(java_classpath)
-[[ ,$targets, == *,c,* && ! -x $mqnamesrv ]] && { echo "no $mqnamesrv" >&2; exit 2; }
-ceiling
-IFS=, read -r -a size_list <<<"$sizes"
-for size in "${size_list[@]}"; do
-  run_size "$size"
+[[ ,$targets, == *,rust,* ]] && rbin=$(rust_binary)
+[[ ,$targets, == *,c,* || ,$targets, == *,c1,* ]] && [[ ! -x $mqnamesrv ]] && { echo "no $mqnamesrv" >&2; exit 2; }
+for t in "${target_list[@]}"; do
+  [[ $t == echo ]] || start_server "$t"
 done
-
-print_table "$results" | tee "$out/table.txt"
-print_table "$results" 1 >"$out/table.md"
-print_summary "$results" | tee "$out/summary.md"
+for l in "${load_list[@]}"; do
+  run_load "$l"
+done
+stop_servers
+[[ $callgrind -eq 1 ]] && callgrind_route plain
+{
+  print_header | sed 's/^/# /'
+  echo
+  print_summary "$results"
+} | tee "$out/summary.md"
