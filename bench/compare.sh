@@ -19,6 +19,7 @@
 #                    [--duration S] [--warmup S] [--max-windows N] [--callgrind] [--quick]
 #                    [--out DIR]
 #   bench/compare.sh [--out DIR] --table results.tsv...   (re-print earlier runs as one table)
+#   bench/compare.sh --targets none --loads none --callgrind   (the instruction count alone)
 #
 # Loads (route reads: 4 brokers x 1,000 topics, width 4, uniformly random topics, standard JSON):
 #   NxP    N reader connections, P requests in flight each
@@ -292,7 +293,8 @@ run_load() {
 # ---- instructions per route request (callgrind) -----------------------------------------------
 # The docs/performance.md method: the server under callgrind with instrumentation off, on for 8 s
 # of route reads (16 x 4, 20,000 topics on 200 brokers, width 4), divided by the requests served
-# (calls of ns_proc_dispatch).
+# (calls of ns_proc_dispatch and of the fast path ns_proc_route_fast: every request of this load
+# takes one or the other).
 callgrind_route() {
   local label=$1 dir port pid
   shift
@@ -327,10 +329,12 @@ callgrind_route() {
   total=$(cd / && callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
   calls=$(cd / && callgrind_annotate --tree=caller "$f" 2>/dev/null | awk '
     /^ *[0-9,]+ .*< .*\(([0-9,]+)x\)/ { l[++n] = $0 }
-    /\* .*:ns_proc_dispatch / && !done {
-      for (i = 1; i <= n; i++) { m = l[i]; sub(/.*\(/, "", m); sub(/x\).*/, "", m); gsub(",", "", m); s += m }
-      print s; done = 1 }
-    /^ *$/ { n = 0 }')
+    /\* .*:(ns_proc_dispatch|ns_proc_route_fast) / {
+      f = ($0 ~ /ns_proc_dispatch/) ? "d" : "f"
+      if (!(f in done)) for (i = 1; i <= n; i++) { m = l[i]; sub(/.*\(/, "", m); sub(/x\).*/, "", m); gsub(",", "", m); s += m }
+      done[f] = 1 }
+    /^ *$/ { n = 0 }
+    END { print s + 0 }')
   per=$(awk -v t="$total" -v c="$calls" 'BEGIN {if (c > 0) printf "%d", t / c; else print "-"}')
   echo -e "c\tcallgrind-$label\tinstructions.per_route\t$per" >>"$results"
   log "callgrind $label: $total instructions / $calls route requests = $per per request"
@@ -393,17 +397,19 @@ if [[ ${table_only:-0} -eq 1 ]]; then
 fi
 : >"$results"
 log "results in $out"
+[[ $targets == none ]] && targets= # (--targets none --loads none --callgrind: the count alone)
+[[ $loads == none ]] && loads=
 IFS=, read -r -a target_list <<<"$targets"
 IFS=, read -r -a load_list <<<"$loads"
 jcp=
 rbin=
 [[ ,$targets, == *,java,* ]] && jcp=$(java_classpath)
 [[ ,$targets, == *,rust,* ]] && rbin=$(rust_binary)
-[[ ,$targets, == *,c,* || ,$targets, == *,c1,* ]] && [[ ! -x $mqnamesrv ]] && { echo "no $mqnamesrv" >&2; exit 2; }
-for t in "${target_list[@]}"; do
+[[ ,$targets, == *,c,* || ,$targets, == *,c1,* || $callgrind -eq 1 ]] && [[ ! -x $mqnamesrv ]] && { echo "no $mqnamesrv" >&2; exit 2; }
+for t in "${target_list[@]+"${target_list[@]}"}"; do
   [[ $t == echo ]] || start_server "$t"
 done
-for l in "${load_list[@]}"; do
+for l in "${load_list[@]+"${load_list[@]}"}"; do
   run_load "$l"
 done
 stop_servers

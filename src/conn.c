@@ -23,6 +23,7 @@
 #include "ns_log.h"
 #include "ns_metrics.h"
 #include "ns_proc.h"
+#include "ns_proc_fast.h"
 
 /* Reads land in chunks of this size at least; a request is a few hundred bytes, a broker
  * registration up to a few MiB. A connection with no partial frame pending reads into its
@@ -586,9 +587,38 @@ void ns__conn_job_done(ns_job_t *job)
 
 /* Decodes and dispatches one frame. Returns false when the frame must wait in the buffer (the
  * worker queue is full and the connection has requests there: they will make room). */
+static ns_ctx_t loop_ctx(ns_conn_t *conn)
+{
+    ns_server_t *server = conn->loop->server;
+    return (ns_ctx_t){
+        .route = server->route,
+        .kv = server->kv,
+        .config = server->cfg,
+        .conn_id = conn->id,
+        .peer = conn->peer,
+        /* The loop's cached time (same monotonic clock, updated every iteration): a clock
+         * read per request cost more than the heartbeat it stamps. */
+        .now_ms = uv_now(&conn->loop->loop),
+        .start_ms = server->start_ms,
+        .going_away = __atomic_load_n(&server->going_away, __ATOMIC_RELAXED),
+        .scratch = &conn->loop->scratch,
+        .acl = server->acl,
+    };
+}
+
 static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
 {
     ns_server_t *server = conn->loop->server;
+    if (server->worker == NULL || conn->jobs == 0) {
+        /* The common route read, answered in place (ns_proc_fast.h); anything else below. */
+        ns_ctx_t ctx = loop_ctx(conn);
+        size_t off = conn->out_headers.len;
+        if (ns_proc_route_fast(&ctx, frame, &conn->out_headers)) {
+            __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
+            add_seg(conn, off, conn->out_headers.len - off, NULL);
+            return true;
+        }
+    }
     ns_cmd_t req;
     if (ns_cmd_decode(frame, &req) != 0) {
         bad_frame(conn, NS_M_FRAME_BAD_HEADER, "undecodable remoting header", frame->header,
@@ -623,20 +653,7 @@ static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
         return true;
     }
     __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
-    ns_ctx_t ctx = {
-        .route = server->route,
-        .kv = server->kv,
-        .config = server->cfg,
-        .conn_id = conn->id,
-        .peer = conn->peer,
-        /* The loop's cached time (same monotonic clock, updated every iteration): a clock
-         * read per request cost more than the heartbeat it stamps. */
-        .now_ms = uv_now(&conn->loop->loop),
-        .start_ms = server->start_ms,
-        .going_away = __atomic_load_n(&server->going_away, __ATOMIC_RELAXED),
-        .scratch = &conn->loop->scratch,
-        .acl = server->acl,
-    };
+    ns_ctx_t ctx = loop_ctx(conn);
     ns_cmd_t resp;
     if (ns_proc_dispatch(&ctx, &req, &resp)) {
         queue_reply(conn, &resp);

@@ -1,0 +1,231 @@
+/* The route-read fast path (ns_proc_fast.h, ns_route_req.h): every reply it sends is byte for
+ * byte the one the complete path (ns_cmd_decode, ns_proc_dispatch, ns_cmd_encode_header) sends,
+ * and it declines every case it does not handle. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ns_cmd_codec.h"
+#include "ns_proc_fast.h"
+#include "ns_route_req.h"
+#include "proc_test_util.h"
+
+static const char BODY_A[] =
+    "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":1,"
+    "\"stateVersion\":0,\"timestamp\":1700000000000},\"topicConfigTable\":{\"TBW102\":{\"perm\":7,"
+    "\"readQueueNums\":8,\"topicName\":\"TBW102\",\"writeQueueNums\":8},\"TopicA\":{\"perm\":6,"
+    "\"readQueueNums\":4,\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":\"TopicA\","
+    "\"topicSysFlag\":0,\"writeQueueNums\":4}},\"topicQueueMappingDetailMap\":{},"
+    "\"topicQueueMappingInfoMap\":{}}}";
+
+static int setup(void **state)
+{
+    pt_setup(state);
+    pt_t *t = *state;
+    const char *addrs[] = {"192.168.0.1:10911", "192.168.0.2:10911"};
+    for (int i = 0; i < 2; i++) {
+        ns_cmd_t req;
+        pt_req(&req, NS_REQ_REGISTER_BROKER, 479, BODY_A, strlen(BODY_A), "brokerAddr", addrs[i],
+               "brokerName", "broker-a", "clusterName", "DefaultCluster", "brokerId",
+               i == 0 ? "0" : "1", "haServerAddr", "h", NULL);
+        pt_run(t, &req);
+        assert_int_equal(t->resp.code, 0);
+    }
+    return 0;
+}
+
+static ns_frame_t frame_of(uint8_t type, const void *hdr, size_t len)
+{
+    return (ns_frame_t){.serialize_type = type, .header = hdr, .header_len = len};
+}
+
+/* What the complete path sends for the frame: the reply frame's bytes. */
+static void complete_reply(pt_t *t, const ns_frame_t *f, ns_buf_t *out)
+{
+    ns_cmd_t req, resp;
+    assert_int_equal(ns_cmd_decode(f, &req), 0);
+    assert_true(ns_proc_dispatch(&t->ctx, &req, &resp));
+    assert_int_equal(ns_cmd_encode_header(&resp, out), 0);
+    ns_buf_append(out, resp.body, resp.body_len);
+    ns_cmd_free(&resp);
+    ns_cmd_free(&req);
+}
+
+static void expect_same(pt_t *t, const ns_frame_t *f)
+{
+    ns_buf_t fast = NS_BUF_INIT, slow = NS_BUF_INIT;
+    ns_buf_append_str(&fast, "prefix"); /* appended, not overwritten */
+    assert_true(ns_proc_route_fast(&t->ctx, f, &fast));
+    complete_reply(t, f, &slow);
+    assert_int_equal(fast.len, slow.len + 6);
+    assert_memory_equal(fast.data + 6, slow.data, slow.len);
+    ns_buf_free(&fast);
+    ns_buf_free(&slow);
+}
+
+static void expect_declined(pt_t *t, const ns_frame_t *f)
+{
+    ns_buf_t out = NS_BUF_INIT;
+    ns_buf_append_str(&out, "prefix");
+    assert_false(ns_proc_route_fast(&t->ctx, f, &out));
+    assert_int_equal(out.len, 6);
+    ns_buf_free(&out);
+}
+
+static void expect_json(pt_t *t, const char *hdr, bool fast)
+{
+    ns_frame_t f = frame_of(NS_SERIALIZE_JSON, hdr, strlen(hdr));
+    if (fast)
+        expect_same(t, &f);
+    else
+        expect_declined(t, &f);
+}
+
+static void test_json_headers(void **state)
+{
+    pt_t *t = *state;
+    /* What Java 5.x, Go and Node clients send, in both JSON modes. */
+    expect_json(t,
+                "{\"code\":105,\"extFields\":{\"topic\":\"TopicA\"},\"flag\":0,\"language\":"
+                "\"JAVA\",\"opaque\":7,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}",
+                true);
+    expect_json(t,
+                "{\"code\":105,\"extFields\":{\"topic\":\"TopicA\"},\"opaque\":-2,\"version\":317}",
+                true);
+    expect_json(t,
+                "{\"code\":105,\"extFields\":{\"acceptStandardJsonOnly\":\"TRUE\",\"topic\":"
+                "\"TopicA\"},\"language\":\"GO\",\"opaque\":2147483647,\"version\":317}",
+                true);
+    expect_json(t,
+                " { \"version\" : 0 , \"code\" : 105 , \"remark\" : null , \"extFields\" : { "
+                "\"topic\" : \"TBW102\" , \"acceptStandardJsonOnly\" : true } , \"language\" : "
+                "\"NODE_JS\" , \"flag\" : 0 } \n",
+                true);
+    expect_json(
+        t, "{\"code\":105,\"extFields\":{\"topic\":\"TopicA\",\"acceptStandardJsonOnly\":false}}",
+        true);
+    /* Unusual: declined, the complete path decides. */
+    expect_json(t, "{\"code\":105,\"extFields\":{\"topic\":\"NoSuchTopic\"}}", false);
+    expect_json(t, "{\"code\":105,\"extFields\":{\"topic\":\"TopicA\",\"__ZONE_MODE\":\"true\"}}",
+                false);
+    expect_json(t, "{\"code\":105,\"extFields\":{\"topic\":\"Topic\\u0041\"}}", false);
+    expect_json(t, "{\"code\":105,\"extFields\":{\"topic\":\"TopicA\"},\"remark\":\"x\"}", false);
+    expect_json(t, "{\"code\":105,\"extFields\":{\"topic\":\"TopicA\"},\"flag\":2}", false);
+    expect_json(t, "{\"code\":105,\"code\":105,\"extFields\":{\"topic\":\"TopicA\"}}", false);
+    expect_json(t, "{\"code\":105.0,\"extFields\":{\"topic\":\"TopicA\"}}", false);
+    expect_json(t, "{\"code\":\"105\",\"extFields\":{\"topic\":\"TopicA\"}}", false);
+    expect_json(t, "{\"code\":106,\"extFields\":{\"topic\":\"TopicA\"}}", false);
+    expect_json(t, "{\"code\":105,\"extFields\":{\"topic\":\"TopicA\"}", false);
+    expect_json(t, "{\"code\":105,\"extFields\":{}}", false);
+    expect_json(t, "{\"code\":105,\"extFields\":{\"topic\":\"TopicA\"},\"x\":1}", false);
+}
+
+/* A ROCKETMQ header: code 105, the given version and opaque, ext entries key/value. */
+static size_t bin_header(uint8_t *h, int version, int32_t opaque, int remark, ...)
+{
+    uint8_t *p = h;
+    *p++ = 0;
+    *p++ = 105;
+    *p++ = NS_LANG_JAVA;
+    *p++ = (uint8_t)(version >> 8);
+    *p++ = (uint8_t)version;
+    for (int i = 3; i >= 0; i--)
+        *p++ = (uint8_t)((uint32_t)opaque >> (8 * i));
+    memset(p, 0, 4); /* flag */
+    p += 4;
+    memset(p, 0, 4);
+    p[3] = (uint8_t)remark;
+    p += 4;
+    memset(p, 'r', (size_t)remark);
+    p += remark;
+    uint8_t *ext_len = p;
+    p += 4;
+    va_list ap;
+    va_start(ap, remark);
+    const char *k;
+    while ((k = va_arg(ap, const char *)) != NULL) {
+        const char *v = va_arg(ap, const char *);
+        size_t kl = strlen(k), vl = strlen(v);
+        *p++ = (uint8_t)(kl >> 8);
+        *p++ = (uint8_t)kl;
+        memcpy(p, k, kl);
+        p += kl;
+        *p++ = 0;
+        *p++ = 0;
+        *p++ = (uint8_t)(vl >> 8);
+        *p++ = (uint8_t)vl;
+        memcpy(p, v, vl);
+        p += vl;
+    }
+    va_end(ap);
+    size_t el = (size_t)(p - ext_len - 4);
+    ext_len[0] = 0;
+    ext_len[1] = (uint8_t)(el >> 16);
+    ext_len[2] = (uint8_t)(el >> 8);
+    ext_len[3] = (uint8_t)el;
+    return (size_t)(p - h);
+}
+
+static void test_binary_headers(void **state)
+{
+    pt_t *t = *state;
+    uint8_t h[512];
+    ns_frame_t f;
+    f = frame_of(NS_SERIALIZE_ROCKETMQ, h, bin_header(h, 479, 9, 0, "topic", "TopicA", NULL));
+    expect_same(t, &f);
+    f = frame_of(NS_SERIALIZE_ROCKETMQ, h, bin_header(h, 317, -5, 0, "topic", "TopicA", NULL));
+    expect_same(t, &f);
+    f = frame_of(
+        NS_SERIALIZE_ROCKETMQ, h,
+        bin_header(h, 317, 1, 0, "acceptStandardJsonOnly", "true", "topic", "TBW102", NULL));
+    expect_same(t, &f);
+    f = frame_of(NS_SERIALIZE_ROCKETMQ, h, bin_header(h, 317, 1, 3, "topic", "TopicA", NULL));
+    expect_declined(t, &f); /* a remark */
+    f = frame_of(NS_SERIALIZE_ROCKETMQ, h,
+                 bin_header(h, 317, 1, 0, "topic", "TopicA", "AccessKey", "ak", NULL));
+    expect_declined(t, &f);
+    f = frame_of(NS_SERIALIZE_ROCKETMQ, h,
+                 bin_header(h, 317, 1, 0, "topic", "Topic\xc3\xa9", NULL));
+    expect_declined(t, &f);
+    f = frame_of(NS_SERIALIZE_ROCKETMQ, h, bin_header(h, 317, 1, 0, NULL));
+    expect_declined(t, &f);
+    f = frame_of(NS_SERIALIZE_ROCKETMQ, h, bin_header(h, 317, 1, 0, "topic", "TopicA", NULL) - 1);
+    expect_declined(t, &f); /* the ext area runs past the header */
+}
+
+/* Cases whose answer is not the plain route: the complete path's. */
+static void test_declines_what_it_does_not_handle(void **state)
+{
+    pt_t *t = *state;
+    const char *hdr = "{\"code\":105,\"extFields\":{\"topic\":\"TopicA\"},\"version\":479}";
+    ns_frame_t f = frame_of(NS_SERIALIZE_JSON, hdr, strlen(hdr));
+    expect_same(t, &f);
+    t->cfg.order_message_enable = true;
+    expect_declined(t, &f);
+    t->cfg.order_message_enable = false;
+    t->cfg.need_wait_for_service = true;
+    t->cfg.wait_seconds_for_service = 1000;
+    expect_declined(t, &f);
+    t->cfg.wait_seconds_for_service = 1;
+    expect_same(t, &f);
+    t->cfg.need_wait_for_service = false;
+    t->ctx.going_away = true;
+    expect_declined(t, &f);
+    t->ctx.going_away = false;
+    expect_same(t, &f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_json_headers, setup, pt_teardown),
+        cmocka_unit_test_setup_teardown(test_binary_headers, setup, pt_teardown),
+        cmocka_unit_test_setup_teardown(test_declines_what_it_does_not_handle, setup, pt_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
