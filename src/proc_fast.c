@@ -32,6 +32,40 @@ static uint8_t *put_be32(uint8_t *p, uint32_t v)
     return p + 4;
 }
 
+/* NS_SERVER_VERSION as text (checked below). */
+#define VERSION_TEXT "479"
+_Static_assert(NS_SERVER_VERSION == 479, "VERSION_TEXT must follow NS_SERVER_VERSION");
+
+/* Decimal int32, as ns_put_int writes it, two digits per step. */
+static uint8_t *put_int32(uint8_t *w, int32_t v)
+{
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930"
+                                   "31323334353637383940414243444546474849505152535455565758596061"
+                                   "62636465666768697071727374757677787980818283848586878889909192"
+                                   "93949596979899";
+    uint32_t u = (uint32_t)v;
+    if (v < 0) {
+        *w++ = '-';
+        u = 0u - u;
+    }
+    uint8_t tmp[10];
+    int i = 10;
+    while (u >= 100) {
+        uint32_t q = u / 100, r = u - q * 100;
+        i -= 2;
+        memcpy(tmp + i, pairs + 2 * r, 2);
+        u = q;
+    }
+    if (u >= 10) {
+        i -= 2;
+        memcpy(tmp + i, pairs + 2 * u, 2);
+    } else {
+        tmp[--i] = (uint8_t)('0' + u);
+    }
+    memcpy(w, tmp + i, (size_t)(10 - i));
+    return w + (10 - i);
+}
+
 #define PUT_LIT(w, lit) (memcpy((w), (lit), sizeof(lit) - 1), (w) + sizeof(lit) - 1)
 
 /* The header ns_cmd_encode_header writes for a SUCCESS reply without remark or ext fields:
@@ -41,10 +75,8 @@ static size_t write_success_header(uint8_t *w0, uint8_t type, int32_t opaque)
     uint8_t *w = w0;
     if (type == NS_SERIALIZE_JSON) {
         w = PUT_LIT(w, "{\"code\":0,\"flag\":1,\"language\":\"JAVA\",\"opaque\":");
-        w = (uint8_t *)ns_put_int((char *)w, opaque);
-        w = PUT_LIT(w, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
-        w = (uint8_t *)ns_put_int((char *)w, NS_SERVER_VERSION);
-        *w++ = '}';
+        w = put_int32(w, opaque);
+        w = PUT_LIT(w, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":" VERSION_TEXT "}");
     } else {
         *w++ = 0; /* code */
         *w++ = 0;

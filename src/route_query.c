@@ -177,10 +177,10 @@ static char *put_lit(char *p, const char *lit, size_t len)
 #define QD_TAIL_MAX (4 * 11 + sizeof(",\"readQueueNums\":,\"topicSysFlag\":,\"writeQueueNums\":}"))
 
 /* One QueueData: the broker name's encoded head, then the numbers (fastjson's order). */
+/* The caller has reserved j->qd_head_len + QD_TAIL_MAX bytes. */
 static void write_queue_data(ns_buf_t *out, const ns__route_bname_json_t *j,
                              const ns__route_qd_t *q)
 {
-    ns_buf_reserve(out, j->qd_head_len + QD_TAIL_MAX);
     char *p = (char *)out->data + out->len;
     p = put_lit(p, j->qd_head, j->qd_head_len);
     p = ns_put_int(p, q->perm);
@@ -323,7 +323,10 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
             flags[i] |= QD_DROPPED;
     }
 
-    /* One allocation for the usual answer: the pieces' sizes are known. */
+    /* One allocation for the usual answer: the pieces' sizes are known, so the plain pieces
+     * are written straight into the reserved room (RAW_*: no bounds checks, no calls); the
+     * rare parts written with ns_jsonw (acting rewrite, filter servers, order conf) reserve
+     * for themselves, and the room is reserved again after them. */
     size_t need = 128 + (order_conf ? 6 * strlen(order_conf) + 32 : 0);
     for (size_t i = 0; i < t->nqd; i++) {
         const ns__route_bname_json_t *j = &tqd[i].b->json[mode];
@@ -332,46 +335,57 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
             need += j->broker_data_len + 1;
     }
     ns_buf_reserve(out, need);
+#define ROOM() ns_buf_reserve(out, need) /* what is left to write is less than need */
+#define RAW(p, n) (memcpy(out->data + out->len, (p), (n)), out->len += (n))
+#define RAW_LIT(lit) RAW((lit), sizeof(lit) - 1)
+#define RAW_CHAR(c) (out->data[out->len++] = (uint8_t)(c))
     ns_jsonw_t w;
-    ns_buf_append_str(out, "{\"brokerDatas\":[");
+    RAW_LIT("{\"brokerDatas\":[");
     bool first = true;
     for (size_t i = 0; i < t->nqd; i++) {
         if (!(flags[i] & QD_INCLUDED) || (flags[i] & QD_DROPPED))
             continue;
         if (!first)
-            ns_buf_append_char(out, ',');
+            RAW_CHAR(',');
         first = false;
         const ns__route_bname_t *b = tqd[i].b;
         if (flags[i] & QD_ACTING) {
             ns_jsonw_init(&w, out, mode);
             write_broker_data(&w, b, true);
+            ROOM();
         } else {
-            ns_buf_append(out, b->json[mode].broker_data, b->json[mode].broker_data_len);
+            RAW(b->json[mode].broker_data, b->json[mode].broker_data_len);
         }
     }
-    ns_buf_append_str(out, "],\"filterServerTable\":");
+    RAW_LIT("],\"filterServerTable\":");
     if (r->filters.count == 0) {
-        ns_buf_append_str(out, "{}");
+        RAW_LIT("{}");
     } else {
         ns_jsonw_init(&w, out, mode);
         write_filter_table_locked(r, &w, t, flags);
+        ROOM();
     }
     if (order_conf != NULL) {
-        ns_buf_append_str(out, ",\"orderTopicConf\":");
+        RAW_LIT(",\"orderTopicConf\":");
         ns_jsonw_init(&w, out, mode);
         ns_jsonw_string(&w, order_conf);
+        ROOM();
     }
-    ns_buf_append_str(out, ",\"queueDatas\":[");
+    RAW_LIT(",\"queueDatas\":[");
     first = true;
     for (size_t i = 0; i < t->nqd; i++) {
         if (flags[i] & QD_DROPPED)
             continue;
         if (!first)
-            ns_buf_append_char(out, ',');
+            RAW_CHAR(',');
         first = false;
         write_queue_data(out, &tqd[i].b->json[mode], &tqd[i]);
     }
-    ns_buf_append_char(out, ']');
+    RAW_CHAR(']');
+#undef ROOM
+#undef RAW
+#undef RAW_LIT
+#undef RAW_CHAR
     const ns__route_mapping_t *m = r->mappings.count ? ns_hmap_gets(&r->mappings, topic) : NULL;
     if (m != NULL) {
         ns_buf_append_str(out, ",\"topicQueueMappingByBroker\":");

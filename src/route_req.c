@@ -30,14 +30,24 @@ typedef struct scan {
     const uint8_t *p, *end;
 } scan_t;
 
-static void ws(scan_t *s)
+static inline bool is_ws(uint8_t c)
 {
-    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* Whitespace is legal between tokens; real clients send none, so one test is the usual cost. */
+static inline void ws(scan_t *s)
+{
+    while (s->p < s->end && is_ws(*s->p))
         s->p++;
 }
 
-static bool eat(scan_t *s, char c)
+static inline bool eat(scan_t *s, char c)
 {
+    if (s->p < s->end && *s->p == (uint8_t)c) {
+        s->p++;
+        return true;
+    }
     ws(s);
     if (s->p < s->end && *s->p == (uint8_t)c) {
         s->p++;
@@ -46,13 +56,32 @@ static bool eat(scan_t *s, char c)
     return false;
 }
 
-static bool lit(scan_t *s, const char *l, size_t n)
+static inline bool lit(scan_t *s, const char *l, size_t n)
 {
     if ((size_t)(s->end - s->p) >= n && memcmp(s->p, l, n) == 0) {
         s->p += n;
         return true;
     }
     return false;
+}
+#define LIT(s, l) lit((s), (l), sizeof(l) - 1)
+
+/* Word-at-a-time tests on 8 bytes, exact for the lowest flagged byte (borrows only run
+ * upwards): a byte equal to zero; a byte below 0x20. */
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+static inline uint64_t any_zero(uint64_t x)
+{
+    return (x - ONES) & ~x & HIGHS;
+}
+
+/* Flags the bytes that end or spoil a plain ASCII string: '"', '\\', below 0x20, 0x7f and
+ * above. The lowest flagged byte is exact. */
+static inline uint64_t stop_bytes(uint64_t x)
+{
+    return any_zero(x ^ (ONES * '"')) | any_zero(x ^ (ONES * '\\')) |
+           ((x - ONES * 0x20) & ~x & HIGHS) | any_zero(x ^ (ONES * 0x7f)) | (x & HIGHS);
 }
 
 /* A string of printable ASCII without escapes (0x20..0x7e, no '"' or '\\'): the complete
@@ -63,12 +92,24 @@ static bool ascii_str(scan_t *s, const uint8_t **str, size_t *len)
     if (s->p >= s->end || *s->p != '"')
         return false;
     const uint8_t *q = s->p + 1;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (s->end - q >= 8) {
+        uint64_t x;
+        memcpy(&x, q, 8);
+        uint64_t m = stop_bytes(x);
+        if (m != 0) {
+            q += (unsigned)__builtin_ctzll(m) / 8;
+            break;
+        }
+        q += 8;
+    }
+#endif
     while (q < s->end && *q != '"') {
         if (*q < 0x20 || *q > 0x7e || *q == '\\')
             return false;
         q++;
     }
-    if (q >= s->end)
+    if (q >= s->end || *q != '"')
         return false;
     *str = s->p + 1;
     *len = (size_t)(q - *str);
@@ -87,12 +128,12 @@ static bool int32_val(scan_t *s, int32_t *out)
         q++;
     const uint8_t *digits = q;
     int64_t acc = 0;
-    while (q < s->end && *q >= '0' && *q <= '9' && q - digits < 11)
+    while (q < s->end && (unsigned)(*q - '0') < 10 && q - digits < 11)
         acc = acc * 10 + (*q++ - '0');
     size_t n = (size_t)(q - digits);
     if (n == 0 || n > 10 || (digits[0] == '0' && n > 1))
         return false;
-    if (q < s->end && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9')))
+    if (q < s->end && (*q == '.' || *q == 'e' || *q == 'E' || (unsigned)(*q - '0') < 10))
         return false;
     if (neg)
         acc = -acc;
@@ -102,12 +143,6 @@ static bool int32_val(scan_t *s, int32_t *out)
     s->p = q;
     return true;
 }
-
-static bool key_eq(const uint8_t *k, size_t kl, const char *name, size_t n)
-{
-    return kl == n && memcmp(k, name, n) == 0;
-}
-#define KEY_EQ(k, kl, lit) key_eq((k), (kl), (lit), sizeof(lit) - 1)
 
 static bool java_true(const uint8_t *v, size_t n)
 {
@@ -120,13 +155,22 @@ static bool java_true(const uint8_t *v, size_t n)
     return true;
 }
 
-static bool once(unsigned *seen, unsigned bit)
+static inline bool once(unsigned *seen, unsigned bit)
 {
     if (*seen & bit)
         return false;
     *seen |= bit;
     return true;
 }
+
+/* A key and its colon: the keys we know are matched whole ("code": in one compare); any
+ * other key, or one with whitespace before its colon, goes the long way (key_slow). */
+static bool key_slow(scan_t *s, const uint8_t **k, size_t *kl)
+{
+    return ascii_str(s, k, kl) && eat(s, ':');
+}
+
+#define KEY_IS(k, kl, l) ((kl) == sizeof(l) - 1 && memcmp((k), (l), sizeof(l) - 1) == 0)
 
 static bool json_ext(scan_t *s, unsigned *seen, ns_route_req_t *out)
 {
@@ -137,34 +181,140 @@ static bool json_ext(scan_t *s, unsigned *seen, ns_route_req_t *out)
     for (;;) {
         const uint8_t *k, *v;
         size_t kl, vl;
-        if (!ascii_str(s, &k, &kl) || !eat(s, ':'))
-            return false;
-        if (KEY_EQ(k, kl, "topic")) {
+        ws(s);
+        bool topic = LIT(s, "\"topic\":");
+        if (!topic) {
+            if (!key_slow(s, &k, &kl))
+                return false;
+            topic = KEY_IS(k, kl, "topic");
+            if (!topic && !KEY_IS(k, kl, "acceptStandardJsonOnly"))
+                return false;
+        }
+        if (topic) {
             if (!once(seen, X_TOPIC) || !ascii_str(s, &v, &vl) || vl == 0 ||
                 vl > NS_ROUTE_REQ_TOPIC_MAX)
                 return false;
             out->topic = v;
             out->topic_len = vl;
-        } else if (KEY_EQ(k, kl, "acceptStandardJsonOnly")) {
+        } else {
             if (!once(seen, X_ACCEPT))
                 return false;
             ws(s);
             if (ascii_str(s, &v, &vl))
                 out->accept_standard_json = java_true(v, vl);
-            else if (lit(s, "true", 4))
+            else if (LIT(s, "true"))
                 out->accept_standard_json = true;
-            else if (lit(s, "false", 5))
+            else if (LIT(s, "false"))
                 out->accept_standard_json = false;
             else
                 return false;
-        } else {
-            return false;
         }
         if (eat(s, '}'))
             return true;
         if (!eat(s, ','))
             return false;
     }
+}
+
+/* The known top-level keys, by their first letter and whole text with the colon. */
+static unsigned json_key(scan_t *s)
+{
+    ws(s);
+    if (s->end - s->p < 2 || s->p[0] != '"')
+        return 0;
+    switch (s->p[1]) {
+    case 'c':
+        return LIT(s, "\"code\":") ? K_CODE : 0;
+    case 'e':
+        return LIT(s, "\"extFields\":") ? K_EXT : 0;
+    case 'f':
+        return LIT(s, "\"flag\":") ? K_FLAG : 0;
+    case 'l':
+        return LIT(s, "\"language\":") ? K_LANG : 0;
+    case 'o':
+        return LIT(s, "\"opaque\":") ? K_OPAQUE : 0;
+    case 'r':
+        return LIT(s, "\"remark\":") ? K_REMARK : 0;
+    case 's':
+        return LIT(s, "\"serializeTypeCurrentRPC\":") ? K_STYPE : 0;
+    case 'v':
+        return LIT(s, "\"version\":") ? K_VERSION : 0;
+    default:
+        return 0;
+    }
+}
+
+static unsigned json_key_any(scan_t *s)
+{
+    const uint8_t *save = s->p;
+    unsigned key = json_key(s);
+    if (key != 0)
+        return key;
+    s->p = save; /* whitespace before the colon, or an unknown key */
+    const uint8_t *k;
+    size_t kl;
+    if (!key_slow(s, &k, &kl))
+        return 0;
+    static const struct {
+        const char *name;
+        unsigned key;
+    } keys[] = {{"code", K_CODE},
+                {"extFields", K_EXT},
+                {"flag", K_FLAG},
+                {"language", K_LANG},
+                {"opaque", K_OPAQUE},
+                {"remark", K_REMARK},
+                {"serializeTypeCurrentRPC", K_STYPE},
+                {"version", K_VERSION}};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (strlen(keys[i].name) == kl && memcmp(keys[i].name, k, kl) == 0)
+            return keys[i].key;
+    return 0;
+}
+
+/* Digits of a non-negative int32 without leading zeros, as int32_val reads them; stops at the
+ * first non-digit. */
+static bool plain_uint(scan_t *s, int32_t *out)
+{
+    const uint8_t *q = s->p;
+    uint64_t acc = 0;
+    while (q < s->end && (unsigned)(*q - '0') < 10 && q - s->p < 11)
+        acc = acc * 10 + (unsigned)(*q++ - '0');
+    size_t n = (size_t)(q - s->p);
+    if (n == 0 || n > 10 || (s->p[0] == '0' && n > 1) || acc > INT32_MAX)
+        return false;
+    *out = (int32_t)acc;
+    s->p = q;
+    return true;
+}
+
+/* The header exactly as the Java client writes it (fastjson: keys sorted, nulls left out, no
+ * whitespace; the Go and Node clients' route requests share its shape):
+ *   {"code":105,"extFields":{"topic":"T"},"flag":0,"language":"JAVA","opaque":N,
+ *    "serializeTypeCurrentRPC":"JSON","version":V}
+ * read as literals around the four values. Anything else: scan_json. */
+static bool template_json(const uint8_t *h, size_t len, ns_route_req_t *out)
+{
+    scan_t s = {h, h + len};
+    const uint8_t *v;
+    size_t vl;
+    if (!LIT(&s, "{\"code\":105,\"extFields\":{\"topic\":") || !ascii_str(&s, &v, &vl) || vl == 0 ||
+        vl > NS_ROUTE_REQ_TOPIC_MAX || !LIT(&s, "},\"flag\":0,\"language\":\"JAVA\",\"opaque\":"))
+        return false;
+    out->topic = v;
+    out->topic_len = vl;
+    bool neg = LIT(&s, "-");
+    if (!plain_uint(&s, &out->opaque))
+        return false;
+    if (neg)
+        out->opaque = -out->opaque;
+    if (!LIT(&s, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":") ||
+        !plain_uint(&s, &out->version) || !LIT(&s, "}") || s.p != s.end)
+        return false;
+    out->code = NS_REQ_GET_ROUTEINFO_BY_TOPIC;
+    out->flag = 0;
+    out->language = NS_LANG_JAVA;
+    return true;
 }
 
 static int scan_json(const uint8_t *h, size_t len, ns_route_req_t *out)
@@ -177,47 +327,46 @@ static int scan_json(const uint8_t *h, size_t len, ns_route_req_t *out)
     if (eat(&s, '}'))
         return FALLBACK; /* no code */
     for (;;) {
-        const uint8_t *k, *v;
-        size_t kl, vl;
-        if (!ascii_str(&s, &k, &kl) || !eat(&s, ':'))
+        const uint8_t *v;
+        size_t vl;
+        unsigned key = json_key_any(&s);
+        if (key == 0 || !once(&seen, key))
             return FALLBACK;
         bool ok;
-        switch (kl) {
-        case 4:
-            if (KEY_EQ(k, kl, "code"))
-                ok = once(&seen, K_CODE) && int32_val(&s, &out->code);
-            else if (KEY_EQ(k, kl, "flag"))
-                ok = once(&seen, K_FLAG) && int32_val(&s, &out->flag);
-            else
-                ok = false;
+        switch (key) {
+        case K_CODE:
+            ok = int32_val(&s, &out->code);
             break;
-        case 6:
-            if (KEY_EQ(k, kl, "opaque")) {
-                ok = once(&seen, K_OPAQUE) && int32_val(&s, &out->opaque);
-            } else if (KEY_EQ(k, kl, "remark")) {
-                ws(&s);
-                ok = once(&seen, K_REMARK) && lit(&s, "null", 4); /* null: absent */
+        case K_FLAG:
+            ok = int32_val(&s, &out->flag);
+            break;
+        case K_OPAQUE:
+            ok = int32_val(&s, &out->opaque);
+            break;
+        case K_VERSION:
+            ok = int32_val(&s, &out->version);
+            break;
+        case K_REMARK:
+            ws(&s);
+            ok = LIT(&s, "null"); /* null: absent */
+            break;
+        case K_LANG:
+            ws(&s);
+            if (LIT(&s, "\"JAVA\"")) {
+                out->language = NS_LANG_JAVA;
+                ok = true;
             } else {
-                ok = false;
+                ok = ascii_str(&s, &v, &vl);
+                if (ok)
+                    out->language = ns_lang_from_name((const char *)v, vl);
             }
             break;
-        case 7:
-            ok = KEY_EQ(k, kl, "version") && once(&seen, K_VERSION) && int32_val(&s, &out->version);
+        case K_EXT:
+            ok = json_ext(&s, &seen, out);
             break;
-        case 8:
-            ok = KEY_EQ(k, kl, "language") && once(&seen, K_LANG) && ascii_str(&s, &v, &vl);
-            if (ok)
-                out->language = ns_lang_from_name((const char *)v, vl);
-            break;
-        case 9:
-            ok = KEY_EQ(k, kl, "extFields") && once(&seen, K_EXT) && json_ext(&s, &seen, out);
-            break;
-        case 23:
-            ok = KEY_EQ(k, kl, "serializeTypeCurrentRPC") && once(&seen, K_STYPE) &&
-                 ascii_str(&s, &v, &vl);
-            break;
-        default:
-            ok = false;
+        default: /* K_STYPE */
+            ws(&s);
+            ok = LIT(&s, "\"JSON\"") || ascii_str(&s, &v, &vl);
             break;
         }
         if (!ok)
@@ -276,12 +425,12 @@ static int scan_binary(const uint8_t *h, size_t len, ns_route_req_t *out)
         if (vl == 0 || vl > (size_t)(end - v) || !printable(v, vl))
             return FALLBACK;
         p = v + vl;
-        if (KEY_EQ(k, kl, "topic")) {
+        if (KEY_IS(k, kl, "topic")) {
             if (!once(&seen, X_TOPIC) || vl > NS_ROUTE_REQ_TOPIC_MAX)
                 return FALLBACK;
             out->topic = v;
             out->topic_len = vl;
-        } else if (KEY_EQ(k, kl, "acceptStandardJsonOnly")) {
+        } else if (KEY_IS(k, kl, "acceptStandardJsonOnly")) {
             if (!once(&seen, X_ACCEPT))
                 return FALLBACK;
             out->accept_standard_json = java_true(v, vl);
@@ -297,9 +446,14 @@ int ns_route_req_scan(const ns_frame_t *frame, ns_route_req_t *out)
     memset(out, 0, sizeof(*out));
     out->serialize_type = frame->serialize_type;
     int rc;
-    if (frame->serialize_type == NS_SERIALIZE_JSON)
-        rc = scan_json(frame->header, frame->header_len, out);
-    else if (frame->serialize_type == NS_SERIALIZE_ROCKETMQ)
+    if (frame->serialize_type == NS_SERIALIZE_JSON) {
+        rc = 0;
+        if (!template_json(frame->header, frame->header_len, out)) {
+            memset(out, 0, sizeof(*out));
+            out->serialize_type = frame->serialize_type;
+            rc = scan_json(frame->header, frame->header_len, out);
+        }
+    } else if (frame->serialize_type == NS_SERIALIZE_ROCKETMQ)
         rc = scan_binary(frame->header, frame->header_len, out);
     else
         rc = FALLBACK;
