@@ -276,10 +276,13 @@ static unsigned json_key_any(scan_t *s)
  * first non-digit. */
 static bool plain_uint(scan_t *s, int32_t *out)
 {
-    const uint8_t *q = s->p;
+    const uint8_t *q = s->p, *lim = s->end - s->p > 11 ? s->p + 11 : s->end;
     uint64_t acc = 0;
-    while (q < s->end && (unsigned)(*q - '0') < 10 && q - s->p < 11)
-        acc = acc * 10 + (unsigned)(*q++ - '0');
+    unsigned d;
+    while (q < lim && (d = (unsigned)(*q - '0')) < 10) {
+        acc = acc * 10 + d;
+        q++;
+    }
     size_t n = (size_t)(q - s->p);
     if (n == 0 || n > 10 || (s->p[0] == '0' && n > 1) || acc > INT32_MAX)
         return false;
