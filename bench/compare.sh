@@ -11,12 +11,14 @@
 #         ~/.cache/mqnamesrv-bench; built with cargo when missing)
 # Every server is started once and loaded one at a time (never two at once), load by load, the
 # targets in turn. Each (load, target) gets the same treatment: an untimed warm-up pass (Java's
-# JIT), then measured windows until the rate stops rising (a window under 1.03x the best so
+# JIT; the first route load of each target gets --first-warmup, 30 s, the others --warmup, 5 s),
+# then measured windows until the rate stops rising (a window under 1.03x the best so
 # far, at least 2, at most --max-windows); the best window is reported. Figures: raw rate,
 # rate per server CPU-second (/proc/<pid>/stat, nsbench --pid), latency percentiles, peak RSS.
 #
 #   bench/compare.sh [--targets echo,c,c1,java,rust] [--loads 64x1,256x1,1024x1,64x16,storm,churn]
-#                    [--duration S] [--warmup S] [--max-windows N] [--callgrind] [--quick]
+#                    [--duration S] [--warmup S] [--first-warmup S] [--max-windows N]
+#                    [--callgrind] [--quick]
 #                    [--out DIR]
 #   bench/compare.sh [--out DIR] --table results.tsv...   (re-print earlier runs as one table)
 #   bench/compare.sh --targets none --loads none --callgrind   (the instruction count alone)
@@ -26,8 +28,9 @@
 #   storm  300 brokers x 10,000 topics (width 4) re-registering back to back, 16 readers x 1
 #   churn  40 brokers x 1,000 topics (width 4), 20 broker restarts/s, 16 readers x 1
 # --callgrind: instructions per route request of mqnamesrv (valgrind, docs/performance.md).
-# --quick: a smoke check (1 s windows, small loads, no Java/Rust unless --targets says so);
-# the figures then mean nothing. Bounded: every nsbench run has a fixed duration.
+# --quick: a smoke check (1 s windows, loads 16x1 and a small storm, echo and c unless
+# --targets says so; the bench.compare ctest): fails when a target answered nothing or
+# anything but valid answers; the figures then mean nothing. Bounded: every nsbench run has a fixed duration.
 # Needs: a release build (cmake --preset release && cmake --build build/release); java and mvn
 # for java; cargo (or the cached binary) for rust; valgrind for --callgrind.
 set -euo pipefail
@@ -37,7 +40,9 @@ targets=echo,c,c1,java,rust
 loads=64x1,256x1,1024x1,64x16,storm,churn
 duration=5
 warmup=5
+first_warmup=30
 max_windows=5
+inner_warmup=1 # nsbench's own --warmup inside every run (not measured)
 callgrind=0
 quick=0
 out=
@@ -48,6 +53,7 @@ while [[ $# -gt 0 ]]; do
     --loads) loads=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
+    --first-warmup) first_warmup=$2; shift 2 ;;
     --max-windows) max_windows=$2; shift 2 ;;
     --callgrind) callgrind=1; shift ;;
     --quick) quick=1; shift ;;
@@ -58,9 +64,9 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 if [[ $quick -eq 1 ]]; then
-  duration=1 warmup=1 max_windows=2
+  duration=1 warmup=1 first_warmup=1 max_windows=1 inner_warmup=0
   [[ $targets_set -eq 1 ]] || targets=echo,c
-  [[ $loads == 64x1,256x1,1024x1,64x16,storm,churn ]] && loads=16x1,16x4,storm,churn
+  [[ $loads == 64x1,256x1,1024x1,64x16,storm,churn ]] && loads=16x1,storm
 fi
 
 nsbench=${NSBENCH:-$here/build/release/bench/nsbench}
@@ -75,11 +81,12 @@ CHURN_DATA=(-T 1000 -B 40 -W 4)
 [[ $quick -eq 1 ]] && STORM_DATA=(-T 1000 -B 30 -W 4) CHURN_DATA=(-T 100 -B 10 -W 2)
 
 [[ ${table_only:-0} -eq 1 || -x $nsbench ]] || { echo "no $nsbench: build the release preset first" >&2; exit 2; }
-[[ -n $out ]] || out=$(mktemp -d /tmp/nsbench-compare.XXXXXX)
+out_tmp=0
+[[ -n $out ]] || { out=$(mktemp -d /tmp/nsbench-compare.XXXXXX); out_tmp=$quick; }
 mkdir -p "$out"
 results=$out/results.tsv
 work=$(mktemp -d /tmp/nsbench-srv.XXXXXX)
-declare -A pids=() ports=()
+declare -A pids=() ports=() warmed=()
 run_id=0
 
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
@@ -106,6 +113,7 @@ stop_servers() {
 cleanup() {
   stop_servers
   rm -rf "$work"
+  [[ $out_tmp -eq 0 ]] || rm -rf "$out" # --quick without --out: nothing left behind
 }
 trap cleanup EXIT
 
@@ -159,7 +167,7 @@ start_server() {
   case $target in
     echo)
       # Started for each load (its life is bounded: nsbench -d).
-      "$nsbench" -w serve -a "127.0.0.1:$port" -d $((warmup + max_windows * (duration + 3) + 20)) \
+      "$nsbench" -w serve -a "127.0.0.1:$port" -d $((first_warmup + warmup + max_windows * (duration + 3) + 20)) \
         >"$dir/server.out" 2>&1 &
       ;;
     c | c1)
@@ -206,7 +214,7 @@ run_nsbench() {
   shift 3
   run_id=$((run_id % 254 + 1))
   timeout 900 "$nsbench" -a "127.0.0.1:${ports[$target]}" --pid "${pids[$target]}" \
-    --label "$target" --run-id "$run_id" -d "$d" --warmup 1 "$@" >"$logf" 2>&1 || rc=$?
+    --label "$target" --run-id "$run_id" -d "$d" --warmup "$inner_warmup" "$@" >"$logf" 2>&1 || rc=$?
   [[ $rc -eq 0 ]] || log "$target: nsbench exit status $rc (see $logf)"
   sleep 0.5 # the server drops this run's brokers (their connections closed)
 }
@@ -239,7 +247,12 @@ route_rate() { awk '/^RESULT .*class=route / { for (i = 2; i <= NF; i++) if ($i 
 measure() {
   local target=$1 load=$2 base=$out/$1-$2
   shift 2
-  run_nsbench "$target" "$base-warm.log" "$warmup" "$@"
+  local wu=$warmup
+  if [[ -z ${warmed[$target]:-} ]]; then
+    wu=$((first_warmup > warmup ? first_warmup : warmup))
+    warmed[$target]=1
+  fi
+  run_nsbench "$target" "$base-warm.log" "$wu" "$@"
   local best=0 best_w=0 w r rates=""
   for w in $(seq 1 "$max_windows"); do
     run_nsbench "$target" "$base-w$w.log" "$duration" "$@"
@@ -343,7 +356,7 @@ callgrind_route() {
 # ---- tables -----------------------------------------------------------------------------------
 print_header() {
   echo "nsbench compare: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p')), kernel $(uname -r)"
-  echo "generator and servers share the same $(nproc) CPUs; windows of ${duration}s after a ${warmup}s warm-up pass, best of up to ${max_windows}; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "generator and servers share the same $(nproc) CPUs; windows of ${duration}s after a warm-up pass (${first_warmup}s for a target's first load, then ${warmup}s), best of up to ${max_windows}; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "Java: rocketmq-namesrv $(java_version), $(java -version 2>&1 | head -1), $java_opts; rust: rocketmq-namesrv $RUST_VERSION (crates.io, release)"
 }
 
@@ -419,3 +432,19 @@ stop_servers
   echo
   print_summary "$results"
 } | tee "$out/summary.md"
+if [[ $quick -eq 1 ]]; then
+  # The smoke check: every (target, load) that ran answered, and nothing but valid answers.
+  awk -F'\t' -v targets="$targets" -v loads="$loads" '
+    { v[$1 "\t" $2 "\t" $3] = $4 }
+    END {
+      nt = split(targets, T, ","); nl = split(loads, L, ","); bad = 0
+      for (i = 1; i <= nt; i++) for (j = 1; j <= nl; j++) {
+        if (T[i] == "echo" && (L[j] == "storm" || L[j] == "churn")) continue
+        k = T[i] "\t" L[j]
+        if (!((k "\troute.rate") in v) || v[k "\troute.rate"] + 0 <= 0) { print "FAIL: no route answers from " T[i] " in " L[j]; bad = 1 }
+        if (v[k "\ttotal.errors"] + 0 != 0) { print "FAIL: " v[k "\ttotal.errors"] " errors from " T[i] " in " L[j]; bad = 1 }
+      }
+      exit bad
+    }' "$results" || exit 1
+  echo "compare --quick: OK"
+fi

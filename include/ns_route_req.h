@@ -16,6 +16,9 @@
 
 #include "ns_frame.h"
 
+/* GET_ROUTEINFO_BY_TOPIC (NS_REQ_GET_ROUTEINFO_BY_TOPIC in ns_proc.h, which sits above this). */
+#define NS_ROUTE_REQ_CODE 105
+
 /* Longest topic the fast path takes (Java's limit is 127; longer ones fall back). */
 #define NS_ROUTE_REQ_TOPIC_MAX 255
 

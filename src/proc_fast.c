@@ -9,6 +9,8 @@
 #include "ns_register_body.h"
 #include "ns_route_req.h"
 
+_Static_assert(NS_ROUTE_REQ_CODE == NS_REQ_GET_ROUTEINFO_BY_TOPIC, "the scanner's code");
+
 /* The metrics slot of GET_ROUTEINFO_BY_TOPIC: its index in the request table + 1, as
  * ns_proc_dispatch counts it. */
 static unsigned route_slot(void)

@@ -7,7 +7,6 @@
 
 #include "ns_cmd.h"
 #include "ns_cmd_codec.h"
-#include "ns_proc.h"
 
 #define FALLBACK 1
 
@@ -314,7 +313,7 @@ static bool template_json(const uint8_t *h, size_t len, ns_route_req_t *out)
     if (!LIT(&s, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":") ||
         !plain_uint(&s, &out->version) || !LIT(&s, "}") || s.p != s.end)
         return false;
-    out->code = NS_REQ_GET_ROUTEINFO_BY_TOPIC;
+    out->code = NS_ROUTE_REQ_CODE;
     out->flag = 0;
     out->language = NS_LANG_JAVA;
     return true;
@@ -460,7 +459,7 @@ int ns_route_req_scan(const ns_frame_t *frame, ns_route_req_t *out)
         rc = scan_binary(frame->header, frame->header_len, out);
     else
         rc = FALLBACK;
-    if (rc != 0 || out->code != NS_REQ_GET_ROUTEINFO_BY_TOPIC || out->flag != 0)
+    if (rc != 0 || out->code != NS_ROUTE_REQ_CODE || out->flag != 0)
         return FALLBACK;
     return 0;
 }
