@@ -336,8 +336,8 @@ static int scan_json(const uint8_t *h, size_t len, ns_route_req_t *out)
             return FALLBACK;
         bool ok;
         switch (key) {
-        case K_CODE:
-            ok = int32_val(&s, &out->code);
+        case K_CODE: /* another request: no need to read on */
+            ok = int32_val(&s, &out->code) && out->code == NS_ROUTE_REQ_CODE;
             break;
         case K_FLAG:
             ok = int32_val(&s, &out->flag);
@@ -404,6 +404,8 @@ static int scan_binary(const uint8_t *h, size_t len, ns_route_req_t *out)
     if (len < 21)
         return FALLBACK;
     out->code = (int16_t)(uint16_t)((h[0] << 8) | h[1]);
+    if (out->code != NS_ROUTE_REQ_CODE)
+        return FALLBACK;
     out->language = h[2] <= NS_LANG_NODE_JS ? h[2] : NS_LANG_UNKNOWN;
     out->version = (int16_t)(uint16_t)((h[3] << 8) | h[4]);
     out->opaque = (int32_t)be32(h + 5);
