@@ -95,7 +95,8 @@ static void test_json_headers(void **state)
                 "\"JAVA\",\"opaque\":7,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}",
                 true);
     expect_json(t,
-                "{\"code\":105,\"extFields\":{\"topic\":\"TopicA\"},\"opaque\":-2147483648,\"version\":317}",
+                "{\"code\":105,\"extFields\":{\"topic\":\"TopicA\"},\"opaque\":-2147483648,"
+                "\"version\":317}",
                 true);
     expect_json(t,
                 "{\"code\":105,\"extFields\":{\"acceptStandardJsonOnly\":\"TRUE\",\"topic\":"
