@@ -294,13 +294,22 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
     const ns__route_qd_t *tqd = ns__route_topic_qds(t);
     if (t->nqd > sizeof(stack_flags))
         flags = ns_xmalloc(t->nqd);
+    /* One pass over the QueueDatas: which are included, whether the acting rewrite may apply,
+     * and the answer's size (one allocation for the usual answer: the pieces' sizes are known,
+     * so the plain pieces are written straight into the reserved room below, RAW_*: no bounds
+     * checks, no calls; the rare parts written with ns_jsonw (acting rewrite, filter servers,
+     * order conf) reserve for themselves, and the room is reserved again after them). */
+    size_t need = 128 + (order_conf ? 6 * strlen(order_conf) + 32 : 0);
     bool any = false, need_acting = false;
     for (size_t i = 0; i < t->nqd; i++) {
         const ns__route_bname_t *b = tqd[i].b;
+        const ns__route_bname_json_t *j = &b->json[mode];
+        need += j->qd_head_len + QD_TAIL_MAX + 1;
         flags[i] = 0;
         if (!b->has_bd)
             continue;
         flags[i] = QD_INCLUDED;
+        need += j->broker_data_len + 1;
         any = true;
         if (b->naddrs > 0 && b->addrs[0].id != 0)
             need_acting = true;
@@ -309,7 +318,8 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
         rc = NS_ENOTFOUND;
         goto out;
     }
-    for (size_t i = 0; i < t->nqd; i++) {
+    /* The acting-master rewrite and the zone filter: only when one can apply. */
+    for (size_t i = 0; (zone != NULL || (acting_enabled && need_acting)) && i < t->nqd; i++) {
         if (!(flags[i] & QD_INCLUDED))
             continue;
         const ns__route_bname_t *b = tqd[i].b;
@@ -321,18 +331,6 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
         }
         if (zone != NULL && has_master && (b->zone == NULL || strcasecmp(b->zone, zone) != 0))
             flags[i] |= QD_DROPPED;
-    }
-
-    /* One allocation for the usual answer: the pieces' sizes are known, so the plain pieces
-     * are written straight into the reserved room (RAW_*: no bounds checks, no calls); the
-     * rare parts written with ns_jsonw (acting rewrite, filter servers, order conf) reserve
-     * for themselves, and the room is reserved again after them. */
-    size_t need = 128 + (order_conf ? 6 * strlen(order_conf) + 32 : 0);
-    for (size_t i = 0; i < t->nqd; i++) {
-        const ns__route_bname_json_t *j = &tqd[i].b->json[mode];
-        need += j->qd_head_len + QD_TAIL_MAX + 1;
-        if (flags[i] & QD_INCLUDED)
-            need += j->broker_data_len + 1;
     }
     ns_buf_reserve(out, need);
 #define ROOM() ns_buf_reserve(out, need) /* what is left to write is less than need */

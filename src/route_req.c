@@ -271,6 +271,26 @@ static unsigned json_key_any(scan_t *s)
     return 0;
 }
 
+/* How many of the 8 bytes at p, from the first, are decimal digits (0..8), and their value
+ * (the first n, as a decimal number). Word-at-a-time: a byte is a digit when its high nibble is
+ * 3 and adding 6 keeps it so; the conversion folds pairs, quads, then the two halves. */
+static unsigned digits8(const uint8_t *p, uint64_t *value)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+    const uint64_t hi = UINT64_C(0xF0F0F0F0F0F0F0F0), three = ONES * 0x30;
+    uint64_t bad = ((x & hi) ^ three) | (((x + ONES * 0x06) & hi) ^ three);
+    unsigned n = bad == 0 ? 8 : (unsigned)__builtin_ctzll(bad) / 8;
+    if (n == 0)
+        return 0;
+    uint64_t v = (x - three) << (8 * (8 - n)); /* the n digits, leading zero bytes before */
+    v = (v * 10 + (v >> 8)) & UINT64_C(0x00FF00FF00FF00FF);
+    v = (v * 100 + (v >> 16)) & UINT64_C(0x0000FFFF0000FFFF);
+    v = (v * 10000 + (v >> 32)) & UINT64_C(0xFFFFFFFF);
+    *value = v;
+    return n;
+}
+
 /* Digits of a non-negative int32 without leading zeros, as int32_val reads them; stops at the
  * first non-digit. */
 static bool plain_uint(scan_t *s, int32_t *out)
@@ -278,6 +298,14 @@ static bool plain_uint(scan_t *s, int32_t *out)
     const uint8_t *q = s->p, *lim = s->end - s->p > 11 ? s->p + 11 : s->end;
     uint64_t acc = 0;
     unsigned d;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (s->end - q >= 8) {
+        unsigned n = digits8(q, &acc);
+        q += n;
+        if (n < 8)
+            lim = q; /* the run ended inside the word */
+    }
+#endif
     while (q < lim && (d = (unsigned)(*q - '0')) < 10) {
         acc = acc * 10 + d;
         q++;
