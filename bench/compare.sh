@@ -7,6 +7,7 @@
 #   c1    mqnamesrv with ioThreads=1 (the I/O loop trade-off, docs/performance.md)
 #   java  the Java NameServer (org.apache.rocketmq:rocketmq-namesrv, bench/java/pom.xml),
 #         -Xms512m -Xmx512m -XX:+UseG1GC
+#   b     another mqnamesrv build (--base BIN, ioThreads default): before/after in the same run
 #   rust  rocketmq-rust's NameServer (crate rocketmq-namesrv, release build, cached in
 #         ~/.cache/mqnamesrv-bench; built with cargo when missing)
 # Every server is started once and loaded one at a time (never two at once), load by load, the
@@ -18,7 +19,7 @@
 #
 #   bench/compare.sh [--targets echo,c,c1,java,rust] [--loads 64x1,256x1,1024x1,64x16,storm,churn]
 #                    [--duration S] [--warmup S] [--first-warmup S] [--max-windows N]
-#                    [--callgrind] [--quick]
+#                    [--callgrind] [--quick] [--base BIN]
 #                    [--out DIR]
 #   bench/compare.sh [--out DIR] --table results.tsv...   (re-print earlier runs as one table)
 #   bench/compare.sh --targets none --loads none --callgrind   (the instruction count alone)
@@ -57,6 +58,7 @@ while [[ $# -gt 0 ]]; do
     --max-windows) max_windows=$2; shift 2 ;;
     --callgrind) callgrind=1; shift ;;
     --quick) quick=1; shift ;;
+    --base) base_bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --table) table_only=1; shift; table_files=("$@"); break ;;
     -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}"; exit 0 ;;
@@ -170,10 +172,11 @@ start_server() {
       "$nsbench" -w serve -a "127.0.0.1:$port" -d $((first_warmup + warmup + max_windows * (duration + 3) + 20)) \
         >"$dir/server.out" 2>&1 &
       ;;
-    c | c1)
-      local io=0
+    c | c1 | b)
+      local io=0 bin=$mqnamesrv
       [[ $target == c1 ]] && io=1
-      ROCKETMQ_HOME=$dir "$mqnamesrv" --set listenPort="$port" --set bindAddress=127.0.0.1 \
+      [[ $target == b ]] && bin=${base_bin:?target b needs --base BIN}
+      ROCKETMQ_HOME=$dir "$bin" --set listenPort="$port" --set bindAddress=127.0.0.1 \
         --set "kvConfigPath=$dir/kvConfig.json" --set "configStorePath=$dir/namesrv.properties" \
         --set logPath= --set ioThreads=$io >"$dir/server.out" 2>&1 &
       ;;
@@ -370,8 +373,8 @@ print_summary() {
     function k(x) { return x == "" ? "-" : (x >= 10000 ? sprintf("%.0fk", x / 1000) : x) }
     function r(a, b) { return (a == "" || b == "" || b + 0 == 0) ? "-" : sprintf("%.2f", a / b) }
     END {
-      split("echo c c1 java rust", all, " "); m = 0
-      for (i = 1; i <= 5; i++) if (all[i] in tg) T[++m] = all[i]
+      split("echo b c c1 java rust", all, " "); m = 0
+      for (i = 1; i <= 6; i++) if (all[i] in tg) T[++m] = all[i]
       h = "| load | metric |"; s = "|---|---|"
       for (i = 1; i <= m; i++) { h = h " " T[i] " |"; s = s "---:|" }
       print h " C/ceiling | C/Java | C/Rust | C1/ceiling | C1/Java | C1/Rust |"; print s "---:|---:|---:|---:|---:|---:|"
