@@ -320,7 +320,8 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
             flags[i] |= QD_ACTING;
             has_master = true;
         }
-        if (zone != NULL && has_master && (b->zone == NULL || !ns_java_equals_ignore_case(b->zone, zone)))
+        if (zone != NULL && has_master &&
+            (b->zone == NULL || !ns_java_equals_ignore_case(b->zone, zone)))
             flags[i] |= QD_DROPPED;
     }
 
