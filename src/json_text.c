@@ -28,8 +28,6 @@ typedef struct {
     bool null;
 } member_t;
 
-static size_t value_text(const uint8_t *in, size_t len, ns_buf_t *out, int depth);
-
 static size_t skip_ws(const uint8_t *in, size_t len, size_t i)
 {
     while (i < len && in[i] <= 0x20) /* cJSON's rule, so both readers see the same tokens */
@@ -68,7 +66,7 @@ static void java_double(double d, ns_buf_t *out)
         if (is_digit((uint8_t)*p))
             digits[nd++] = *p;
     }
-    int exp = atoi(p + 1); /* d = D.DDD x 10^exp */
+    int exp = (int)strtol(p + 1, NULL, 10); /* d = D.DDD x 10^exp */
     while (nd > 1 && digits[nd - 1] == '0')
         nd--;
     if (neg)
@@ -82,7 +80,7 @@ static void java_double(double d, ns_buf_t *out)
         } else {
             size_t whole = (size_t)exp + 1;
             for (size_t i = 0; i < whole; i++)
-                ns_buf_append_char(out, i < nd ? digits[i] : '0');
+                ns_buf_append_char(out, (char)(i < nd ? digits[i] : '0'));
             ns_buf_append_char(out, '.');
             if (nd > whole)
                 ns_buf_append(out, digits + whole, nd - whole);
@@ -193,117 +191,6 @@ static size_t string_text(const uint8_t *in, size_t len, bool name, ns_buf_t *ou
     return n;
 }
 
-static size_t object_text(const uint8_t *in, size_t len, ns_buf_t *out, int depth)
-{
-    size_t i = skip_ws(in, len, 1);
-    member_t *members = NULL;
-    size_t count = 0, cap = 0;
-    ns_buf_t names = NS_BUF_INIT, values = NS_BUF_INIT;
-    size_t rc = 0;
-    if (i < len && in[i] == '}') {
-        i++;
-        goto done;
-    }
-    for (;;) {
-        size_t name_off = names.len;
-        size_t n = string_text(in + i, len - i, true, out ? &names : NULL);
-        if (n == 0)
-            goto fail;
-        i = skip_ws(in, len, i + n);
-        if (i >= len || in[i] != ':')
-            goto fail;
-        i = skip_ws(in, len, i + 1);
-        size_t value_off = values.len;
-        n = value_text(in + i, len - i, out ? &values : NULL, depth + 1);
-        if (n == 0)
-            goto fail;
-        if (out != NULL) {
-            size_t name_len = names.len - name_off;
-            /* A null member (not an infinite number, also written null) is dropped. */
-            member_t m = {name_off, name_len, value_off, values.len - value_off, in[i] == 'n'};
-            size_t k = 0;
-            while (k < count && !(members[k].name_len == name_len &&
-                                  memcmp(names.data + members[k].name_off, names.data + name_off,
-                                         name_len) == 0))
-                k++;
-            if (k == count) {
-                if (count == cap) {
-                    cap = cap ? cap * 2 : 8;
-                    members = ns_xrealloc(members, cap * sizeof(*members));
-                }
-                members[count++] = m;
-            } else { /* LinkedHashMap.put: the old position, the new value */
-                members[k].value_off = m.value_off;
-                members[k].value_len = m.value_len;
-                members[k].null = m.null;
-            }
-        }
-        i = skip_ws(in, len, i + n);
-        if (i < len && in[i] == ',') {
-            i = skip_ws(in, len, i + 1);
-            continue;
-        }
-        if (i < len && in[i] == '}') {
-            i++;
-            break;
-        }
-        goto fail;
-    }
-done:
-    if (out != NULL) {
-        ns_buf_append_char(out, '{');
-        bool first = true;
-        for (size_t k = 0; k < count; k++) {
-            if (members[k].null)
-                continue;
-            if (!first)
-                ns_buf_append_char(out, ',');
-            first = false;
-            ns_buf_append(out, names.data + members[k].name_off, members[k].name_len);
-            ns_buf_append_char(out, ':');
-            ns_buf_append(out, values.data + members[k].value_off, members[k].value_len);
-        }
-        ns_buf_append_char(out, '}');
-    }
-    rc = i;
-fail:
-    free(members);
-    ns_buf_free(&names);
-    ns_buf_free(&values);
-    return rc;
-}
-
-static size_t array_text(const uint8_t *in, size_t len, ns_buf_t *out, int depth)
-{
-    size_t i = skip_ws(in, len, 1);
-    if (out != NULL)
-        ns_buf_append_char(out, '[');
-    if (i < len && in[i] == ']') {
-        i++;
-    } else {
-        for (bool first = true;; first = false) {
-            if (out != NULL && !first)
-                ns_buf_append_char(out, ',');
-            size_t n = value_text(in + i, len - i, out, depth + 1);
-            if (n == 0)
-                return 0;
-            i = skip_ws(in, len, i + n);
-            if (i < len && in[i] == ',') {
-                i = skip_ws(in, len, i + 1);
-                continue;
-            }
-            if (i < len && in[i] == ']') {
-                i++;
-                break;
-            }
-            return 0;
-        }
-    }
-    if (out != NULL)
-        ns_buf_append_char(out, ']');
-    return i;
-}
-
 static size_t literal(const uint8_t *in, size_t len, const char *lit, ns_buf_t *out)
 {
     size_t n = strlen(lit);
@@ -314,15 +201,11 @@ static size_t literal(const uint8_t *in, size_t len, const char *lit, ns_buf_t *
     return n;
 }
 
-static size_t value_text(const uint8_t *in, size_t len, ns_buf_t *out, int depth)
+/* A scalar at in[0]: its text appended to out; *is_null for the literal null. */
+static size_t scalar_text(const uint8_t *in, size_t len, ns_buf_t *out, bool *is_null)
 {
-    if (len == 0 || depth > NS_JSON_MAX_DEPTH)
-        return 0;
+    *is_null = false;
     switch (in[0]) {
-    case '{':
-        return object_text(in, len, out, depth);
-    case '[':
-        return array_text(in, len, out, depth);
     case '"':
         return string_text(in, len, false, out);
     case 't':
@@ -330,10 +213,170 @@ static size_t value_text(const uint8_t *in, size_t len, ns_buf_t *out, int depth
     case 'f':
         return literal(in, len, "false", out);
     case 'n':
+        *is_null = true;
         return literal(in, len, "null", out);
     default:
         return in[0] == '-' || is_digit(in[0]) ? number_text(in, len, out) : 0;
     }
+}
+
+/* An open container while its members are read (no recursion: the containers being read form
+ * an explicit stack, at most NS_JSON_MAX_DEPTH + 1 deep). An array's text is built as its
+ * elements come; an object's members are kept (name and value texts) until it closes, as a
+ * repeated member replaces an earlier value in place and null members are left out. */
+typedef struct frame {
+    bool object;
+    size_t elements;
+    ns_buf_t text;  /* array: "[a,b"; object: the value texts */
+    ns_buf_t names; /* object: the name texts */
+    member_t *members;
+    size_t count, cap;
+    size_t name_off, name_len; /* the member whose value is being read */
+} frame_t;
+
+static void frame_free(frame_t *f)
+{
+    ns_buf_free(&f->text);
+    ns_buf_free(&f->names);
+    free(f->members);
+    memset(f, 0, sizeof(*f));
+}
+
+/* Adds a finished value to the open container f. */
+static void frame_take(frame_t *f, const uint8_t *text, size_t len, bool is_null)
+{
+    if (!f->object) {
+        if (f->elements++ > 0)
+            ns_buf_append_char(&f->text, ',');
+        ns_buf_append(&f->text, text, len);
+        return;
+    }
+    size_t k = 0;
+    while (k < f->count && !(f->members[k].name_len == f->name_len &&
+                             memcmp(f->names.data + f->members[k].name_off,
+                                    f->names.data + f->name_off, f->name_len) == 0))
+        k++;
+    if (k == f->count) {
+        if (f->count == f->cap) {
+            f->cap = f->cap ? f->cap * 2 : 8;
+            f->members = ns_xrealloc(f->members, f->cap * sizeof(*f->members));
+        }
+        f->members[f->count++] = (member_t){f->name_off, f->name_len, 0, 0, false};
+    }
+    /* LinkedHashMap.put: the old position, the new value */
+    f->members[k].value_off = f->text.len;
+    f->members[k].value_len = len;
+    f->members[k].null = is_null;
+    ns_buf_append(&f->text, text, len);
+    f->elements++;
+}
+
+/* The text of the container f, now closed, into out. */
+static void frame_close(frame_t *f, ns_buf_t *out)
+{
+    if (!f->object) {
+        ns_buf_append_char(&f->text, ']');
+        ns_buf_append(out, f->text.data, f->text.len);
+        return;
+    }
+    ns_buf_append_char(out, '{');
+    bool first = true;
+    for (size_t k = 0; k < f->count; k++) {
+        if (f->members[k].null)
+            continue;
+        if (!first)
+            ns_buf_append_char(out, ',');
+        first = false;
+        ns_buf_append(out, f->names.data + f->members[k].name_off, f->members[k].name_len);
+        ns_buf_append_char(out, ':');
+        ns_buf_append(out, f->text.data + f->members[k].value_off, f->members[k].value_len);
+    }
+    ns_buf_append_char(out, '}');
+}
+
+/* Reads a member name and its ':' at in[*i] into f; false when they are not there. */
+static bool member_name(const uint8_t *in, size_t len, size_t *i, frame_t *f)
+{
+    f->name_off = f->names.len;
+    size_t n = string_text(in + *i, len - *i, true, &f->names);
+    if (n == 0)
+        return false;
+    f->name_len = f->names.len - f->name_off;
+    *i = skip_ws(in, len, *i + n);
+    if (*i >= len || in[*i] != ':')
+        return false;
+    *i = skip_ws(in, len, *i + 1);
+    return true;
+}
+
+static size_t value_text(const uint8_t *in, size_t len, ns_buf_t *out)
+{
+    frame_t *stack = ns_xcalloc(NS_JSON_MAX_DEPTH + 1, sizeof(*stack));
+    size_t depth = 0, i = 0, rc = 0;
+    ns_buf_t value = NS_BUF_INIT; /* the value just finished */
+    for (;;) {
+        /* A value starts at in[i]. */
+        bool is_null = false;
+        if (i < len && (in[i] == '{' || in[i] == '[')) {
+            if (depth > NS_JSON_MAX_DEPTH)
+                goto out;
+            frame_t *f = &stack[depth++];
+            f->object = in[i] == '{';
+            if (!f->object)
+                ns_buf_append_char(&f->text, '[');
+            i = skip_ws(in, len, i + 1);
+            if (i < len && in[i] == (f->object ? '}' : ']')) {
+                i++;
+                ns_buf_free(&value);
+                frame_close(f, &value);
+                frame_free(f);
+                depth--;
+            } else {
+                if (f->object && !member_name(in, len, &i, f))
+                    goto out;
+                continue;
+            }
+        } else {
+            ns_buf_free(&value);
+            size_t n = i < len ? scalar_text(in + i, len - i, &value, &is_null) : 0;
+            if (n == 0)
+                goto out;
+            i += n;
+        }
+        /* value holds a finished value: it goes to the container it is in, which then goes on
+         * with a ',' or ends; an ended container is a finished value for its own container. */
+        for (;;) {
+            if (depth == 0) {
+                if (out != NULL)
+                    ns_buf_append(out, value.data, value.len);
+                rc = i;
+                goto out;
+            }
+            frame_t *f = &stack[depth - 1];
+            frame_take(f, value.data, value.len, is_null);
+            i = skip_ws(in, len, i);
+            if (i < len && in[i] == ',') {
+                i = skip_ws(in, len, i + 1);
+                if (f->object && !member_name(in, len, &i, f))
+                    goto out;
+                break; /* the next value */
+            }
+            if (i >= len || in[i] != (f->object ? '}' : ']'))
+                goto out;
+            i++;
+            ns_buf_free(&value);
+            frame_close(f, &value);
+            frame_free(f);
+            depth--;
+            is_null = false;
+        }
+    }
+out:
+    for (size_t d = 0; d < depth; d++)
+        frame_free(&stack[d]);
+    free(stack);
+    ns_buf_free(&value);
+    return rc;
 }
 
 /* fastjson2's String reader unwraps an array of one string or null: ["a"] is "a", [null] is
@@ -370,7 +413,7 @@ size_t ns_json_string_value(const uint8_t *in, size_t len, ns_buf_t *out, bool *
             return 0;
         return n;
     }
-    return value_text(in, len, out, 0);
+    return value_text(in, len, out);
 }
 
 bool ns_json_member_value(const uint8_t *in, size_t len, size_t index, const uint8_t **value,
@@ -388,7 +431,7 @@ bool ns_json_member_value(const uint8_t *in, size_t len, size_t index, const uin
         if (i >= len || in[i] != ':')
             return false;
         i = skip_ws(in, len, i + 1);
-        n = value_text(in + i, len - i, NULL, 0);
+        n = value_text(in + i, len - i, NULL);
         if (n == 0)
             return false;
         if (k == index) {
@@ -405,5 +448,5 @@ bool ns_json_member_value(const uint8_t *in, size_t len, size_t index, const uin
 
 size_t ns_json_value_text(const uint8_t *in, size_t len, ns_buf_t *out)
 {
-    return value_text(in, len, out, 0);
+    return value_text(in, len, out);
 }
