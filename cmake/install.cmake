@@ -10,6 +10,8 @@
 #   lib/tmpfiles.d/mqnamesrv.conf       /var/lib/mqnamesrv and the config directory's modes
 #   share/mqnamesrv/conf -> etc/mqnamesrv  ROCKETMQ_HOME of the unit (conf/ = the config dir)
 #   share/man/man8/mqnamesrv.8, share/man/man1/nsadmin.1, share/doc/mqnamesrv/
+#   share/doc/mqnamesrv/examples/plain_acl.yml.example  the ACL account file format (copy it to
+#                                       etc/mqnamesrv/plain_acl.yml for aclEnable=true)
 set(NS_SYSTEMD_UNIT_DIR "lib/systemd/system" CACHE STRING "systemd unit directory (relative to the prefix)")
 set(NS_CONF_DIR "${CMAKE_INSTALL_FULL_SYSCONFDIR}/mqnamesrv")
 
@@ -31,6 +33,9 @@ install(FILES README.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright)
 file(GLOB NS_DOC_PAGES ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES ${NS_DOC_PAGES} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# An example, not a conffile: with aclEnable=true the server reads conf/plain_acl.yml, which the
+# administrator writes (operations.md, Security).
+install(FILES conf/plain_acl.yml.example DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 # The Grafana dashboard and the Prometheus alert rules (operations.md, Monitoring).
 install(DIRECTORY contrib/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/contrib)
 # ROCKETMQ_HOME for the unit: its conf/ is the configuration directory (plain_acl.yml and

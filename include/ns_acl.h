@@ -31,6 +31,19 @@ typedef enum ns_acl_class {
     NS_ACL_READ = 2,
 } ns_acl_class_t;
 
+/* Why ns_acl_check refused, in the order of the mqnamesrv_acl_refusals_total rows of each
+ * class (ns_metrics.h). */
+typedef enum ns_acl_refusal {
+    NS_ACL_REFUSED_NO_ACCOUNTS = 0, /* no account file loaded (yet) */
+    NS_ACL_REFUSED_NO_ACCESS_KEY,
+    NS_ACL_REFUSED_UNKNOWN_ACCESS_KEY,
+    NS_ACL_REFUSED_NO_SIGNATURE,
+    NS_ACL_REFUSED_SIGN_ERROR, /* the signature could not be computed (ours) */
+    NS_ACL_REFUSED_BAD_SIGNATURE,
+    NS_ACL_REFUSED_NOT_ADMIN,
+    NS_ACL_REFUSAL_COUNT
+} ns_acl_refusal_t;
+
 typedef struct ns_acl ns_acl_t;
 
 /* Creates the checker for the account file at `path` (copied). Loads nothing yet. */
@@ -52,8 +65,9 @@ const char *ns_acl_path(const ns_acl_t *acl);
 /* Whether `req` from `peer` may run as a request of class `cls`. `name` is the request's name
  * for messages. When it may not, writes the remark for the NO_PERMISSION answer into why (the
  * reason: missing signature, unknown AccessKey, bad signature, not an admin account; never a
- * secret) and logs a WARN line with the peer and the reason, at most 10 per second (a summary
- * of the lines dropped follows). now_ms: a monotonic clock, for the rate limit. */
+ * secret), counts it in mqnamesrv_acl_refusals_total{class,reason} and logs a WARN line with
+ * the peer and the reason, at most 10 per second (a summary of the lines dropped follows).
+ * now_ms: a monotonic clock, for the rate limit. */
 bool ns_acl_check(ns_acl_t *acl, ns_acl_class_t cls, const char *name, const ns_cmd_t *req,
                   const char *peer, uint64_t now_ms, char *why, size_t whylen);
 

@@ -55,7 +55,8 @@ int ns_json_prepare(const uint8_t *json, size_t len, unsigned flags, ns_buf_t *o
 
 /* Parses json[0..len) (not NUL-terminated) into a cJSON tree whose strings (names and values)
  * are Java text, read as ns_json_read_string() reads them. Returns the root (caller frees with
- * cJSON_Delete) or NULL for anything that is not JSON: a string Java refuses, bytes other than
+ * cJSON_Delete) or NULL for anything that is not JSON: a leading UTF-8 byte-order mark (which
+ * fastjson2 refuses and cJSON would skip), a string Java refuses, bytes other than
  * whitespace after the value, an empty input; in lenient mode also deeper nesting (refused
  * before cJSON recurses). Memory: the input is copied only when something must be rewritten. */
 cJSON *ns_json_parse_java(const uint8_t *json, size_t len, unsigned flags);
@@ -154,5 +155,25 @@ int ns_json_item_bool(const cJSON *item, bool *out);
  * values and JSON bodies all use it. */
 bool ns_json_parse_int64_text(const char *s, size_t len, int64_t *out);
 bool ns_json_parse_int32_text(const char *s, size_t len, int32_t *out);
+
+/* ---- json_text.c: the String Java keeps for a JSON object or array value ---------------- */
+
+/* Reads the JSON object or array at in[0] (strict JSON, nesting up to NS_JSON_MAX_DEPTH) and
+ * appends to out the String fastjson2 2.0.59 makes of it where a String is expected: the
+ * toString() of the JSONObject / JSONArray it reads (member order kept, a repeated member
+ * replacing the earlier value in place, null members left out, numbers as BigInteger /
+ * BigDecimal.toPlainString / Double print them), except that an array of one string is that
+ * string (Java text) and an array of one null is null (*is_null set, nothing appended).
+ * Returns the length of the value, 0 when it is not JSON (out may then hold partial text). */
+size_t ns_json_string_value(const uint8_t *in, size_t len, ns_buf_t *out, bool *is_null);
+
+/* The value text alone (no unwrapping), for any JSON value; out NULL: only measures. */
+size_t ns_json_value_text(const uint8_t *in, size_t len, ns_buf_t *out);
+
+/* The value of the index-th member (0-based, duplicates counted) of the JSON object at
+ * in[0..len) (leading whitespace allowed): sets *value and *value_len and returns true, false
+ * when there is no such member or the object is not JSON up to it. */
+bool ns_json_member_value(const uint8_t *in, size_t len, size_t index, const uint8_t **value,
+                          size_t *value_len);
 
 #endif

@@ -78,7 +78,31 @@
       "TLS contexts built from the certificate files (start, file change, SIGHUP), by result.")    \
     X(TLS_RELOAD_ERROR, "mqnamesrv_tls_context_loads_total", "result=\"error\"", "")               \
     X(PROXY_HEADERS, "mqnamesrv_proxy_headers_total", "",                                          \
-      "PROXY protocol headers taken (the connection's peer is the client they name).")
+      "PROXY protocol headers taken (the connection's peer is the client they name).")             \
+    NS__METRIC_ACL_ROWS(X, ADMIN, "admin",                                                         \
+                        "Requests refused by access control (aclEnable), by the request's class "  \
+                        "and the reason.")                                                         \
+    NS__METRIC_ACL_ROWS(X, BROKER, "broker", "")                                                   \
+    NS__METRIC_ACL_ROWS(X, READ, "read", "")
+
+/* The refusal reasons of ns_acl_check, one row each per request class (ns_acl_class_t), in the
+ * order of ns_acl_refusal_t (ns_acl.h): the id of (class, reason) is the class's first row plus
+ * the reason. */
+#define NS__METRIC_ACL_ROWS(X, CLS, cls, help)                                                     \
+    X(ACL_##CLS##_NO_ACCOUNTS, "mqnamesrv_acl_refusals_total",                                     \
+      "class=\"" cls "\",reason=\"no_account_file\"", help)                                        \
+    X(ACL_##CLS##_NO_ACCESS_KEY, "mqnamesrv_acl_refusals_total",                                   \
+      "class=\"" cls "\",reason=\"missing_access_key\"", "")                                       \
+    X(ACL_##CLS##_UNKNOWN_ACCESS_KEY, "mqnamesrv_acl_refusals_total",                              \
+      "class=\"" cls "\",reason=\"unknown_access_key\"", "")                                       \
+    X(ACL_##CLS##_NO_SIGNATURE, "mqnamesrv_acl_refusals_total",                                    \
+      "class=\"" cls "\",reason=\"missing_signature\"", "")                                        \
+    X(ACL_##CLS##_SIGN_ERROR, "mqnamesrv_acl_refusals_total",                                      \
+      "class=\"" cls "\",reason=\"signature_error\"", "")                                          \
+    X(ACL_##CLS##_BAD_SIGNATURE, "mqnamesrv_acl_refusals_total",                                   \
+      "class=\"" cls "\",reason=\"bad_signature\"", "")                                            \
+    X(ACL_##CLS##_NOT_ADMIN, "mqnamesrv_acl_refusals_total",                                       \
+      "class=\"" cls "\",reason=\"not_admin\"", "")
 
 /* X(ID, family name, labels, help). Histograms of durations, in seconds on the wire. */
 #define NS_METRIC_HISTOGRAMS(X)                                                                    \

@@ -100,8 +100,9 @@ bool ns_proc_runs_on_loop(int32_t code);
 
 /* Runs `req` through the table and fills `resp` (initialised by the callee): opaque copied,
  * flag = response, language JAVA, version NS_SERVER_VERSION, serialize type mirrored from the
- * request. An unknown code answers 3 " request type N not supported"; while ctx->going_away, a
- * known code from a peer newer than V5_3_1 answers 1500 "please go away" without running; with
+ * request. While ctx->going_away, any code (known or not) from a peer newer than V5_3_1 answers
+ * 1500 "please go away" without running; else an unknown code answers 3 " request type N not
+ * supported"; with
  * ctx->acl, a request its class does not admit answers 16 NO_PERMISSION with the reason and
  * does not run.
  * Logs one DEBUG line per request and counts it (ns_metrics_request). Returns true when a response

@@ -73,4 +73,8 @@ size_t ns_java_text_put_utf8(ns_buf_t *out, const char *s, size_t len);
 /* The length of s[0..len) once written by ns_java_text_put_utf8(). */
 size_t ns_java_text_utf8_len(const char *s, size_t len);
 
+/* Java's String.equalsIgnoreCase over two NUL-terminated Java texts (java_case.c): Unicode
+ * simple case mappings, not only ASCII. Thread-safe. */
+bool ns_java_equals_ignore_case(const char *a, const char *b);
+
 #endif

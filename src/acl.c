@@ -11,6 +11,7 @@
 #include "ns_acl_sign.h"
 #include "ns_common.h"
 #include "ns_log.h"
+#include "ns_metrics.h"
 
 /* WARN lines about refused requests: at most this many per window. */
 #define WARN_PER_WINDOW 10
@@ -174,6 +175,22 @@ static void warn_refused(ns_acl_t *acl, const char *peer, const char *why, uint6
         NS_LOG_W("peer=%s %s", peer ? peer : "-", why);
 }
 
+/* The mqnamesrv_acl_refusals_total row of (class, reason): the class's first row plus the
+ * reason (the rows follow ns_acl_refusal_t, ns_metrics.h). */
+_Static_assert(NS_M_ACL_ADMIN_NOT_ADMIN - NS_M_ACL_ADMIN_NO_ACCOUNTS == NS_ACL_REFUSED_NOT_ADMIN &&
+                   NS_M_ACL_READ_NOT_ADMIN - NS_M_ACL_READ_NO_ACCOUNTS == NS_ACL_REFUSED_NOT_ADMIN,
+               "mqnamesrv_acl_refusals_total rows follow ns_acl_refusal_t");
+
+static ns_metric_id_t refusal_metric(ns_acl_class_t cls, ns_acl_refusal_t kind)
+{
+    static const ns_metric_id_t first[] = {
+        [NS_ACL_ADMIN] = NS_M_ACL_ADMIN_NO_ACCOUNTS,
+        [NS_ACL_BROKER] = NS_M_ACL_BROKER_NO_ACCOUNTS,
+        [NS_ACL_READ] = NS_M_ACL_READ_NO_ACCOUNTS,
+    };
+    return (ns_metric_id_t)(first[cls] + (int)kind);
+}
+
 bool ns_acl_check(ns_acl_t *acl, ns_acl_class_t cls, const char *name, const ns_cmd_t *req,
                   const char *peer, uint64_t now_ms, char *why, size_t whylen)
 {
@@ -186,35 +203,44 @@ bool ns_acl_check(ns_acl_t *acl, ns_acl_class_t cls, const char *name, const ns_
     ns_log_escape(ak ? ak : "", ak ? strlen(ak) : 0, 64, ak_text, sizeof(ak_text));
     char reason[200];
     reason[0] = '\0';
+    ns_acl_refusal_t kind = NS_ACL_REFUSAL_COUNT;
     if (s == NULL) {
+        kind = NS_ACL_REFUSED_NO_ACCOUNTS;
         snprintf(reason, sizeof(reason), "no account file loaded");
     } else if (ns_acl_accounts_global_white(s->set, peer)) {
         /* globalWhiteRemoteAddresses: nothing else is checked */
     } else if (ak == NULL) {
+        kind = NS_ACL_REFUSED_NO_ACCESS_KEY;
         snprintf(reason, sizeof(reason), "missing signature (no AccessKey)");
     } else {
         const ns_acl_account_t *a = ns_acl_accounts_find(s->set, ak);
         const char *sig = ns_cmd_ext_get(req, NS_ACL_SIGNATURE);
         char expect[NS_ACL_SIG_SIZE];
         if (a == NULL) {
+            kind = NS_ACL_REFUSED_UNKNOWN_ACCESS_KEY;
             snprintf(reason, sizeof(reason), "unknown AccessKey %s", ak_text);
         } else if (ns_acl_addr_match(&a->white, peer)) {
             /* the account's whiteRemoteAddress: no signature needed from there */
         } else if (sig == NULL) {
+            kind = NS_ACL_REFUSED_NO_SIGNATURE;
             snprintf(reason, sizeof(reason), "missing signature (AccessKey %s sent no Signature)",
                      ak_text);
         } else if (ns_acl_signature_with(req, a->key, expect) != 0) {
+            kind = NS_ACL_REFUSED_SIGN_ERROR;
             snprintf(reason, sizeof(reason), "cannot compute the signature");
         } else if (!ns_acl_sig_equal(expect, sig)) {
+            kind = NS_ACL_REFUSED_BAD_SIGNATURE;
             snprintf(reason, sizeof(reason), "bad signature for AccessKey %s", ak_text);
         } else if (cls == NS_ACL_ADMIN && !a->admin) {
+            kind = NS_ACL_REFUSED_NOT_ADMIN;
             snprintf(reason, sizeof(reason), "AccessKey %s is not an admin account", ak_text);
         }
     }
     snap_put(s);
-    if (reason[0] == '\0')
+    if (kind == NS_ACL_REFUSAL_COUNT)
         return true;
     __atomic_add_fetch(&acl->refused, 1, __ATOMIC_RELAXED);
+    ns_metrics_add(refusal_metric(cls, kind), 1);
     ns_set_err(why, whylen, "ACL: %s (%d) refused: %s", name, (int)req->code, reason);
     char line[400];
     snprintf(line, sizeof(line), "ACL: refused %s (%d): %s", name, (int)req->code, reason);

@@ -118,7 +118,30 @@ static void clear_ext(ns_cmd_t *cmd)
     cmd->has_ext = false;
 }
 
-static int json_ext(const cJSON *obj, ns_cmd_t *out)
+/* json_field's answer when an extFields value is an object or array: run it again with the
+ * raw bytes of the extFields object, whose text it needs. */
+#define EXT_NEEDS_RAW 1
+
+/* Java keeps the JSON text of an object or array value (json_text.c). raw: the bytes of the
+ * extFields object; index: the member's position in it. Returns the text (NULL with *bad
+ * false: the value is null). */
+static char *container_text(const uint8_t *raw, size_t raw_len, size_t index, bool *bad)
+{
+    const uint8_t *v;
+    size_t vl;
+    bool is_null = false;
+    ns_buf_t text = NS_BUF_INIT;
+    *bad = !ns_json_member_value(raw, raw_len, index, &v, &vl) ||
+           ns_json_string_value(v, vl, &text, &is_null) != vl;
+    if (*bad || is_null) {
+        ns_buf_free(&text);
+        return NULL;
+    }
+    ns_buf_cstr(&text);
+    return (char *)ns_buf_steal(&text, NULL);
+}
+
+static int json_ext(const cJSON *obj, const uint8_t *raw, size_t raw_len, ns_cmd_t *out)
 {
     clear_ext(out); /* a repeated "extFields" key replaces the map, as fastjson does */
     if (cJSON_IsNull(obj))
@@ -132,6 +155,11 @@ static int json_ext(const cJSON *obj, ns_cmd_t *out)
             return NS_EPROTO;
         bool bad = false;
         char *value = json_text(it, &bad);
+        if (bad && (cJSON_IsObject(it) || cJSON_IsArray(it))) {
+            if (raw == NULL)
+                return EXT_NEEDS_RAW;
+            value = container_text(raw, raw_len, seen - 1, &bad);
+        }
         if (bad)
             return NS_EPROTO;
         if (value == NULL) /* null: the key is absent (a later duplicate wins, as in a map) */
@@ -142,7 +170,7 @@ static int json_ext(const cJSON *obj, ns_cmd_t *out)
     return 0;
 }
 
-static int json_field(const cJSON *it, ns_cmd_t *out)
+static int json_field(const cJSON *it, const uint8_t *raw, size_t raw_len, ns_cmd_t *out)
 {
     const char *k = it->string;
     switch (k[0]) {
@@ -152,7 +180,7 @@ static int json_field(const cJSON *it, ns_cmd_t *out)
         break;
     case 'e':
         if (strcmp(k, "extFields") == 0)
-            return json_ext(it, out);
+            return json_ext(it, raw, raw_len, out);
         break;
     case 'f':
         if (strcmp(k, "flag") == 0)
@@ -215,8 +243,16 @@ int ns__cmd_decode_json_cjson(const uint8_t *hdr, size_t len, ns_cmd_t *out)
     cJSON *root = ns_json_parse_java((const uint8_t *)copy, len, 0);
     if (root == NULL || !cJSON_IsObject(root))
         goto out;
-    for (const cJSON *it = root->child; it != NULL; it = it->next) {
-        rc = json_field(it, out);
+    size_t index = 0;
+    for (const cJSON *it = root->child; it != NULL; it = it->next, index++) {
+        rc = json_field(it, NULL, 0, out);
+        if (rc == EXT_NEEDS_RAW) { /* rare: find this member's bytes and decode it again */
+            const uint8_t *raw;
+            size_t raw_len;
+            rc = ns_json_member_value((const uint8_t *)copy, len, index, &raw, &raw_len)
+                     ? json_field(it, raw, raw_len, out)
+                     : NS_EPROTO;
+        }
         if (rc < 0)
             goto out;
     }

@@ -113,7 +113,7 @@ static void list_remove(ns_conn_t *conn)
     if (conn->next)
         conn->next->prev = conn->prev;
     conn->prev = conn->next = NULL;
-    loop->conn_count--;
+    __atomic_sub_fetch(&loop->conn_count, 1, __ATOMIC_RELAXED); /* loop 0's [STATS] reads it */
 }
 
 /* A TLS session we end says so (close_notify), best effort: only if the socket takes it now. */
@@ -1011,7 +1011,7 @@ static void conn_start(ns_io_loop_t *loop, ns_conn_t *conn)
     if (loop->conns)
         loop->conns->prev = conn;
     loop->conns = conn;
-    loop->conn_count++;
+    __atomic_add_fetch(&loop->conn_count, 1, __ATOMIC_RELAXED); /* loop 0's [STATS] reads it */
     __atomic_add_fetch(&server->stat_connections, 1, __ATOMIC_RELAXED);
     NS_METRIC_INC(CONN_ACCEPTED);
 

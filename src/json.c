@@ -438,6 +438,9 @@ cJSON *ns_json_parse_java(const uint8_t *json, size_t len, unsigned flags)
 {
     if (json == NULL || len == 0)
         return NULL;
+    /* cJSON skips a leading UTF-8 byte-order mark; fastjson2 reading bytes refuses it. */
+    if (len >= 3 && memcmp(json, "\xEF\xBB\xBF", 3) == 0)
+        return NULL;
     ns_buf_t copy = NS_BUF_INIT;
     int need = ns_json_prepare(json, len, flags, &copy);
     if (need < 0)

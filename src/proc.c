@@ -101,13 +101,14 @@ bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 
     const ns_proc_entry_t *entry = ns_proc_lookup(req->code);
     char why[256];
-    if (entry == NULL) {
-        resp->code = NS_RES_REQUEST_CODE_NOT_SUPPORTED;
-        ns_cmd_set_remark(resp, " request type %d not supported", (int)req->code);
-    } else if (ctx->going_away && req->version > NS_VERSION_V5_3_1) {
-        /* NettyRemotingAbstract: after the unknown-code check, before the handler. */
+    if (ctx->going_away && req->version > NS_VERSION_V5_3_1) {
+        /* NettyRemotingAbstract.processRequestCommand checks the shutdown before any processor
+         * runs; the NameServer has a default processor, so an unknown code gets here too. */
         resp->code = NS_RES_GO_AWAY;
         ns_cmd_set_remark(resp, "please go away");
+    } else if (entry == NULL) {
+        resp->code = NS_RES_REQUEST_CODE_NOT_SUPPORTED;
+        ns_cmd_set_remark(resp, " request type %d not supported", (int)req->code);
     } else if (ctx->acl != NULL && !ns_acl_check(ctx->acl, entry->acl, entry->name, req, ctx->peer,
                                                  ctx->now_ms, why, sizeof(why))) {
         /* Refused before the handler: nothing changed. */

@@ -12,6 +12,7 @@
 #include "ns_kv.h"
 #include "ns_log.h"
 #include "ns_register_body.h"
+#include "ns_utf8.h"
 #include "proc_int.h"
 
 /* The exception texts the Java 5.x server (HEAD 8fc57f1, JDK 8 messages) answers with. */
@@ -32,6 +33,11 @@
     "org.apache.rocketmq.namesrv.processor.DefaultRequestProcessor."                               \
     "extractRegisterBrokerBodyFromRequest(DefaultRequestProcessor.java:305)"
 #define JSON_EXCEPTION "com.alibaba.fastjson.JSONException: "
+/* MQVersion.value2Version(request.getVersion()) indexes Version.values() (613 entries in
+ * 5.5.0) with the request's version: a negative one throws. JDK 11+ message. */
+#define AIOOBE_VALUE2VERSION                                                                       \
+    "java.lang.ArrayIndexOutOfBoundsException: Index %d out of bounds for length 613, "            \
+    "org.apache.rocketmq.common.MQVersion.value2Version(MQVersion.java:38)"
 
 static const char *peer_of(const ns_ctx_t *ctx)
 {
@@ -45,6 +51,32 @@ static int exception_reply(ns_cmd_t *resp, const char *text)
     resp->has_ext = false;
     ns_cmd_set_remark(resp, "%s", text);
     return 0;
+}
+
+/* A JSON body that starts with a UTF-8 byte-order mark (after any whitespace): fastjson2's
+ * byte reader takes U+FEFF for the start of a member name and throws. Fills Java's remark
+ * (it quotes the body; we quote at most BOM_QUOTE_MAX bytes of it) and returns true. */
+#define BOM_QUOTE_MAX 4096
+static bool bom_reply(const ns_cmd_t *req, ns_cmd_t *resp)
+{
+    size_t i = 0, n = req->body_len;
+    while (i < n && (req->body[i] == ' ' || req->body[i] == '\t' || req->body[i] == '\r' ||
+                     req->body[i] == '\n' || req->body[i] == '\f' || req->body[i] == '\b'))
+        i++;
+    if (n - i < 3 || memcmp(req->body + i, "\xEF\xBB\xBF", 3) != 0)
+        return false;
+    ns_buf_t quoted = NS_BUF_INIT;
+    ns_utf8_decode_java(req->body, n < BOM_QUOTE_MAX ? n : BOM_QUOTE_MAX, &quoted, 0);
+    exception_reply(resp, "");
+    ns_cmd_set_remark(resp,
+                      "com.alibaba.fastjson2.JSONException: illegal fieldName input65279, offset "
+                      "%zu, character \xEF\xBB\xBF, line 1, column %zu, fastjson-version 2.0.59 "
+                      "%.*s%s, com.alibaba.fastjson2.JSONReaderUTF8.readFieldNameHashCode("
+                      "JSONReaderUTF8.java:2294)",
+                      i + 3, i + 3, (int)quoted.len, (const char *)quoted.data,
+                      n > BOM_QUOTE_MAX ? "..." : "");
+    ns_buf_free(&quoted);
+    return true;
 }
 
 int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
@@ -74,7 +106,15 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         }
     }
 
-    /* 2. body, decoded outside the route lock. A JSON body "null" decodes to a null object:
+    /* 2. the broker's version picks the body format; Java throws on a negative one, before
+     * anything is decoded or registered. */
+    if (req->version < 0) {
+        exception_reply(resp, "");
+        ns_cmd_set_remark(resp, AIOOBE_VALUE2VERSION, (int)req->version);
+        return 0;
+    }
+
+    /* 3. body, decoded outside the route lock. A JSON body "null" decodes to a null object:
      * Java then dereferences a null RegisterBrokerBody (version >= 37) or registers without a
      * topic table (older versions). */
     const uint8_t *body_bytes = req->body;
@@ -111,7 +151,7 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         return exception_reply(resp, DECODE_REGISTER_BODY_FAILED);
     }
 
-    /* 3. registerBroker; a null brokerId fails unboxing before it is called. */
+    /* 4. registerBroker; a null brokerId fails unboxing before it is called. */
     if (!has_id) {
         ns_register_body_free(&body);
         return exception_reply(resp, NPE_REGISTER_BROKER);
@@ -183,6 +223,8 @@ int proc_query_data_version(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
     ns_data_version_t dv = {0};
     const ns_data_version_t *dvp = NULL;
     /* A body "null" is a null DataVersion, as no body. */
+    if (req->body != NULL && bom_reply(req, resp))
+        return 0;
     if (req->body != NULL && !ns_json_is_null_literal(req->body, req->body_len)) {
         if (ns_data_version_parse(req->body, req->body_len, &dv) < 0)
             return exception_reply(resp, JSON_EXCEPTION "syntax error, expect {");
@@ -222,6 +264,17 @@ int proc_broker_heartbeat(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
  * TopicRouteData) throws: an element that is neither an object nor null, an int member that does
  * not convert (a non-numeric string, an array, an object, out of int range). null elements and
  * members stay zero, as Java leaves them. */
+/* fastjson2 fills a bean member by member, so of a repeated member the last one counts. */
+static const cJSON *last_member(const cJSON *obj, const char *key)
+{
+    const cJSON *found = NULL;
+    for (const cJSON *m = obj->child; m != NULL; m = m->next) {
+        if (strcmp(m->string, key) == 0)
+            found = m;
+    }
+    return found;
+}
+
 static bool read_queue_data(const cJSON *it, ns_route_queue_data_t *q)
 {
     memset(q, 0, sizeof(*q));
@@ -229,13 +282,20 @@ static bool read_queue_data(const cJSON *it, ns_route_queue_data_t *q)
         return true;
     if (!cJSON_IsObject(it))
         return false;
-    q->broker_name = ns_json_get_string(it, "brokerName");
+    const cJSON *name = last_member(it, "brokerName");
+    q->broker_name = cJSON_IsString(name) ? name->valuestring : NULL;
     static const char *const keys[] = {"readQueueNums", "writeQueueNums", "perm", "topicSysFlag"};
     int32_t *fields[] = {&q->read_queue_nums, &q->write_queue_nums, &q->perm, &q->topic_sys_flag};
     for (size_t i = 0; i < NS_ARRAY_SIZE(keys); i++) {
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, keys[i]);
-        if (ns_json_item_int32(m, fields[i]) < 0)
-            return false;
+        /* Every occurrence is converted (a bad one throws even if a later one is good); the
+         * last one is the value, null included. */
+        for (const cJSON *m = it->child; m != NULL; m = m->next) {
+            if (strcmp(m->string, keys[i]) != 0)
+                continue;
+            *fields[i] = 0;
+            if (ns_json_item_int32(m, fields[i]) < 0)
+                return false;
+        }
     }
     return true;
 }
@@ -244,7 +304,7 @@ int proc_register_topic_in_namesrv(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t 
 {
     const char *topic = ns_cmd_ext_get(req, "topic");
     resp->code = NS_RES_SUCCESS;
-    if (req->body == NULL)
+    if (req->body == NULL || bom_reply(req, resp))
         return 0;
     cJSON *root = ns_json_parse_lenient(req->body, req->body_len);
     if (root == NULL)
@@ -257,7 +317,7 @@ int proc_register_topic_in_namesrv(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t 
         cJSON_Delete(root);
         return exception_reply(resp, JSON_EXCEPTION "syntax error, expect {");
     }
-    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "queueDatas");
+    const cJSON *arr = last_member(root, "queueDatas");
     size_t n = cJSON_IsArray(arr) ? (size_t)cJSON_GetArraySize(arr) : 0;
     ns_route_queue_data_t *qds = n > 0 ? ns_xcalloc(n, sizeof(*qds)) : NULL;
     size_t k = 0;

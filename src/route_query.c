@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "ns_common.h"
+#include "ns_utf8.h"
 #include "route_int.h"
 
 #define SYNC_BROKER_MEMBER_PREFIX "rmq_sys_SYNC_BROKER_MEMBER_"
@@ -329,7 +330,8 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
             flags[i] |= QD_ACTING;
             has_master = true;
         }
-        if (zone != NULL && has_master && (b->zone == NULL || strcasecmp(b->zone, zone) != 0))
+        if (zone != NULL && has_master &&
+            (b->zone == NULL || !ns_java_equals_ignore_case(b->zone, zone)))
             flags[i] |= QD_DROPPED;
     }
     ns_buf_reserve(out, need);

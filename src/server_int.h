@@ -73,7 +73,8 @@ struct ns_io_loop {
     bool stop_requested;    /* shut down: stop accepting, drain, close everything */
     bool stopping;          /* this loop has begun shutting down (loop thread only) */
     ns_conn_t *conns;       /* doubly linked list of open connections */
-    size_t conn_count;      /* entries in conns */
+    size_t conn_count;      /* entries in conns; only this loop writes it, atomically, as
+                             * loop 0's stats timer reads every loop's (on_stats) */
     uint64_t next_seq;      /* per-loop connection counter */
     uv_timer_t drain_timer; /* bounds the graceful drain at shutdown */
     ns_buf_t scratch;       /* handlers' reusable buffer (ns_ctx_t.scratch), loop thread only */

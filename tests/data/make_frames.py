@@ -79,7 +79,6 @@ BAD = {
     "bad_code_object": frame(b'{"code":{}}'),
     "bad_flag_bool": frame(b'{"code":1,"flag":true}'),
     "bad_ext_array": frame(b'{"code":1,"extFields":[]}'),
-    "bad_ext_value_object": frame(b'{"code":1,"extFields":{"a":{"b":"c"}}}'),
     "bad_many_ext_json": frame(MANY_EXT_JSON),
     "bad_bin_short": frame(BIN_REQ[:20], stype=1),
     "bad_bin_remark_past_end": frame(bin_header(1, 0, 0, 0, 0, remark=b"ab", remark_len=1000), stype=1),

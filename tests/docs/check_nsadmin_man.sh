@@ -16,7 +16,7 @@ commands=$("$bin" help | awk '/^   [a-zA-Z]/ {print $1}')
 for c in $commands; do
     grep -q "^\.SS $c\b" "$page" || { echo "$page has no section for $c" >&2; status=1; }
 done
-for o in json timeout connectTimeout maxReply namesrvAddr; do
+for o in json timeout connectTimeout maxReply namesrvAddr tls tlsTrustCert tlsCert tlsKey tlsConfig ak sk token aclFile; do
     grep -q -- "\\\\-\\\\-$o" "$page" || { echo "$page does not document --$o" >&2; status=1; }
 done
 exit $status

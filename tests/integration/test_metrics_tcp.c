@@ -29,6 +29,7 @@
 
 #include <zlib.h>
 
+#include "ns_acl_sign.h"
 #include "ns_cmd_codec.h"
 #include "ns_common.h"
 #include "rmq_client.h"
@@ -630,6 +631,82 @@ static void test_tls_and_proxy_series(void **state)
     assert_int_equal(ns_testsrv_stop(&srv), 0);
 }
 
+/* ACL refusals (aclEnable=true) are counted by class and reason, not only as response code 16:
+ * an unsigned admin request, a registration with an unknown AccessKey, one with a bad
+ * signature, an admin request by a non-admin account; reads and good signatures count nothing. */
+static void test_acl_refusal_series(void **state)
+{
+    (void)state;
+    char yml_path[] = "/tmp/mqnamesrv-metrics-acl-XXXXXX";
+    int yfd = mkstemp(yml_path);
+    assert_true(yfd >= 0);
+    static const char yml[] =
+        "accounts:\n"
+        "  - accessKey: adminKey1\n    secretKey: adminSecret1\n    admin: true\n"
+        "  - accessKey: brokerKey1\n    secretKey: brokerSecret1\n";
+    assert_int_equal(write(yfd, yml, sizeof(yml) - 1), (ssize_t)(sizeof(yml) - 1));
+    close(yfd);
+    char file_arg[80];
+    snprintf(file_arg, sizeof(file_arg), "aclPlainFile=%s", yml_path);
+    const char *more[] = {"--set", "aclEnable=true", "--set", file_arg, NULL};
+    int port = start_with_metrics(&srv, more);
+    assert_true(port > 0);
+    char *s0 = scrape(port);
+    assert_non_null(strstr(s0, "# HELP mqnamesrv_acl_refusals_total Requests refused by access "
+                               "control"));
+    assert_non_null(strstr(s0, "# TYPE mqnamesrv_acl_refusals_total counter\n"));
+    int fd = rmq_connect(srv.port);
+    assert_true(fd >= 0);
+    ns_cmd_t req, resp;
+    ns_buf_t holder = NS_BUF_INIT;
+    struct {
+        int32_t code;
+        const char *ak, *sk;
+        int32_t want;
+    } calls[] = {
+        {100, NULL, NULL, 16},                    /* admin, unsigned */
+        {100, "brokerKey1", "brokerSecret1", 16}, /* admin, not an admin account */
+        {100, "adminKey1", "adminSecret1", 0},    /* admin, good */
+        {104, "stranger1", "whatever1", 16},      /* broker, unknown AccessKey */
+        {104, "brokerKey1", "notTheSecret", 16},  /* broker, bad signature */
+        {104, "brokerKey1", "brokerSecret1", 0},  /* broker, good */
+        {105, NULL, NULL, 17},                    /* read: anonymous */
+    };
+    for (size_t i = 0; i < NS_ARRAY_SIZE(calls); i++) {
+        if (calls[i].code == 100)
+            rmq_request(&req, 100, (int32_t)i, "namespace", "m", "key", "k", "value", "v", NULL);
+        else if (calls[i].code == 104)
+            rmq_request(&req, 104, (int32_t)i, "brokerName", "b", "brokerAddr", "1.2.3.4:5",
+                        "clusterName", "c", "brokerId", "0", NULL);
+        else
+            rmq_request(&req, 105, (int32_t)i, "topic", "NoSuchTopic", NULL);
+        if (calls[i].ak != NULL)
+            assert_int_equal(ns_acl_sign_cmd(&req, calls[i].ak, calls[i].sk, NULL), 0);
+        assert_int_equal(rmq_call(fd, &req, &resp, &holder), 0);
+        assert_int_equal(resp.code, calls[i].want);
+        ns_cmd_free(&resp);
+        ns_cmd_free(&req);
+    }
+    close(fd);
+    ns_buf_free(&holder);
+    char *s1 = scrape(port);
+#define ACL(cls, reason) "mqnamesrv_acl_refusals_total{class=\"" cls "\",reason=\"" reason "\"}"
+    assert_int_equal(DELTA(ACL("admin", "missing_access_key")), 1);
+    assert_int_equal(DELTA(ACL("admin", "not_admin")), 1);
+    assert_int_equal(DELTA(ACL("broker", "unknown_access_key")), 1);
+    assert_int_equal(DELTA(ACL("broker", "bad_signature")), 1);
+    assert_int_equal(DELTA(ACL("broker", "missing_access_key")), 0);
+    assert_int_equal(DELTA(ACL("read", "missing_access_key")), 0);
+    assert_int_equal(DELTA(ACL("admin", "no_account_file")), 0);
+    assert_int_equal(DELTA(REQ("100", "PUT_KV_CONFIG", "16")), 2);
+    assert_int_equal(DELTA(REQ("104", "UNREGISTER_BROKER", "16")), 2);
+#undef ACL
+    free(s0);
+    free(s1);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    unlink(yml_path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -638,6 +715,7 @@ int main(void)
         cmocka_unit_test_teardown(test_hostile_http_clients, teardown),
         cmocka_unit_test_teardown(test_off_by_default, teardown),
         cmocka_unit_test_teardown(test_tls_and_proxy_series, teardown),
+        cmocka_unit_test_teardown(test_acl_refusal_series, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@ reply. It has its own remoting codec (Python stdlib only), so mqnamesrv's C code
 to judge itself.
 
     replay.py run --ref 127.0.0.1:P1 --cand 127.0.0.1:P2 trace.jsonl [--verbose] [--tls]
+                  [--no-settle]
     replay.py record --upstream 127.0.0.1:P --listen LABEL:PORTFILE ... --out trace.jsonl
     replay.py selftest
 
@@ -880,6 +881,7 @@ class Runner:
         self.max_shown = max_shown
         self.mismatches = 0
         self.compared = 0
+        self.settle = True
 
     def report(self, step, lines):
         self.mismatches += 1
@@ -1010,6 +1012,8 @@ class Runner:
                 self.report({"name": "end of trace", "conn": name},
                             ["%s sent an unsolicited frame: opaque %s flag %s %s" %
                              (s.label, r.opaque, r.flag, r.summary())])
+        if not self.settle:  # --no-settle: the servers are shutting down, no next trace
+            return
         # Start the next trace without brokers: closed connections unregister their brokers
         # (asynchronously in Java), so wait until no broker address is left on either server.
         # (A BrokerData without addresses can stay behind, in both: a refused registration
@@ -1034,6 +1038,7 @@ def cmd_run(args):
         return 2
     runner = Runner(Server("reference", args.ref), Server("candidate", args.cand), args.verbose,
                     args.max_shown)
+    runner.settle = not args.no_settle
     t0 = time.monotonic()
     try:
         for step in steps:
@@ -1316,6 +1321,8 @@ def main():
     r.add_argument("--verbose", action="store_true", help="print both replies of every step")
     r.add_argument("--max-shown", type=int, default=8, help="mismatches shown in full")
     r.add_argument("--tls", action="store_true", help="talk TLS to both servers")
+    r.add_argument("--no-settle", action="store_true",
+                   help="do not wait for the brokers to go at the end (servers shutting down)")
     r.add_argument("trace")
     rec = sub.add_parser("record")
     rec.add_argument("--upstream", required=True)

@@ -63,4 +63,20 @@ if [[ -n $notes ]]; then
 fi
 
 it_stop_mqnamesrv cns
+
+# A graceful shutdown (tests/interop/shutdown/go_away.jsonl): a second pair of servers with
+# enableShutdownGracefully=true gets SIGTERM, then answers GO_AWAY during the wait.
+it_start_java_namesrv jgo 5.x bindAddress=127.0.0.1 enableShutdownGracefully=true \
+    shutdownWaitTimeSeconds=60
+it_start_mqnamesrv cgo --set enableShutdownGracefully=true --set shutdownWaitTimeSeconds=60
+kill -TERM "$jgo_pid" "$cgo_pid"
+out=$IT_WORK/go_away.out
+if python3 "$here/replay.py" run --no-settle --ref "127.0.0.1:$jgo_port" \
+    --cand "127.0.0.1:$cgo_port" "$here/shutdown/go_away.jsonl" >"$out" 2>&1; then
+    it_record pass "diff go_away (graceful shutdown): $(tail -1 "$out")"
+else
+    it_record fail "diff go_away (graceful shutdown): $(tail -1 "$out")"
+    grep -v '^NOTE' "$out" | head -80 >&2
+fi
+it_stop_mqnamesrv cgo # a second SIGTERM ends the wait; exit 0, sanitizer-clean
 it_finish

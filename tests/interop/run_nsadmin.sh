@@ -11,6 +11,10 @@
 #   2  compareNamesrv: Java and mqnamesrv agree; then made to disagree by a permission wiped,
 #      a KV entry, a topic deleted on one side, and an empty NameServer (brokers missing)
 #   3  bad peers: an HTTP server, a closed port
+#   4  a second Java NameServer over TLS (-Dtls.server.mode=enforcing, test mode): nsadmin --tls
+#      is served where plaintext is refused and prints what mqadmin -Dtls.enable=true prints;
+#      --tlsTrustCert checks its self-signed certificate (refused); signed writes (--ak/--sk)
+#      are taken (a Java NameServer ignores the signature)
 # One Java NameServer, one broker, one mqadmin JVM per compared command.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -205,6 +209,31 @@ nsa clusterList -n "127.0.0.1:$closed_port"
 rc_is "a closed port: exit 3" 3
 it_check_contains "a closed port: the reason and the address" "$ERR" \
     "127.0.0.1:$closed_port: connect: Connection refused"
+
+# ---- 4: a Java NameServer over TLS ----------------------------------------------------------
+
+IT_JAVA_OPTS="$IT_JAVA_OPTS -Dtls.server.mode=enforcing" it_start_java_namesrv jtls 5.x
+JT=127.0.0.1:$jtls_port
+nsa getNamesrvConfig -n "$JT"
+rc_is "Java over TLS (enforcing): plaintext nsadmin gets nothing (exit 3)" 3
+nsa getNamesrvConfig -n "$JT" --tls
+rc_is "Java over TLS: nsadmin --tls is served" 0
+IT_JAVA_OPTS="$IT_JAVA_OPTS -Dtls.enable=true" it_mqadmin 5.x getNamesrvConfig -n "$JT" |
+    filtered | sort >"$IT_WORK/mqadmin-tls.txt"
+filtered <<<"$OUT" | sort >"$IT_WORK/nsadmin-tls.txt"
+if [[ -s $IT_WORK/nsadmin-tls.txt ]] && cmp -s "$IT_WORK/mqadmin-tls.txt" "$IT_WORK/nsadmin-tls.txt"; then
+    it_record pass "Java over TLS: getNamesrvConfig --tls prints what mqadmin -Dtls.enable=true prints"
+else
+    it_record fail "Java over TLS: nsadmin --tls differs from mqadmin -Dtls.enable=true:"
+    diff "$IT_WORK/mqadmin-tls.txt" "$IT_WORK/nsadmin-tls.txt" | head -20 >&2 || true
+fi
+nsa updateKvConfig -n "$JT" --tls -s NSA_TLS -k k1 -v v1 --ak nsadminAk --sk nsadminSecret
+rc_is "Java over TLS: a signed write (--ak/--sk) is taken" 0
+nsa getKvConfig -n "$JT" --tls -s NSA_TLS -k k1
+it_check_contains "Java over TLS: and read back" "$OUT" "v1"
+nsa clusterList -n "$JT" --tlsTrustCert /etc/ssl/certs/ca-certificates.crt
+rc_is "Java over TLS: --tlsTrustCert refuses its self-signed test certificate (exit 3)" 3
+it_check_contains "Java over TLS: the reason" "$ERR" "certificate verify failed"
 
 it_stop_mqnamesrv empty
 it_stop_mqnamesrv cns

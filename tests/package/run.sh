@@ -45,6 +45,7 @@ for f in ./usr/bin/mqnamesrv ./etc/mqnamesrv/namesrv.conf ./etc/logrotate.d/mqna
     ./usr/lib/systemd/system/mqnamesrv.service ./usr/lib/sysusers.d/mqnamesrv.conf \
     ./usr/lib/tmpfiles.d/mqnamesrv.conf ./usr/share/man/man8/mqnamesrv.8 \
     ./usr/share/doc/mqnamesrv/copyright ./usr/share/doc/mqnamesrv/operations.md \
+    ./usr/share/doc/mqnamesrv/examples/plain_acl.yml.example \
     "./usr/share/mqnamesrv/conf -> /etc/mqnamesrv"; do
     check "package contains $f" grep -qF " $f" <<<"$contents"
 done
@@ -111,6 +112,25 @@ wait "$listener" || true
 check "sd_notify: READY=1 with the address, then STOPPING=1" \
     python3 -c 'import sys; t=open(sys.argv[1]).read().split("\n---\n"); sys.exit(not (len(t)>=2 and "READY=1" in t[0] and "STATUS=serving on 127.0.0.1:" in t[0] and "STOPPING=1" in t[1]))' \
     "$work/notify.out"
+
+# The example account file the package ships is one the installed server accepts.
+example=$root/usr/share/doc/mqnamesrv/examples/plain_acl.yml.example
+check "the ACL example is the repository's conf/plain_acl.yml.example" \
+    cmp -s "$example" "$here/conf/plain_acl.yml.example"
+rm -f "$work/port.acl"
+ROCKETMQ_HOME=$root/usr/share/mqnamesrv HOME=$root/var/lib/mqnamesrv \
+    "$bin" -c "$root/etc/mqnamesrv/namesrv.conf" --set listenPort=0 --set bindAddress=127.0.0.1 \
+    --set aclEnable=true --set "aclPlainFile=$example" --set "portFile=$work/port.acl" \
+    >"$work/server-acl.out" 2>&1 &
+pid=$!
+for _ in $(seq 200); do [[ -s $work/port.acl ]] && break; sleep 0.05; done
+check "the installed server starts with aclEnable=true and the example accounts" test -s "$work/port.acl"
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+pid=
+check "... and exits 0 on SIGTERM" test "$status" -eq 0
+[[ $status -eq 0 ]] || cat "$work/server-acl.out"
 
 # (the account exists in the scratch root only: the host's logrotate checks a copy owned by root)
 sed 's/create 0640 mqnamesrv mqnamesrv/create 0640 root root/' "$root/etc/logrotate.d/mqnamesrv" \

@@ -16,6 +16,7 @@
 
 #include "ns_acl.h"
 #include "ns_acl_sign.h"
+#include "ns_metrics.h"
 #include "ns_log.h"
 #include "proc_test_util.h"
 
@@ -183,10 +184,19 @@ static void test_reads_signed(void **state)
     assert_int_equal(f->t->resp.code, NS_RES_REQUEST_CODE_NOT_SUPPORTED);
 }
 
+/* mqnamesrv_acl_refusals_total of (the class whose first row is given, kind) so far. */
+static uint64_t refusals(ns_metric_id_t first_of_class, ns_acl_refusal_t kind)
+{
+    return ns_metrics_counter((ns_metric_id_t)(first_of_class + (int)kind));
+}
+
 static void test_admin_request(void **state)
 {
     fx_t *f = *state;
     ns_cmd_t req;
+    uint64_t before[NS_ACL_REFUSAL_COUNT];
+    for (int k = 0; k < NS_ACL_REFUSAL_COUNT; k++)
+        before[k] = refusals(NS_M_ACL_ADMIN_NO_ACCOUNTS, (ns_acl_refusal_t)k);
     put_kv_req(&req, "unsigned");
     pt_run(f->t, &req);
     expect_refused(f, "missing signature (no AccessKey)");
@@ -225,6 +235,15 @@ static void test_admin_request(void **state)
     assert_int_equal(f->t->resp.code, NS_RES_SUCCESS);
     assert_string_equal(kv_value(f), "admin");
     assert_int_equal(ns_acl_refused(f->acl), 6);
+    /* each refusal counted once, by class and reason */
+    static const uint64_t want[NS_ACL_REFUSAL_COUNT] = {
+        [NS_ACL_REFUSED_NO_ACCESS_KEY] = 1, [NS_ACL_REFUSED_UNKNOWN_ACCESS_KEY] = 1,
+        [NS_ACL_REFUSED_NO_SIGNATURE] = 1,  [NS_ACL_REFUSED_BAD_SIGNATURE] = 2,
+        [NS_ACL_REFUSED_NOT_ADMIN] = 1,
+    };
+    for (int k = 0; k < NS_ACL_REFUSAL_COUNT; k++)
+        assert_int_equal(refusals(NS_M_ACL_ADMIN_NO_ACCOUNTS, (ns_acl_refusal_t)k) - before[k],
+                         want[k]);
 }
 
 static void test_broker_request(void **state)

@@ -338,6 +338,118 @@ static void test_register_topic_bad_bodies(void **state)
     assert_int_equal(ns_route_topic_count(t->ctx.route), before + 1);
 }
 
+/* REGISTER_BROKER with a negative version: Java's MQVersion.value2Version throws
+ * ArrayIndexOutOfBounds after the CRC check and before the body is read; nothing registers. */
+static void test_register_negative_version(void **state)
+{
+    pt_t *t = *state;
+    ns_cmd_t req;
+    register_req(&req, "0", MASTER, "h", NULL, WORKED_BODY, 599);
+    req.version = -1;
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 1);
+    assert_string_equal(t->resp.remark,
+                        "java.lang.ArrayIndexOutOfBoundsException: Index -1 out of bounds for "
+                        "length 613, org.apache.rocketmq.common.MQVersion.value2Version("
+                        "MQVersion.java:38)");
+    assert_false(t->resp.has_ext);
+    assert_int_equal(ns_route_live_count(t->ctx.route), 0);
+    register_req(&req, NULL, MASTER, "h", NULL, NULL, 0); /* before the brokerId NPE too */
+    req.version = INT32_MIN;
+    pt_run(t, &req);
+    assert_non_null(strstr(t->resp.remark, "Index -2147483648 out of bounds"));
+    register_req(&req, "0", MASTER, "h", "5", WORKED_BODY, 599); /* the CRC check comes first */
+    req.version = -1;
+    pt_run(t, &req);
+    assert_string_equal(t->resp.remark, "crc32 not match");
+    assert_int_equal(ns_route_live_count(t->ctx.route), 0);
+}
+
+/* A JSON body starting with a UTF-8 byte-order mark: fastjson2 (bytes) throws, cJSON would
+ * skip it. 217 and 322 answer Java's JSONException text and change nothing. */
+static void test_bom_bodies(void **state)
+{
+    pt_t *t = *state;
+    ns_cmd_t req;
+    register_req(&req, "0", MASTER, "h", NULL, WORKED_BODY, 599);
+    pt_run(t, &req);
+    size_t before = ns_route_topic_count(t->ctx.route);
+    static const char body[] = "\xEF\xBB\xBF{\"queueDatas\":[{\"brokerName\":\"broker-a\","
+                               "\"perm\":6,\"readQueueNums\":8,\"writeQueueNums\":8}]}";
+    pt_req(&req, NS_REQ_REGISTER_TOPIC_IN_NAMESRV, 479, body, sizeof(body) - 1, "topic", "BomT",
+           NULL);
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 1);
+    assert_string_equal(
+        t->resp.remark,
+        "com.alibaba.fastjson2.JSONException: illegal fieldName input65279, "
+        "offset 3, character \xEF\xBB\xBF, line 1, column 3, fastjson-version "
+        "2.0.59 \xEF\xBB\xBF{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"perm\":6,"
+        "\"readQueueNums\":8,\"writeQueueNums\":8}]}, "
+        "com.alibaba.fastjson2.JSONReaderUTF8.readFieldNameHashCode("
+        "JSONReaderUTF8.java:2294)");
+    assert_int_equal(ns_route_topic_count(t->ctx.route), before);
+    static const char null_body[] = " \xEF\xBB\xBFnull";
+    pt_req(&req, NS_REQ_REGISTER_TOPIC_IN_NAMESRV, 479, null_body, sizeof(null_body) - 1, "topic",
+           "BomT", NULL);
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 1);
+    assert_non_null(strstr(t->resp.remark, "offset 4, character"));
+    static const char dv[] = "\xEF\xBB\xBF{\"counter\":1,\"timestamp\":1}";
+    pt_req(&req, NS_REQ_QUERY_DATA_VERSION, 479, dv, sizeof(dv) - 1, "brokerAddr", MASTER,
+           "brokerName", "broker-a", "clusterName", "DefaultCluster", "brokerId", "0", NULL);
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 1);
+    assert_true(
+        strncmp(t->resp.remark, "com.alibaba.fastjson2.JSONException: illegal fieldName", 54) == 0);
+    assert_false(t->resp.has_ext);
+}
+
+/* fastjson2 fills TopicRouteData and QueueData member by member: of a repeated member the last
+ * counts, a null one included. */
+static void test_register_topic_repeated_members(void **state)
+{
+    pt_t *t = *state;
+    ns_cmd_t req;
+    register_req(&req, "0", MASTER, "h", NULL, WORKED_BODY, 599);
+    pt_run(t, &req);
+    static const char *const bodies[] = {
+        "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"readQueueNums\":3,\"writeQueueNums\":3,"
+        "\"perm\":6}],\"queueDatas\":[{\"brokerName\":\"broker-a\",\"readQueueNums\":4,"
+        "\"writeQueueNums\":4,\"perm\":6}]}",
+        "{\"queueDatas\":[{\"brokerName\":\"x\",\"brokerName\":\"broker-a\",\"readQueueNums\":5,"
+        "\"readQueueNums\":4,\"writeQueueNums\":4,\"perm\":6}]}",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        const char *topic = i == 0 ? "DupA" : "DupB";
+        pt_req(&req, NS_REQ_REGISTER_TOPIC_IN_NAMESRV, 479, bodies[i], strlen(bodies[i]), "topic",
+               topic, NULL);
+        pt_run(t, &req);
+        assert_int_equal(t->resp.code, 0);
+        pt_req(&req, NS_REQ_GET_ROUTEINFO_BY_TOPIC, 479, NULL, 0, "topic", topic, NULL);
+        pt_run(t, &req);
+        assert_int_equal(t->resp.code, 0);
+        assert_non_null(strstr((const char *)t->resp.body, "\"readQueueNums\":4,"));
+    }
+    /* a later null member resets it; a later null queueDatas registers nothing */
+    static const char nulls[] = "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"readQueueNums\":5,"
+                                "\"readQueueNums\":null,\"writeQueueNums\":1,\"perm\":6}]}";
+    pt_req(&req, NS_REQ_REGISTER_TOPIC_IN_NAMESRV, 479, nulls, sizeof(nulls) - 1, "topic", "DupC",
+           NULL);
+    pt_run(t, &req);
+    pt_req(&req, NS_REQ_GET_ROUTEINFO_BY_TOPIC, 479, NULL, 0, "topic", "DupC", NULL);
+    pt_run(t, &req);
+    assert_non_null(strstr((const char *)t->resp.body, "\"readQueueNums\":0,"));
+    static const char gone[] = "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"readQueueNums\":1,"
+                               "\"writeQueueNums\":1,\"perm\":6}],\"queueDatas\":null}";
+    pt_req(&req, NS_REQ_REGISTER_TOPIC_IN_NAMESRV, 479, gone, sizeof(gone) - 1, "topic", "DupD",
+           NULL);
+    pt_run(t, &req);
+    pt_req(&req, NS_REQ_GET_ROUTEINFO_BY_TOPIC, 479, NULL, 0, "topic", "DupD", NULL);
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 17);
+}
+
 /* A body that is the JSON literal null decodes to a null object in Java 5.5.0: a DataVersion
  * that is absent (322), a version < 37 registration without topic table, and for later
  * versions the NullPointerException of DefaultRequestProcessor line 242. Before, all three
@@ -408,6 +520,9 @@ int main(void)
         T(test_register_topic),
         T(test_register_topic_bad_bodies),
         T(test_null_bodies),
+        T(test_register_negative_version),
+        T(test_bom_bodies),
+        T(test_register_topic_repeated_members),
         T(test_broker_member_group),
     };
 #undef T

@@ -305,7 +305,8 @@ static void test_conn_close_through_dispatch(void **state)
 }
 
 /* A graceful shutdown: peers newer than V5_3_1 get GO_AWAY, older ones are still served;
- * unknown codes keep their own answer and oneway requests no answer. */
+ * unknown codes get GO_AWAY too (Java checks the shutdown before its default processor says
+ * "not supported"), and oneway requests no answer. */
 static void test_go_away(void **state)
 {
     pt_t *t = *state;
@@ -321,6 +322,10 @@ static void test_go_away(void **state)
 
     ns_cmd_t req;
     pt_req(&req, 9999, 513, NULL, 0, NULL);
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, NS_RES_GO_AWAY);
+    assert_string_equal(t->resp.remark, "please go away");
+    pt_req(&req, 9999, 475, NULL, 0, NULL);
     pt_run(t, &req);
     assert_int_equal(t->resp.code, NS_RES_REQUEST_CODE_NOT_SUPPORTED);
 

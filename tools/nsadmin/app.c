@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <unistd.h>
+
 #include "ns_common.h"
 
 #ifndef NSA_VERSION
@@ -40,6 +42,19 @@ static const nsa_opt_t global_opts[] = {
     {'\0', "timeout", "ms", false, "Time a request may take, send to last reply byte (5000)"},
     {'\0', "connectTimeout", "ms", false, "Time a connection may take to set up (3000)"},
     {'\0', "maxReply", "bytes", false, "Largest reply accepted (16777216)"},
+    {'\0', "tls", NULL, false,
+     "Talk TLS, as mqadmin -Dtls.enable=true (the server's certificate is not checked)"},
+    {'\0', "tlsConfig", "file", false, "tls.client.* settings, as Java's tls.config.file"},
+    {'\0', "tlsCert", "file", false, "Client certificate (PEM), tls.client.certPath"},
+    {'\0', "tlsKey", "file", false, "Its private key (PEM), tls.client.keyPath"},
+    {'\0', "tlsKeyPassword", "password", false, "The key's password, tls.client.keyPassword"},
+    {'\0', "tlsTrustCert", "file", false,
+     "Check the server's certificate against these CAs (tls.client.authServer)"},
+    {'\0', "ak", "accessKey", false, "Sign requests (ACL), as mqadmin with conf/tools.yml"},
+    {'\0', "sk", "secretKey", false, "The secret key to sign with (with --ak)"},
+    {'\0', "token", "securityToken", false, "SecurityToken sent with signed requests"},
+    {'\0', "aclFile", "file", false,
+     "accessKey/secretKey from this tools.yml (default: $ROCKETMQ_HOME/conf/tools.yml)"},
 };
 
 static const nsa_command_t *find_command(const char *name)
@@ -97,6 +112,70 @@ static bool int_option(nsa_ctx_t *ctx, const nsa_args_t *args, const char *name,
     return true;
 }
 
+/* --tls and its settings: the TLS transport for every connection of the run. */
+static int setup_tls(nsa_ctx_t *ctx, const nsa_args_t *args)
+{
+    static const char *const tls_opts[] = {"tlsConfig", "tlsCert", "tlsKey", "tlsKeyPassword",
+                                           "tlsTrustCert"};
+    bool any = nsa_args_has(args, "tls");
+    for (size_t i = 0; i < NS_ARRAY_SIZE(tls_opts); i++)
+        any = any || nsa_args_has(args, tls_opts[i]);
+    if (!any)
+        return 0;
+    nsa_tls_cfg_t *t = &ctx->tls;
+    t->cert_path = nsa_args_get(args, "tlsCert");
+    t->key_path = nsa_args_get(args, "tlsKey");
+    t->key_password = nsa_args_get(args, "tlsKeyPassword");
+    t->trust_path = nsa_args_get(args, "tlsTrustCert");
+    t->auth_server = t->trust_path != NULL;
+    char err[NSA_ERR_MAX];
+    const char *file = nsa_args_get(args, "tlsConfig");
+    if ((file != NULL && nsa_tls_cfg_read_file(t, file, err, sizeof(err)) != 0) ||
+        nsa_tls_cfg_build(t, err, sizeof(err)) != 0) {
+        nsa_errorf(ctx, "%s", err);
+        return -1;
+    }
+    ctx->client.transport = &nsa_transport_tls;
+    ctx->client.transport_cfg = t;
+    return 0;
+}
+
+/* --ak/--sk, --aclFile or mqadmin's $ROCKETMQ_HOME/conf/tools.yml: sign every request. */
+static int setup_signing(nsa_ctx_t *ctx, const nsa_args_t *args)
+{
+    const char *ak = nsa_args_get(args, "ak"), *sk = nsa_args_get(args, "sk");
+    const char *file = nsa_args_get(args, "aclFile");
+    char err[NSA_ERR_MAX];
+    if ((ak == NULL) != (sk == NULL)) {
+        nsa_errorf(ctx, "--ak and --sk go together");
+        return -1;
+    }
+    if (ak != NULL) {
+        nsa_signer_set(&ctx->signer, ak, sk, nsa_args_get(args, "token"));
+    } else if (file != NULL) {
+        int rc = nsa_signer_read_file(&ctx->signer, file, err, sizeof(err));
+        if (rc <= 0) {
+            nsa_errorf(ctx, "--aclFile %s", rc < 0 ? err : "has no accessKey and secretKey");
+            return -1;
+        }
+    } else {
+        const char *home = getenv("ROCKETMQ_HOME");
+        char path[4096];
+        if (home == NULL || home[0] == '\0' ||
+            (size_t)snprintf(path, sizeof(path), "%s/conf/tools.yml", home) >= sizeof(path) ||
+            access(path, F_OK) != 0 ||
+            nsa_signer_read_file(&ctx->signer, path, err, sizeof(err)) <= 0)
+            return 0; /* mqadmin signs nothing then either */
+    }
+    if (nsa_args_has(args, "token") && ak == NULL) {
+        nsa_errorf(ctx, "--token needs --ak and --sk");
+        return -1;
+    }
+    ctx->client.hook = nsa_sign_hook;
+    ctx->client.hook_arg = &ctx->signer;
+    return 0;
+}
+
 static int setup_context(nsa_ctx_t *ctx, const nsa_args_t *args)
 {
     const char *list = nsa_args_get(args, "namesrvAddr");
@@ -123,7 +202,7 @@ static int setup_context(nsa_ctx_t *ctx, const nsa_args_t *args)
     ctx->client.timeout_ms = (int)timeout;
     ctx->client.connect_timeout_ms = (int)connect;
     ctx->client.max_reply = (size_t)max_reply;
-    return 0;
+    return setup_tls(ctx, args) == 0 && setup_signing(ctx, args) == 0 ? 0 : -1;
 }
 
 static int run_command(const nsa_command_t *cmd, int argc, char **argv, FILE *out, FILE *err)
@@ -150,10 +229,14 @@ static int run_command(const nsa_command_t *cmd, int argc, char **argv, FILE *ou
     }
     if (setup_context(&ctx, &args) != 0) {
         nsa_addrs_free(&ctx.servers);
+        nsa_tls_cfg_free(&ctx.tls);
+        nsa_signer_free(&ctx.signer);
         return NSA_EXIT_USAGE;
     }
     cmd->run(&ctx, &args);
     nsa_addrs_free(&ctx.servers);
+    nsa_tls_cfg_free(&ctx.tls);
+    nsa_signer_free(&ctx.signer);
     fflush(out);
     return ctx.status;
 }

@@ -17,6 +17,8 @@
 #include "args.h"
 #include "client.h"
 #include "ns_buf.h"
+#include "sign.h"
+#include "tls.h"
 
 #define NSA_EXIT_OK 0
 #define NSA_EXIT_ANSWERED 1
@@ -31,7 +33,9 @@ typedef struct nsa_ctx {
     const char *servers_text; /* the -n value as given; NULL when it came from NAMESRV_ADDR */
     bool json;                /* --json */
     nsa_client_cfg_t client;
-    int status; /* the exit status so far */
+    nsa_tls_cfg_t tls;   /* --tls settings; client.transport_cfg points here */
+    nsa_signer_t signer; /* --ak/--sk credentials; client.hook_arg points here */
+    int status;          /* the exit status so far */
 } nsa_ctx_t;
 
 typedef struct nsa_command {
