@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ns_atomic_file.h"
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_log.h"
@@ -946,86 +947,12 @@ static bool blacklisted(const ns_config_t *cfg, const char *key)
     return false;
 }
 
-static int fsync_dir_of(const char *path)
-{
-    char *dir = ns_xstrdup(path);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL)
-        strcpy(dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    int rc = 0;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        rc = -errno;
-    } else {
-        if (fsync(fd) != 0)
-            rc = -errno;
-        close(fd);
-    }
-    free(dir);
-    return rc;
-}
-
-static int mkdir_parents(const char *path)
-{
-    char *tmp = ns_xstrdup(path);
-    int rc = 0;
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-            rc = -errno;
-            break;
-        }
-        *p = '/';
-    }
-    free(tmp);
-    return rc;
-}
-
-/* Writes data to path atomically: path.tmp.<pid> in the same directory, fsync, rename, then
- * the directory is fsynced. Returns 0 or -errno. */
+/* Writes data to path atomically (ns_atomic_file.h): path.tmp.<pid> in the same directory,
+ * missing directories made first. Returns 0 or -errno. */
 static int write_atomic(const char *path, const void *data, size_t len)
 {
-    size_t plen = strlen(path) + 32;
-    char *tmp = ns_xmalloc(plen);
-    snprintf(tmp, plen, "%s.tmp.%ld", path, (long)getpid());
-    int rc = 0;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = -errno;
-        goto out;
-    }
-    const char *p = data;
-    size_t left = len;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -errno;
-            break;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    if (rc == 0 && fsync(fd) != 0)
-        rc = -errno;
-    if (close(fd) != 0 && rc == 0)
-        rc = -errno;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -errno;
-    if (rc != 0)
-        unlink(tmp);
-    else
-        rc = fsync_dir_of(path);
-out:
-    free(tmp);
-    return rc;
+    const ns_afile_opts_t o = {.make_dirs = true, .pid_suffix = true, .mode = 0644};
+    return ns_afile_write(path, data, len, &o, NULL, NULL);
 }
 
 /* Java's MixAll.string2File: mkdirs, previous content -> <path>.bak, then the new content. */
@@ -1035,10 +962,7 @@ static int persist_locked(ns_config_t *cfg)
     if (path == NULL || path[0] == '\0')
         return -ENOENT;
     ns_buf_t body = NS_BUF_INIT, prev = NS_BUF_INIT;
-    int rc = mkdir_parents(path);
-    if (rc < 0)
-        goto out;
-    rc = read_file(path, &prev);
+    int rc = read_file(path, &prev);
     if (rc == 0) {
         size_t blen = strlen(path) + 5;
         char *bak = ns_xmalloc(blen);
