@@ -54,6 +54,9 @@
     X(UNREG_CONN_CLOSE, "mqnamesrv_broker_unregistrations_total", "reason=\"connection_close\"",   \
       "")                                                                                          \
     X(UNREG_EXPIRY, "mqnamesrv_broker_unregistrations_total", "reason=\"expiry\"", "")             \
+    X(UNREG_FENCED, "mqnamesrv_broker_unregistrations_fenced_total", "",                           \
+      "UNREGISTER_BROKER requests not applied: the broker had registered again on a newer "        \
+      "connection (route.md, Fencing).")                                                           \
     X(WORKER_SUBMITTED, "mqnamesrv_worker_jobs_submitted_total", "",                               \
       "Jobs queued for the worker thread (requests, connection closes, scans).")                   \
     X(WORKER_STARTED, "mqnamesrv_worker_jobs_started_total", "",                                   \
@@ -62,7 +65,10 @@
       "Queued requests of connections that had closed, taken out of the worker queue unrun.")      \
     X(PERSIST_FAIL_KV, "mqnamesrv_persist_failures_total", "store=\"kv\"",                         \
       "Failed writes of a persisted file, by store.")                                              \
-    X(PERSIST_FAIL_CONFIG, "mqnamesrv_persist_failures_total", "store=\"config\"", "")
+    X(PERSIST_FAIL_CONFIG, "mqnamesrv_persist_failures_total", "store=\"config\"", "")             \
+    X(PERSIST_FAIL_SNAPSHOT, "mqnamesrv_persist_failures_total", "store=\"route_snapshot\"", "")   \
+    X(SNAPSHOT_WRITES, "mqnamesrv_route_snapshot_writes_total", "",                                \
+      "Route snapshots written (route.md, Snapshot).")
 
 /* X(ID, family name, labels, help). Histograms of durations, in seconds on the wire. */
 #define NS_METRIC_HISTOGRAMS(X)                                                                    \

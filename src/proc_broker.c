@@ -170,8 +170,9 @@ int proc_unregister_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     int64_t id = 0;
     bool has_id = ns_cmd_ext_int64(req, "brokerId", &id);
-    /* Java queues the request and answers before it runs; we run it now (same reply). */
-    ns_route_unregister_broker(ctx->route, ns_cmd_ext_get(req, "clusterName"),
+    /* Java queues the request and answers before it runs; we run it now (same reply, also when
+     * the fence keeps a newer registration: the broker asked on a connection it has left). */
+    ns_route_unregister_broker(ctx->route, ctx->conn_id, ns_cmd_ext_get(req, "clusterName"),
                                ns_cmd_ext_get(req, "brokerAddr"), ns_cmd_ext_get(req, "brokerName"),
                                has_id, id);
     resp->code = NS_RES_SUCCESS;

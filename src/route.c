@@ -61,6 +61,18 @@ static void unlock(ns_route_t *r)
     NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
 }
 
+/* Persistent state changed (what a snapshot holds and route answers show): the snapshot's dirty
+ * test and a cache's invalidation read it (ns_route_changes). Caller holds the write lock. */
+static void mark_changed(ns_route_t *r)
+{
+    __atomic_add_fetch(&r->changes, 1, __ATOMIC_RELEASE);
+}
+
+static bool str_eq_or_null(const char *a, const char *b)
+{
+    return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
 static const char *str_or_null(const char *s)
 {
     return s ? s : "null";
@@ -267,7 +279,8 @@ static ns__route_cluster_t *cluster_get(const ns_route_t *r, const char *name)
     return ns_hmap_gets(&r->clusters, name);
 }
 
-static void cluster_add_name(ns_route_t *r, const char *cluster, const char *name)
+/* Returns whether the set changed. */
+static bool cluster_add_name(ns_route_t *r, const char *cluster, const char *name)
 {
     ns__route_cluster_t *c = cluster_get(r, cluster);
     if (c == NULL) {
@@ -275,10 +288,11 @@ static void cluster_add_name(ns_route_t *r, const char *cluster, const char *nam
         c->name = ns_xstrdup(cluster);
         ns_hmap_put(&r->clusters, c->name, strlen(c->name), c);
     }
-    if (ns_hmap_gets(&c->names, name) == NULL) {
-        char *k = ns_xstrdup(name);
-        ns_hmap_put(&c->names, k, strlen(k), k);
-    }
+    if (ns_hmap_gets(&c->names, name) != NULL)
+        return false;
+    char *k = ns_xstrdup(name);
+    ns_hmap_put(&c->names, k, strlen(k), k);
+    return true;
 }
 
 static void cluster_destroy(ns__route_cluster_t *c)
@@ -448,9 +462,18 @@ static void filter_remove(ns_route_t *r, const char *cluster, const char *addr)
     filter_destroy(f);
 }
 
-static void filter_set(ns_route_t *r, const char *cluster, const char *addr, char *const *servers,
+/* Returns whether the list changed. */
+static bool filter_set(ns_route_t *r, const char *cluster, const char *addr, char *const *servers,
                        size_t n)
 {
+    ns__route_filter_t *old = ns__route_filter_get_locked(r, cluster, addr);
+    if (old != NULL && old->n == n) {
+        size_t i = 0;
+        while (i < n && strcmp(old->servers[i], servers[i] ? servers[i] : "") == 0)
+            i++;
+        if (i == n)
+            return false;
+    }
     filter_remove(r, cluster, addr);
     ns__route_filter_t *f = ns_xcalloc(1, sizeof(*f));
     f->key = make_pair_key(cluster, addr, &f->klen);
@@ -459,6 +482,7 @@ static void filter_set(ns_route_t *r, const char *cluster, const char *addr, cha
         f->servers[i] = ns_xstrdup(servers[i] ? servers[i] : "");
     f->n = n;
     ns_hmap_put(&r->filters, f->key, f->klen, f);
+    return true;
 }
 
 /* ---- mappings --------------------------------------------------------------------------- */
@@ -590,6 +614,31 @@ void ns_route_free(ns_route_t *r)
 
 /* ---- registration ----------------------------------------------------------------------- */
 
+/* Binds a live entry to the connection a registration came in on, unless the entry is bound to
+ * a newer connection (route.md, Fencing): connection ids grow, a broker keeps one connection
+ * per NameServer and opens a new one only when the old one failed, so a registration from an
+ * older connection was sent before the one that bound the entry and was merely run after it
+ * (the worker's queue is fair per connection, not FIFO across them). Its data is applied as
+ * Java applies it; the binding stays, so that the old connection's close cannot remove the
+ * broker. Id 0 (tests, the snapshot) binds to no connection. */
+static void bind_conn_locked(ns_route_t *r, ns__route_live_t *lv, uint64_t conn_id, logq_t *lq)
+{
+    if (lv->conn_id == conn_id)
+        return;
+    if (conn_id != 0 && lv->conn_id > conn_id) {
+        ns__route_logq_add(lq, NS_LOG_INFO,
+                           "registration of [clusterName=%s, brokerAddr=%s] from connection %llu "
+                           "ran after one from newer connection %llu: the broker stays bound to "
+                           "the newer one",
+                           lv->cluster, lv->addr, (unsigned long long)conn_id,
+                           (unsigned long long)lv->conn_id);
+        return;
+    }
+    conn_unref(r, lv->conn_id);
+    lv->conn_id = conn_id;
+    conn_ref(r, conn_id);
+}
+
 void ns_route_register_result_free(ns_route_register_result_t *res)
 {
     if (res == NULL)
@@ -610,10 +659,12 @@ static void qd_set(ns__route_qd_t *qd, const ns__route_qd_t *from)
 }
 
 /* Step 10c-d: topic data of a master or prime slave. */
-static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
+/* Returns whether a topic or mapping changed. */
+static bool register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
                                    ns__route_bname_t *b, bool register_first, bool prime_slave,
                                    logq_t *lq)
 {
+    bool changed = false;
     const ns_register_body_t *body = q->body;
     ns__route_live_t *lv = ns__route_live_get_locked(r, q->cluster, q->addr);
     bool broker_changed = lv == NULL || !ns_data_version_equal(&lv->dv, &body->data_version);
@@ -639,6 +690,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
             qd_format(qs, sizeof(qs), qd);
             ns__route_logq_add(lq, NS_LOG_INFO, "deleteTopic, remove one broker's topic %s %s %s",
                                b->name, ts[i]->name, qs);
+            changed = true;
             char *tname = ns_xstrdup(ts[i]->name);
             if (topic_remove_qd(r, ts[i], b))
                 ns__route_logq_add(lq, NS_LOG_INFO, "deleteTopic, remove the topic all queue %s",
@@ -670,6 +722,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
                              .topic_sys_flag = tc->topic_sys_flag};
         char qs[256];
         if (t == NULL) {
+            changed = true;
             t = topic_create(r, tc->topic_name);
             qd = topic_insert_qd(r, &t, 0, b);
             qd_set(qd, &nq);
@@ -678,6 +731,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
                 ns__route_logq_add(lq, NS_LOG_INFO, "new topic registered, %s %s", t->name, qs);
             }
         } else if (qd == NULL) {
+            changed = true;
             qd = topic_insert_qd(r, &t, pos, b);
             qd_set(qd, &nq);
         } else if (qd->read_queue_nums != nq.read_queue_nums ||
@@ -690,6 +744,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
                 ns__route_logq_add(lq, NS_LOG_INFO, "topic changed, %s OLD: %s NEW: %s", t->name,
                                    qs, ns2);
             }
+            changed = true;
             qd_set(qd, &nq);
         }
     }
@@ -698,10 +753,13 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
     if (broker_changed || register_first) {
         for (size_t i = 0; i < body->mapping_count; i++) {
             const ns_mapping_info_t *mi = &body->mappings[i];
-            if (mi->topic != NULL)
+            if (mi->topic != NULL) {
                 mapping_put(r, mi, mi->topic);
+                changed = true;
+            }
         }
     }
+    return changed;
 }
 
 int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
@@ -712,10 +770,11 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     int rc = 0;
     const ns_register_body_t *body = q->body;
     bool encoded = false;
+    bool changed = false; /* persistent state (mark_changed) */
 
     write_lock(r);
     /* 1 */
-    cluster_add_name(r, q->cluster, q->name);
+    changed |= cluster_add_name(r, q->cluster, q->name);
     /* 2 */
     bool register_first = false;
     ns__route_bname_t *b = bname_get_or_create(r, q->name);
@@ -748,7 +807,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
                     "Version:%lld, New BrokerAddr:%s, New Version:%lld.",
                     q->cluster, q->name, (long long)q->id, old_addr, (long long)old_sv, q->addr,
                     (long long)new_sv);
-                live_remove(r, q->cluster, q->addr);
+                changed |= live_remove(r, q->cluster, q->addr);
                 goto out;
             }
             /* Java leaves the replaced address's live entry behind, where nothing can ever
@@ -756,6 +815,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
             ns__route_logq_add(&lq, NS_LOG_INFO,
                                "broker %s id %lld moved from %s to %s, drop the old live entry",
                                q->name, (long long)q->id, old_addr, q->addr);
+            changed = true;
             char *oa = ns_xstrdup(old_addr);
             live_remove(r, q->cluster, oa);
             filter_remove(r, q->cluster, oa);
@@ -781,14 +841,16 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     bool is_master = q->id == 0;
     bool prime_slave = !old_version && !is_master && q->id == b->addrs[0].id;
     /* The BrokerData is final: encode it before step 10 may let readers in. */
-    ns__route_bname_encode_locked(b);
+    changed |= ns__route_bname_encode_locked(b) || register_first;
     encoded = true;
     /* 10 */
     if (is_master || prime_slave)
-        register_topics_locked(r, q, b, register_first, prime_slave, &lq);
+        changed |= register_topics_locked(r, q, b, register_first, prime_slave, &lq);
     /* 11 */
     ns__route_live_t *lv = ns__route_live_get_locked(r, q->cluster, q->addr);
+    int64_t timeout = q->has_timeout ? q->timeout_ms : NS_ROUTE_DEFAULT_BROKER_TIMEOUT_MS;
     if (lv == NULL) {
+        changed = true;
         lv = ns_xcalloc(1, sizeof(*lv));
         lv->key = make_pair_key(q->cluster, q->addr, &lv->klen);
         lv->cluster = lv->key;
@@ -800,21 +862,29 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
             "HAService: %s",
             q->cluster, q->addr, str_or_null(q->ha_addr));
     } else {
-        conn_unref(r, lv->conn_id);
+        changed |= lv->timeout_ms != timeout ||
+                   !ns_data_version_equal(&lv->dv, &body->data_version) ||
+                   !str_eq_or_null(lv->ha_addr, q->ha_addr);
     }
     __atomic_store_n(&lv->last_update_ms, q->now_ms, __ATOMIC_RELAXED);
-    lv->timeout_ms = q->has_timeout ? q->timeout_ms : NS_ROUTE_DEFAULT_BROKER_TIMEOUT_MS;
+    lv->timeout_ms = timeout;
     lv->dv = body->data_version;
-    lv->conn_id = q->conn_id;
-    conn_ref(r, q->conn_id);
+    lv->gen = ++r->gen;
+    lv->restored = false;
+    bind_conn_locked(r, lv, q->conn_id, &lq);
     free(lv->ha_addr);
     lv->ha_addr = ns__route_dup_or_null(q->ha_addr);
     /* 12 */
     if (body->has_filter_servers) {
-        if (body->filter_server_count == 0)
-            filter_remove(r, q->cluster, q->addr);
-        else
-            filter_set(r, q->cluster, q->addr, body->filter_servers, body->filter_server_count);
+        if (body->filter_server_count == 0) {
+            if (ns__route_filter_get_locked(r, q->cluster, q->addr) != NULL) {
+                filter_remove(r, q->cluster, q->addr);
+                changed = true;
+            }
+        } else {
+            changed |=
+                filter_set(r, q->cluster, q->addr, body->filter_servers, body->filter_server_count);
+        }
     }
     /* 13 */
     if (q->id != 0) {
@@ -834,7 +904,9 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
 out:
     /* Steps 2 to 8 may have changed the BrokerData on the early exits too. */
     if (!encoded)
-        ns__route_bname_encode_locked(b);
+        changed |= ns__route_bname_encode_locked(b) || register_first;
+    if (changed)
+        mark_changed(r);
     write_unlock(r);
     ns__route_logq_flush(&lq);
     return rc;
@@ -921,17 +993,33 @@ static bool unregister_locked(ns_route_t *r, const char *cluster, const char *ad
     return live_ok;
 }
 
-void ns_route_unregister_broker(ns_route_t *r, const char *cluster, const char *addr,
-                                const char *name, bool has_id, int64_t id)
+bool ns_route_unregister_broker(ns_route_t *r, uint64_t conn_id, const char *cluster,
+                                const char *addr, const char *name, bool has_id, int64_t id)
 {
     if (cluster == NULL || addr == NULL)
-        return; /* Java: NullPointerException hashing BrokerAddrInfo; nothing changes */
+        return true; /* Java: NullPointerException hashing BrokerAddrInfo; nothing changes */
     logq_t lq = {NS_BUF_INIT};
+    bool applied = true;
     write_lock(r);
-    if (unregister_locked(r, cluster, addr, name, has_id, id, &lq))
-        NS_METRIC_INC(UNREG_REQUEST);
+    /* The fence (route.md, Fencing): a request from a connection older than the one the broker
+     * registered on last was sent before that registration. */
+    ns__route_live_t *lv = ns__route_live_get_locked(r, cluster, addr);
+    if (lv != NULL && conn_id != 0 && lv->conn_id > conn_id) {
+        applied = false;
+        ns__route_logq_add(&lq, NS_LOG_INFO,
+                           "unregisterBroker from connection %llu ignored: [clusterName=%s, "
+                           "brokerAddr=%s] registered again on newer connection %llu",
+                           (unsigned long long)conn_id, cluster, addr,
+                           (unsigned long long)lv->conn_id);
+        NS_METRIC_INC(UNREG_FENCED);
+    } else {
+        if (unregister_locked(r, cluster, addr, name, has_id, id, &lq))
+            NS_METRIC_INC(UNREG_REQUEST);
+        mark_changed(r);
+    }
     write_unlock(r);
     ns__route_logq_flush(&lq);
+    return applied;
 }
 
 /* setupUnRegisterRequest: the broker name and id that hold addr in a BrokerData of cluster. */
@@ -982,7 +1070,7 @@ static void unregister_live_locked(ns_route_t *r, ns__route_live_t *l, logq_t *l
 
 void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
 {
-    if (conn_id == 0)
+    if (conn_id == 0 || __atomic_load_n(&r->sealed, __ATOMIC_ACQUIRE))
         return;
     rdlock(r);
     bool known = ns_hmap_get(&r->conns, (const char *)&conn_id, sizeof(conn_id)) != NULL;
@@ -1009,6 +1097,7 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
         if (l != NULL) {
             unregister_live_locked(r, l, &lq);
             NS_METRIC_INC(UNREG_CONN_CLOSE);
+            mark_changed(r);
         }
         free(keys[i]);
     }
@@ -1025,6 +1114,15 @@ static bool expired(uint64_t last, int64_t timeout, uint64_t now)
     return deadline < (int64_t)now;
 }
 
+static void (*scan_hook)(void *);
+static void *scan_hook_arg;
+
+void ns__route_set_scan_hook(void (*hook)(void *), void *arg)
+{
+    scan_hook_arg = arg;
+    scan_hook = hook;
+}
+
 size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_ids, size_t max)
 {
     return ns_route_scan_not_active_sparing(r, now_ms, NULL, NULL, conn_ids, max);
@@ -1034,10 +1132,13 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
                                         void *arg, uint64_t *conn_ids, size_t max)
 {
     ns_log(NS_LOG_INFO, "start scanNotActiveBroker");
+    if (__atomic_load_n(&r->sealed, __ATOMIC_ACQUIRE))
+        return 0;
     rdlock(r);
     size_t n = 0;
     char **keys = NULL;
     size_t *klens = NULL;
+    uint64_t *gens = NULL; /* the generation judged expired: a later registration is kept */
     for (size_t i = ns_hmap_next(&r->live, 0); i < r->live.cap; i = ns_hmap_next(&r->live, i + 1)) {
         ns__route_live_t *l = r->live.slots[i].val;
         uint64_t last = __atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED);
@@ -1054,7 +1155,9 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
         if (keys == NULL) {
             keys = ns_xmalloc(r->live.count * sizeof(*keys));
             klens = ns_xmalloc(r->live.count * sizeof(*klens));
+            gens = ns_xmalloc(r->live.count * sizeof(*gens));
         }
+        gens[n] = l->gen;
         klens[n] = l->klen;
         keys[n] = ns_xmalloc(l->klen + 1);
         memcpy(keys[n], l->key, l->klen + 1);
@@ -1063,14 +1166,17 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
     unlock(r);
     if (n == 0)
         return 0;
+    if (scan_hook != NULL)
+        scan_hook(scan_hook_arg);
 
     logq_t lq = {NS_BUF_INIT};
     size_t nconn = 0;
     write_lock(r);
     for (size_t i = 0; i < n; i++) {
         ns__route_live_t *l = ns_hmap_get(&r->live, keys[i], klens[i]);
-        /* Re-check: it may have re-registered between the two locks. */
-        if (l != NULL &&
+        /* The fence: it may have registered again between the two locks (a new generation,
+         * maybe on a new connection, maybe with a new timeout) or been refreshed. */
+        if (l != NULL && l->gen == gens[i] &&
             expired(__atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED), l->timeout_ms, now_ms)) {
             ns__route_logq_add(&lq, NS_LOG_WARN,
                                "The broker channel expired, BrokerIdentityInfo [clusterName=%s, "
@@ -1080,12 +1186,14 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
                 conn_ids[nconn++] = l->conn_id;
             unregister_live_locked(r, l, &lq);
             NS_METRIC_INC(UNREG_EXPIRY);
+            mark_changed(r);
         }
         free(keys[i]);
     }
     write_unlock(r);
     free(keys);
     free(klens);
+    free(gens);
     ns__route_logq_flush(&lq);
     return nconn;
 }
@@ -1142,6 +1250,8 @@ static int operate_write_perm(ns_route_t *r, const char *name, bool wipe)
             write_step(r);
         }
     }
+    if (count > 0)
+        mark_changed(r);
     write_unlock(r);
     return count;
 }
@@ -1163,6 +1273,8 @@ void ns_route_delete_topic(ns_route_t *r, const char *topic, const char *cluster
     logq_t lq = {NS_BUF_INIT};
     write_lock(r);
     ns__route_topic_t *t = topic_get(r, topic);
+    if (t != NULL)
+        mark_changed(r);
     if (cluster == NULL || cluster[0] == '\0') {
         if (t != NULL)
             topic_drop(r, t);
@@ -1212,6 +1324,7 @@ void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_qu
         t = topic_create(r, topic);
         ns__route_logq_add(&lq, NS_LOG_INFO, "Register topic route:%s", topic);
     }
+    mark_changed(r);
     for (size_t i = 0; i < n; i++) {
         ns__route_bname_t *b = qds[i].broker_name ? bname_get(r, qds[i].broker_name) : NULL;
         if (b == NULL || !b->has_bd) {
@@ -1300,4 +1413,14 @@ size_t ns_route_live_count(ns_route_t *r)
     size_t n = r->live.count;
     unlock(r);
     return n;
+}
+
+uint64_t ns_route_changes(const ns_route_t *r)
+{
+    return __atomic_load_n(&r->changes, __ATOMIC_ACQUIRE);
+}
+
+void ns_route_seal(ns_route_t *r)
+{
+    __atomic_store_n(&r->sealed, true, __ATOMIC_RELEASE);
 }

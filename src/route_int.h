@@ -103,7 +103,11 @@ typedef struct ns__route_live {
     uint64_t last_update_ms; /* atomic: refreshed under the read lock by heartbeats */
     int64_t timeout_ms;      /* heartbeatTimeoutMillis */
     ns_data_version_t dv;    /* DataVersion of the latest registration */
-    uint64_t conn_id;        /* connection of the latest registration */
+    uint64_t conn_id;        /* connection the entry is bound to (route.md, Fencing): the newest
+                                that carried a registration of it; 0 = none (restored) */
+    uint64_t gen;            /* registration generation: ns_route.gen when last registered or
+                                restored; expiry removes only the generation it judged */
+    bool restored;           /* restored from a snapshot and not registered since */
     char *ha_addr;           /* owned, NULL = null */
 } ns__route_live_t;
 
@@ -156,6 +160,10 @@ struct ns_route {
     ns_hmap_t mappings;          /* topic -> ns__route_mapping_t */
     ns_hmap_t conns;             /* 8-byte conn id -> ns__route_conn_t */
     uint32_t stamp;              /* last registration pass marker */
+    uint64_t gen;                /* last registration generation handed out (live entries) */
+    uint64_t changes;            /* atomic: bumped by every change of persistent state, see
+                                    ns_route_changes() */
+    bool sealed;                 /* atomic: ns_route_seal() was called */
     pthread_mutex_t notice_lock; /* guards the notice queue (route_notify.c) */
     ns_route_notice_t *notices;  /* queued NOTIFY_MIN_BROKER_ID_CHANGE notices */
     size_t notice_count;         /* entries in notices (read unlocked as a hint) */
@@ -187,6 +195,11 @@ void ns__route_reencode_all(ns_route_t *r);
  * topic vectors and positions, encoded pieces present). Returns NULL when they hold, else what
  * is broken. Takes the read lock. For tests and fuzzers. */
 const char *ns__route_check_consistency(ns_route_t *r);
+
+/* Calls hook(arg) in every expiry scan that found an expired broker, between its read phase
+ * and its write phase, with no lock held (NULL removes it). Tests use it to register between
+ * the two. */
+void ns__route_set_scan_hook(void (*hook)(void *), void *arg);
 
 /* Lookups, caller holds the lock. */
 ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname,

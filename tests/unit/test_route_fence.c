@@ -1,0 +1,265 @@
+/* Fencing of the route table (docs/route.md, Fencing; apache/rocketmq #11043): a late
+ * UNREGISTER_BROKER, connection close, stale registration or expiry of a broker's old
+ * connection never removes the registration it made since on a newer connection, in every
+ * order the worker may run them (its queue is fair per connection, so the jobs of two
+ * connections may run in any order that keeps each connection's own order). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ns_metrics.h"
+#include "route_int.h"
+#include "route_test_util.h"
+
+static ns_config_t cfg;
+
+static int setup(void **state)
+{
+    tu_config_defaults(&cfg);
+    *state = ns_route_new(&cfg);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    ns_route_free(*state);
+    return 0;
+}
+
+#define R ((ns_route_t *)*state)
+
+enum { CONN_A = 5, CONN_B = 6 };
+
+static bool has_route(ns_route_t *r, const char *topic)
+{
+    char *s = tu_route(r, topic, NS_JSON_DEFAULT, NULL);
+    free(s);
+    return s != NULL;
+}
+
+static int reg_on(ns_route_t *r, uint64_t conn, int64_t counter)
+{
+    tu_broker_t m = tu_master();
+    m.conn = conn;
+    return tu_reg_topics(r, &m, counter, "T", NULL);
+}
+
+static bool unreg_on(ns_route_t *r, uint64_t conn)
+{
+    return ns_route_unregister_broker(r, conn, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+}
+
+/* The events of one broker moving from connection A to connection B. */
+typedef enum ev {
+    EV_REG_A,   /* registration on A */
+    EV_UNREG_A, /* its unregister on A (sent before the move) */
+    EV_REG_A2,  /* a second registration on A, still queued when B's ran */
+    EV_CLOSE_A, /* A's close: always A's last event */
+    EV_REG_B,   /* the registration on the new connection */
+} ev_t;
+
+static void run_ev(ns_route_t *r, ev_t e)
+{
+    switch (e) {
+    case EV_REG_A:
+        assert_int_equal(reg_on(r, CONN_A, 1), 0);
+        break;
+    case EV_UNREG_A:
+        unreg_on(r, CONN_A);
+        break;
+    case EV_REG_A2:
+        assert_int_equal(reg_on(r, CONN_A, 1), 0);
+        break;
+    case EV_CLOSE_A:
+        ns_route_on_conn_closed(r, CONN_A);
+        break;
+    case EV_REG_B:
+        assert_int_equal(reg_on(r, CONN_B, 2), 0);
+        break;
+    }
+}
+
+/* Connection A's events in their order, with B's registration at every position after A's
+ * first registration: whatever ran, the broker ends registered and bound to B (B's close
+ * removes it, A's does not). */
+static void check_interleavings(const ev_t *a_events, size_t na)
+{
+    for (size_t pos = 1; pos <= na; pos++) {
+        ns_route_t *r = ns_route_new(&cfg);
+        for (size_t i = 0; i <= na; i++) {
+            if (i == pos)
+                run_ev(r, EV_REG_B);
+            if (i < na)
+                run_ev(r, a_events[i]);
+        }
+        if (!has_route(r, "T") || ns_route_live_count(r) != 1)
+            fail_msg("B's registration lost with B at position %zu of %zu", pos, na);
+        assert_null(ns__route_check_consistency(r));
+        /* Bound to B: A's close (again) keeps it, B's removes it. */
+        ns_route_on_conn_closed(r, CONN_A);
+        assert_true(has_route(r, "T"));
+        ns_route_on_conn_closed(r, CONN_B);
+        assert_false(has_route(r, "T"));
+        assert_int_equal(ns_route_live_count(r), 0);
+        ns_route_free(r);
+    }
+}
+
+static void test_every_interleaving_of_unregister_and_close(void **state)
+{
+    (void)state;
+    const ev_t a1[] = {EV_REG_A, EV_UNREG_A, EV_CLOSE_A};
+    check_interleavings(a1, NS_ARRAY_SIZE(a1));
+    const ev_t a2[] = {EV_REG_A, EV_REG_A2, EV_CLOSE_A};
+    check_interleavings(a2, NS_ARRAY_SIZE(a2));
+    const ev_t a3[] = {EV_REG_A, EV_REG_A2, EV_UNREG_A, EV_CLOSE_A};
+    check_interleavings(a3, NS_ARRAY_SIZE(a3));
+    const ev_t a4[] = {EV_REG_A, EV_CLOSE_A};
+    check_interleavings(a4, NS_ARRAY_SIZE(a4));
+}
+
+/* Without a newer registration, A's unregister and close do what Java does. */
+static void test_unfenced_cases(void **state)
+{
+    uint64_t fenced0 = ns_metrics_counter(NS_M_UNREG_FENCED);
+    assert_int_equal(reg_on(R, CONN_A, 1), 0);
+    assert_true(unreg_on(R, CONN_A));
+    assert_false(has_route(R, "T"));
+    /* an unregister of a broker that is not live is applied (Java's cleanup of brokerAddrs) */
+    assert_true(unreg_on(R, CONN_A));
+    /* B newer than A: an unregister from a newer connection applies (the broker opened a new
+     * connection before the server saw the old one close) */
+    assert_int_equal(reg_on(R, CONN_A, 1), 0);
+    assert_true(unreg_on(R, CONN_B));
+    assert_false(has_route(R, "T"));
+    /* and a fenced one is counted */
+    assert_int_equal(reg_on(R, CONN_B, 1), 0);
+    assert_false(unreg_on(R, CONN_A));
+    assert_true(has_route(R, "T"));
+    assert_int_equal(ns_metrics_counter(NS_M_UNREG_FENCED), fenced0 + 1);
+    /* connection 0 (tests, no connection) is never fenced */
+    assert_true(unreg_on(R, 0));
+    assert_false(has_route(R, "T"));
+}
+
+/* A registration from a connection older than the entry's is applied (its data) but keeps the
+ * binding to the newer connection. */
+static void test_stale_registration_keeps_binding(void **state)
+{
+    assert_int_equal(reg_on(R, CONN_B, 1), 0);
+    tu_broker_t m = tu_master();
+    m.conn = CONN_A;
+    assert_int_equal(tu_reg_topics(R, &m, 3, "T", "T2", NULL), 0);
+    assert_true(has_route(R, "T2")); /* its data was applied */
+    ns_route_on_conn_closed(R, CONN_A);
+    assert_true(has_route(R, "T2"));
+    ns_route_on_conn_closed(R, CONN_B);
+    assert_false(has_route(R, "T"));
+}
+
+/* Expiry judged before a new registration and applied after it keeps the new registration. */
+static ns_route_t *hook_route;
+static int hook_calls;
+static void register_between_scan_phases(void *arg)
+{
+    (void)arg;
+    hook_calls++;
+    /* Registered again with a timeout so short that it is expired too at the scan's clock:
+     * only the generation tells the two registrations apart. */
+    tu_broker_t m = tu_master();
+    m.conn = CONN_B;
+    m.timeout_ms = 1;
+    assert_int_equal(tu_reg_topics(hook_route, &m, 2, "T", NULL), 0);
+}
+
+static void test_expiry_fenced_by_generation(void **state)
+{
+    tu_broker_t m = tu_master();
+    m.conn = CONN_A;
+    m.timeout_ms = 1000;
+    assert_int_equal(tu_reg_topics(R, &m, 1, "T", NULL), 0); /* at t=1000 */
+    hook_route = R;
+    ns__route_set_scan_hook(register_between_scan_phases, NULL);
+    uint64_t ids[4];
+    assert_int_equal(ns_route_scan_not_active(R, 5000, ids, 4), 0);
+    ns__route_set_scan_hook(NULL, NULL);
+    assert_int_equal(hook_calls, 1);
+    assert_true(has_route(R, "T"));
+    /* The next scan judges the new generation and removes it, closing B. */
+    assert_int_equal(ns_route_scan_not_active(R, 5000, ids, 4), 1);
+    assert_int_equal(ids[0], CONN_B);
+    assert_false(has_route(R, "T"));
+}
+
+/* Sealed (shutdown): closes and expiry remove nothing; requests still apply. */
+static void test_seal(void **state)
+{
+    assert_int_equal(reg_on(R, CONN_A, 1), 0);
+    uint64_t before = ns_route_changes(R);
+    ns_route_seal(R);
+    ns_route_on_conn_closed(R, CONN_A);
+    uint64_t ids[4];
+    assert_int_equal(ns_route_scan_not_active(R, UINT64_C(1) << 40, ids, 4), 0);
+    assert_true(has_route(R, "T"));
+    assert_int_equal(ns_route_changes(R), before);
+    assert_true(unreg_on(R, CONN_A));
+    assert_false(has_route(R, "T"));
+    assert_true(ns_route_changes(R) > before);
+}
+
+/* The change counter: moves with every change of persistent state, not with a re-registration
+ * that changes nothing, nor with heartbeats. */
+static void test_change_counter(void **state)
+{
+    uint64_t c0 = ns_route_changes(R);
+    assert_int_equal(reg_on(R, CONN_A, 1), 0);
+    uint64_t c1 = ns_route_changes(R);
+    assert_true(c1 > c0);
+    assert_int_equal(reg_on(R, CONN_A, 1), 0); /* same DataVersion, same data */
+    assert_int_equal(ns_route_changes(R), c1);
+    assert_int_equal(reg_on(R, CONN_B, 1), 0); /* a new connection is liveness, not data */
+    assert_int_equal(ns_route_changes(R), c1);
+    ns_route_heartbeat(R, TU_CLUSTER, TU_MASTER_ADDR, 5000);
+    assert_int_equal(ns_route_changes(R), c1);
+    tu_broker_t m = tu_master();
+    m.conn = CONN_B;
+    m.timeout_ms = 30000; /* a new heartbeat timeout is persistent */
+    assert_int_equal(tu_reg_topics(R, &m, 1, "T", NULL), 0);
+    uint64_t c2 = ns_route_changes(R);
+    assert_true(c2 > c1);
+    assert_int_equal(tu_reg_topics(R, &m, 2, "T", NULL), 0); /* new DataVersion */
+    uint64_t c3 = ns_route_changes(R);
+    assert_true(c3 > c2);
+    assert_int_equal(ns_route_wipe_write_perm(R, TU_BROKER), 2);
+    uint64_t c4 = ns_route_changes(R);
+    assert_true(c4 > c3);
+    assert_int_equal(ns_route_wipe_write_perm(R, "nobody"), 0);
+    assert_int_equal(ns_route_changes(R), c4);
+    ns_route_delete_topic(R, "missing", NULL);
+    assert_int_equal(ns_route_changes(R), c4);
+    ns_route_delete_topic(R, "T", NULL);
+    uint64_t c5 = ns_route_changes(R);
+    assert_true(c5 > c4);
+    ns_route_on_conn_closed(R, CONN_B);
+    assert_true(ns_route_changes(R) > c5);
+}
+
+int main(void)
+{
+    ns_log_set_level(NS_LOG_WARN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_interleaving_of_unregister_and_close),
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+        T(test_unfenced_cases),
+        T(test_stale_registration_keeps_binding),
+        T(test_expiry_fenced_by_generation),
+        T(test_seal),
+        T(test_change_counter),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
