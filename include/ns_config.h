@@ -133,6 +133,12 @@ typedef struct ns_config {
     int64_t register_max_inflated;    /* registerBodyMaxInflatedBytes, RUNTIME */
     int32_t register_max_ratio;       /* registerBodyMaxInflateRatio (0: none), RUNTIME */
     int32_t register_max_cpu_ms;      /* registerBodyMaxCpuMillis (0: none), RUNTIME */
+    /* Route snapshot (docs/route.md, Snapshot): warm restart. */
+    bool route_snapshot_enable;                /* routeSnapshotEnable; never remote */
+    char *route_snapshot_path;                 /* routeSnapshotPath ("" = routeSnapshot.bin next to
+                                                  kvConfigPath); never remote */
+    int64_t route_snapshot_interval_ms;        /* routeSnapshotIntervalMillis, RUNTIME */
+    int64_t route_snapshot_max_age_ms;         /* routeSnapshotMaxAgeMillis, next start */
     unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
                                                    (319 shows it) */
 

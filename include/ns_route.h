@@ -193,7 +193,8 @@ void ns_route_register_topic(ns_route_t *route, const char *topic, const ns_rout
                              size_t n);
 
 /* QUERY_DATA_VERSION: returns `changed` (no live entry for (cluster, addr), or its DataVersion
- * differs from *dv; dv NULL = the body was absent: always changed) and refreshes the entry's
+ * differs from *dv; dv NULL = the body was absent: always changed; an entry restored from a
+ * snapshot and not registered since: changed, so the broker registers) and refreshes the entry's
  * heartbeat. *known tells whether the entry exists; *stored receives its DataVersion then.
  * cluster/addr NULL: returns true, known false. Read lock (the refresh is atomic). */
 bool ns_route_query_data_version(ns_route_t *route, const char *cluster, const char *addr,

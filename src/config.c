@@ -283,6 +283,21 @@ static const opt_t opts[] = {
     {"trafficLogPath", NULL, T_STR, G_EXT, R_NEVER, D_HOME,
      "/logs/rocketmqlogs/namesrv_traffic.log", OFF(traffic_log_path), NOR,
      "file of the traffic lines"},
+    /* Route snapshot (docs/route.md, Snapshot). Switching it off removes a protection (clients
+     * see no routes after a restart) and the path names a file: 318 may touch neither. The
+     * interval applies at once, within a range that keeps it a periodic write; the maximum age
+     * is read at the start, and 318 may not make it so short that no snapshot is ever used. */
+    {"routeSnapshotEnable", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "true",
+     OFF(route_snapshot_enable), NOR,
+     "keep a snapshot of the route table and serve it at once after a restart"},
+    {"routeSnapshotPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(route_snapshot_path), NOR,
+     "the snapshot file (empty: routeSnapshot.bin in kvConfigPath's directory)"},
+    {"routeSnapshotIntervalMillis", NULL, T_LONG, G_EXT, R_RUNTIME, D_TEXT, "10000",
+     OFF(route_snapshot_interval_ms), REMOTE(100, 86400000, 1000, 3600000),
+     "how often a changed route table is written to the snapshot, ms"},
+    {"routeSnapshotMaxAgeMillis", NULL, T_LONG, G_EXT, R_NEXT_START, D_TEXT, "600000",
+     OFF(route_snapshot_max_age_ms), REMOTE(1000, INT64_MAX, 60000, 86400000),
+     "a snapshot older than this at the start is not used, ms"},
 };
 
 #define NOPTS NS_ARRAY_SIZE(opts)

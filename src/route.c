@@ -573,10 +573,8 @@ ns_route_t *ns_route_new(const ns_config_t *cfg)
     return r;
 }
 
-void ns_route_free(ns_route_t *r)
+void ns__route_clear(ns_route_t *r)
 {
-    if (r == NULL)
-        return;
     ns_hmap_t *m;
     m = &r->topics;
     for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
@@ -606,6 +604,13 @@ void ns_route_free(ns_route_t *r)
     for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
         free(m->slots[i].val);
     ns_hmap_clear(m);
+}
+
+void ns_route_free(ns_route_t *r)
+{
+    if (r == NULL)
+        return;
+    ns__route_clear(r);
     pthread_rwlock_destroy(&r->lock);
     pthread_mutex_destroy(&r->write_mutex);
     ns__route_notices_destroy(r);
@@ -1211,7 +1216,9 @@ bool ns_route_query_data_version(ns_route_t *r, const char *cluster, const char 
     rdlock(r);
     ns__route_live_t *l = ns__route_live_get_locked(r, cluster, addr);
     if (l != NULL) {
-        changed = dv == NULL || !ns_data_version_equal(&l->dv, dv);
+        /* A broker restored from a snapshot is asked to register (its connection gets bound
+         * and its data refreshed), as a Java NameServer that never knew it would. */
+        changed = dv == NULL || l->restored || !ns_data_version_equal(&l->dv, dv);
         __atomic_store_n(&l->last_update_ms, now_ms, __ATOMIC_RELAXED);
         *stored = l->dv;
         *known = true;
@@ -1423,4 +1430,85 @@ uint64_t ns_route_changes(const ns_route_t *r)
 void ns_route_seal(ns_route_t *r)
 {
     __atomic_store_n(&r->sealed, true, __ATOMIC_RELEASE);
+}
+
+/* ---- builders for the snapshot decoder (route_int.h) ----------------------------------- */
+
+ns__route_bname_t *ns__route_bname_get_or_create(ns_route_t *r, const char *name)
+{
+    return bname_get_or_create(r, name);
+}
+
+bool ns__route_addrs_put_new(ns__route_bname_t *b, int64_t id, const char *addr)
+{
+    if (addrs_get(b, id) != NULL)
+        return false;
+    free(addrs_put(b, id, addr));
+    return true;
+}
+
+bool ns__route_cluster_add_name(ns_route_t *r, const char *cluster, const char *name)
+{
+    return cluster_add_name(r, cluster, name);
+}
+
+bool ns__route_topic_add_qd(ns_route_t *r, const char *name, ns__route_bname_t *b,
+                            int32_t read_queue_nums, int32_t write_queue_nums, int32_t perm,
+                            int32_t topic_sys_flag)
+{
+    ns__route_topic_t *t = topic_get(r, name);
+    size_t pos = 0;
+    if (t == NULL)
+        t = topic_create(r, name);
+    else if (ns__route_find_qd_locked(t, b->name, &pos) != NULL)
+        return false;
+    ns__route_qd_t *qd = topic_insert_qd(r, &t, pos, b);
+    qd->read_queue_nums = read_queue_nums;
+    qd->write_queue_nums = write_queue_nums;
+    qd->perm = perm;
+    qd->topic_sys_flag = topic_sys_flag;
+    return true;
+}
+
+ns__route_live_t *ns__route_live_add(ns_route_t *r, const char *cluster, const char *addr)
+{
+    if (ns__route_live_get_locked(r, cluster, addr) != NULL)
+        return NULL;
+    ns__route_live_t *lv = ns_xcalloc(1, sizeof(*lv));
+    lv->key = make_pair_key(cluster, addr, &lv->klen);
+    lv->cluster = lv->key;
+    lv->addr = lv->key + strlen(cluster) + 1;
+    ns_hmap_put(&r->live, lv->key, lv->klen, lv);
+    return lv;
+}
+
+void ns__route_filter_put(ns_route_t *r, const char *cluster, const char *addr,
+                          char *const *servers, size_t n)
+{
+    filter_set(r, cluster, addr, servers, n);
+}
+
+void ns__route_mapping_put(ns_route_t *r, const ns_mapping_info_t *info, const char *topic)
+{
+    mapping_put(r, info, topic);
+}
+
+void ns__route_mark_changed(ns_route_t *r)
+{
+    mark_changed(r);
+}
+
+uint64_t ns__route_next_gen(ns_route_t *r)
+{
+    return ++r->gen;
+}
+
+void ns__route_writers_pause(ns_route_t *r)
+{
+    NS_ASSERT(pthread_mutex_lock(&r->write_mutex) == 0);
+}
+
+void ns__route_writers_resume(ns_route_t *r)
+{
+    NS_ASSERT(pthread_mutex_unlock(&r->write_mutex) == 0);
 }

@@ -52,6 +52,8 @@ typedef struct ns__route_bname {
      * changes); broker_data is re-encoded by ns__route_bname_encode_locked() after every change
      * of the BrokerData fields above. */
     ns__route_bname_json_t json[2];
+    uint32_t snap_idx; /* route_snapshot.c: this record's index in the snapshot being written
+                          (only under write_mutex) */
 } ns__route_bname_t;
 
 /* One QueueData (32 bytes). */
@@ -195,6 +197,33 @@ void ns__route_reencode_all(ns_route_t *r);
  * topic vectors and positions, encoded pieces present). Returns NULL when they hold, else what
  * is broken. Takes the read lock. For tests and fuzzers. */
 const char *ns__route_check_consistency(ns_route_t *r);
+
+/* Builders for route_snapshot.c's decoder, which fills an empty table that no other thread
+ * uses yet (no lock needed; every link is kept as route.c keeps it). */
+ns__route_bname_t *ns__route_bname_get_or_create(ns_route_t *r, const char *name);
+/* brokerAddrs.put(id, addr); false when the id was already there (nothing changed). */
+bool ns__route_addrs_put_new(ns__route_bname_t *b, int64_t id, const char *addr);
+bool ns__route_cluster_add_name(ns_route_t *r, const char *cluster, const char *name);
+/* A QueueData of b in topic `name` (the topic created if needed); false when b already has
+ * one there (nothing changed). */
+bool ns__route_topic_add_qd(ns_route_t *r, const char *name, ns__route_bname_t *b,
+                            int32_t read_queue_nums, int32_t write_queue_nums, int32_t perm,
+                            int32_t topic_sys_flag);
+/* A new live entry (timeout, DataVersion and HA address to be filled by the caller), or NULL
+ * when (cluster, addr) has one already. Bound to no connection. */
+ns__route_live_t *ns__route_live_add(ns_route_t *r, const char *cluster, const char *addr);
+void ns__route_filter_put(ns_route_t *r, const char *cluster, const char *addr,
+                          char *const *servers, size_t n);
+void ns__route_mapping_put(ns_route_t *r, const ns_mapping_info_t *info, const char *topic);
+/* Empties every table (a snapshot that failed half-way). Caller owns the table exclusively. */
+void ns__route_clear(ns_route_t *r);
+/* Marks a change (ns_route_changes) and hands out a registration generation. */
+void ns__route_mark_changed(ns_route_t *r);
+uint64_t ns__route_next_gen(ns_route_t *r);
+/* The writer mutex alone (no rwlock): while held, no writer runs, so the tables may be read
+ * without the read lock and readers are never held up. For the snapshot encoder. */
+void ns__route_writers_pause(ns_route_t *r);
+void ns__route_writers_resume(ns_route_t *r);
 
 /* Calls hook(arg) in every expiry scan that found an expired broker, between its read phase
  * and its write phase, with no lock held (NULL removes it). Tests use it to register between
