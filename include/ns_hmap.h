@@ -47,6 +47,11 @@ void *ns_hmap_get(const ns_hmap_t *m, const char *key, size_t klen);
  * value, or NULL when the key was new; on replacement the stored key pointer becomes `key`. */
 void *ns_hmap_put(ns_hmap_t *m, const char *key, size_t klen, void *val);
 
+/* The same with the key's ns_hmap_hash() given, for callers that look a key up and then store
+ * it (one hash instead of two). */
+void *ns_hmap_get_h(const ns_hmap_t *m, const char *key, size_t klen, uint64_t hash);
+void *ns_hmap_put_h(ns_hmap_t *m, const char *key, size_t klen, uint64_t hash, void *val);
+
 /* Removes key. Returns its value, or NULL when absent. */
 void *ns_hmap_remove(ns_hmap_t *m, const char *key, size_t klen);
 

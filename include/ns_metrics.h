@@ -49,6 +49,9 @@
       "Reply bytes dropped when a peer that did not read its replies was cut off.")                \
     X(REGISTRATIONS, "mqnamesrv_broker_registrations_total", "",                                   \
       "REGISTER_BROKER requests applied to the route table.")                                      \
+    X(REGISTRATIONS_REPEATED, "mqnamesrv_broker_registrations_repeated_total", "",                 \
+      "REGISTER_BROKER requests that repeated the broker's last one exactly: liveness refreshed, " \
+      "the body neither decoded nor applied.")                                                     \
     X(UNREG_REQUEST, "mqnamesrv_broker_unregistrations_total", "reason=\"request\"",               \
       "Brokers removed from the live broker table, by reason.")                                    \
     X(UNREG_CONN_CLOSE, "mqnamesrv_broker_unregistrations_total", "reason=\"connection_close\"",   \

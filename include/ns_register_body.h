@@ -38,7 +38,7 @@ typedef struct ns_data_version {
 enum { NS_FILTER_SINGLE_TAG = 0, NS_FILTER_MULTI_TAG = 1 };
 
 typedef struct ns_topic_config {
-    char *topic_name;         /* owned */
+    char *topic_name;         /* owned (in the body's name_blocks when it has them) */
     int32_t read_queue_nums;  /* queues consumers read */
     int32_t write_queue_nums; /* queues producers write */
     int32_t perm;             /* PermName bits: 2 WRITE, 4 READ, 1 INHERIT, 8 PRIORITY */
@@ -69,6 +69,10 @@ typedef struct ns_register_body {
     size_t filter_server_count;
     ns_mapping_info_t *mappings; /* owned; topicQueueMappingInfoMap values */
     size_t mapping_count;
+    /* The decoder stores every topic name in these blocks (a few allocations for 100k names
+     * instead of one each); NULL: each topic_name is its own allocation (bodies built by
+     * hand). ns_register_body_free frees either way. */
+    struct ns_name_block *name_blocks;
 } ns_register_body_t;
 
 /* Decodes a REGISTER_BROKER body. `body` may be NULL/0 (no body: empty tables, DataVersion

@@ -98,6 +98,8 @@ typedef struct ns_route_register {
     const ns_register_body_t *body; /* topics, DataVersion, filter servers, mappings */
     uint64_t conn_id;               /* the connection it came in on */
     uint64_t now_ms;                /* monotonic clock */
+    uint64_t body_id;               /* identity of the request (ns_route_register_repeat); 0 =
+                                       none: a repeat of it cannot skip its work */
 } ns_route_register_t;
 
 /* What a registration answers (RegisterBrokerResult). Strings owned; free with
@@ -115,6 +117,22 @@ typedef struct ns_route_register_result {
 int ns_route_register_broker(ns_route_t *route, const ns_route_register_t *req,
                              ns_route_register_result_t *res);
 void ns_route_register_result_free(ns_route_register_result_t *res);
+
+/* A broker registers every 30 s, nearly always with what it sent last time; decoding and
+ * applying 100k topics to change nothing is most of a large broker's cost. When req->body_id
+ * (a hash the caller made of the header fields, the body's length, its CRC32 and the request
+ * version and format) equals that of the broker's last full registration, and nothing changed
+ * the broker name's BrokerData, topics or QueueDatas since (its own change counter), the
+ * registration would change nothing but liveness: this does steps 11 and 13 only (refresh,
+ * gen, connection binding, the answer) and returns true; the caller then neither decodes nor
+ * calls ns_route_register_broker. req->body may be NULL. Returns false (nothing done) in every
+ * other case. At most NS_ROUTE_REPEAT_MAX repeats in a row are answered so: then a full
+ * registration runs, so that a CRC32 collision (a changed body with the same length and
+ * CRC32, 2^-32) could hide a change for no more than that many registration periods. Write
+ * lock, briefly. */
+#define NS_ROUTE_REPEAT_MAX 8
+bool ns_route_register_repeat(ns_route_t *route, const ns_route_register_t *req,
+                              ns_route_register_result_t *res);
 
 /* Unregisters one broker (UNREGISTER_BROKER received on connection conn_id), synchronously
  * under the write lock: removes the live and filter entries of (cluster, addr), every

@@ -47,6 +47,51 @@ static int exception_reply(ns_cmd_t *resp, const char *text)
     return 0;
 }
 
+/* FNV-1a, 64 bits, over a field (with its length, so that fields cannot run into each other;
+ * NULL differs from ""). */
+static uint64_t id_mix(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static uint64_t id_mix_str(uint64_t h, const char *s)
+{
+    uint64_t n = s ? strlen(s) : UINT64_MAX;
+    h = id_mix(h, &n, sizeof(n));
+    return s ? id_mix(h, s, (size_t)n) : h;
+}
+
+/* The identity of a registration for ns_route_register_repeat: every header field the route
+ * table reads, the request version and body format, the body's length and its CRC32 (the one
+ * the broker sent and we checked: no extra pass over the body). Never 0. */
+static uint64_t registration_id(const ns_cmd_t *req, uint32_t crc, bool compressed)
+{
+    uint64_t h = 1469598103934665603ULL;
+    static const char *const keys[] = {"clusterName",
+                                       "brokerAddr",
+                                       "brokerName",
+                                       "brokerId",
+                                       "haServerAddr",
+                                       "__ZONE_NAME",
+                                       "heartbeatTimeoutMillis",
+                                       "enableActingMaster"};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(keys); i++)
+        h = id_mix_str(h, ns_cmd_ext_get(req, keys[i]));
+    int32_t version = req->version;
+    uint64_t len = req->body_len;
+    uint8_t z = compressed;
+    h = id_mix(h, &version, sizeof(version));
+    h = id_mix(h, &z, 1);
+    h = id_mix(h, &len, sizeof(len));
+    h = id_mix(h, &crc, sizeof(crc));
+    return h ? h : 1;
+}
+
 int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     /* RegisterBrokerResponseHeader: the reply always carries extFields, {} when empty. */
@@ -64,6 +109,7 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
     ns_cmd_ext_int32(req, "bodyCrc32", &crc);
 
     /* 1. CRC */
+    uint64_t body_id = 0;
     if (crc != 0) {
         uint32_t got = req->body ? ns_body_crc32(req->body, req->body_len) : 0;
         if ((int64_t)got != (int64_t)crc) {
@@ -72,6 +118,7 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
             ns_cmd_set_remark(resp, "crc32 not match");
             return 0;
         }
+        body_id = req->body ? registration_id(req, got, compressed) : 0;
     }
 
     /* 2. body, decoded outside the route lock. A JSON body "null" decodes to a null object:
@@ -86,6 +133,27 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         body_bytes = NULL;
         body_len = 0;
     }
+    ns_route_register_t q = {
+        .cluster = cluster,
+        .addr = addr,
+        .name = name,
+        .id = id,
+        .ha_addr = ha,
+        .zone = ns_cmd_ext_get(req, "__ZONE_NAME"),
+        .has_timeout = has_timeout,
+        .timeout_ms = timeout,
+        .has_acting_master = eam != NULL,
+        .acting_master = ns_parse_java_bool(eam),
+        .conn_id = ctx->conn_id,
+        .now_ms = ctx->now_ms,
+        .body_id = body_id,
+    };
+    ns_route_register_result_t res = {0};
+    /* The broker's last registration again, unchanged: no decode, no apply (ns_route.h). */
+    bool repeated = body_id != 0 && has_id && cluster != NULL && addr != NULL && name != NULL &&
+                    body_bytes != NULL && ns_route_register_repeat(ctx->route, &q, &res);
+    if (repeated)
+        goto answer;
     ns_register_body_t body;
     char err[256] = "";
     const ns_config_t *cfg = ctx->config;
@@ -116,23 +184,8 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         ns_register_body_free(&body);
         return exception_reply(resp, NPE_REGISTER_BROKER);
     }
-    ns_route_register_result_t res = {0};
     if (cluster != NULL && addr != NULL && name != NULL) {
-        ns_route_register_t q = {
-            .cluster = cluster,
-            .addr = addr,
-            .name = name,
-            .id = id,
-            .ha_addr = ha,
-            .zone = ns_cmd_ext_get(req, "__ZONE_NAME"),
-            .has_timeout = has_timeout,
-            .timeout_ms = timeout,
-            .has_acting_master = eam != NULL,
-            .acting_master = ns_parse_java_bool(eam),
-            .body = &body,
-            .conn_id = ctx->conn_id,
-            .now_ms = ctx->now_ms,
-        };
+        q.body = &body;
         rc = ns_route_register_broker(ctx->route, &q, &res);
     } else {
         /* Java: a NullPointerException inside registerBroker is caught and logged there; the
@@ -148,6 +201,7 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         return 0;
     }
 
+answer:
     /* 5. */
     if (res.ha_server_addr != NULL)
         ns_cmd_ext_set(resp, "haServerAddr", res.ha_server_addr);

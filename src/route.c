@@ -313,6 +313,7 @@ static ns__route_topic_t *topic_get(const ns_route_t *r, const char *name)
 /* b serves t: appends t to b's topic vector; returns its position there (the QueueData's bidx). */
 static uint32_t bname_add_topic(ns__route_bname_t *b, ns__route_topic_t *t)
 {
+    b->changes++;
     if (b->ntopics == b->topics_cap) {
         b->topics_cap = b->topics_cap ? b->topics_cap + b->topics_cap / 2 : 4;
         b->topics = ns_xrealloc(b->topics, b->topics_cap * sizeof(*b->topics));
@@ -326,6 +327,7 @@ static uint32_t bname_add_topic(ns__route_bname_t *b, ns__route_topic_t *t)
 static void bname_del_topic(ns__route_bname_t *b, uint32_t idx)
 {
     NS_ASSERT(idx < b->ntopics);
+    b->changes++;
     ns__route_topic_t *last = b->topics[--b->ntopics];
     if (idx == b->ntopics)
         return;
@@ -340,10 +342,10 @@ static size_t topic_alloc_size(size_t name_len, size_t qd_cap)
     return ns__route_topic_qd_offset(name_len) + qd_cap * sizeof(ns__route_qd_t);
 }
 
-/* A new, empty topic in the map (the caller inserts its first QueueData at once). */
-static ns__route_topic_t *topic_create(ns_route_t *r, const char *name)
+/* A new, empty topic in the map (the caller inserts its first QueueData at once); hash is
+ * ns_hmap_hash of the name. */
+static ns__route_topic_t *topic_create_h(ns_route_t *r, const char *name, size_t len, uint64_t hash)
 {
-    size_t len = strlen(name);
     NS_ASSERT(len < UINT32_MAX);
     ns__route_topic_t *t = ns_xmalloc(topic_alloc_size(len, 1));
     t->nqd = 0;
@@ -351,8 +353,14 @@ static ns__route_topic_t *topic_create(ns_route_t *r, const char *name)
     t->stamp = 0;
     t->name_len = (uint32_t)len;
     memcpy(t->name, name, len + 1);
-    ns_hmap_put(&r->topics, t->name, len, t);
+    ns_hmap_put_h(&r->topics, t->name, len, hash, t);
     return t;
+}
+
+static ns__route_topic_t *topic_create(ns_route_t *r, const char *name)
+{
+    size_t len = strlen(name);
+    return topic_create_h(r, name, len, ns_hmap_hash(name, len));
 }
 
 /* Inserts a QueueData for b at sorted position pos of *tp and indexes the topic under b.
@@ -712,7 +720,9 @@ static bool register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
         if (tc->topic_name == NULL)
             continue;
         write_step(r);
-        ns__route_topic_t *t = topic_get(r, tc->topic_name);
+        size_t name_len = strlen(tc->topic_name);
+        uint64_t hash = ns_hmap_hash(tc->topic_name, name_len);
+        ns__route_topic_t *t = ns_hmap_get_h(&r->topics, tc->topic_name, name_len, hash);
         size_t pos = 0;
         ns__route_qd_t *qd = t ? ns__route_find_qd_locked(t, b->name, &pos) : NULL;
         if (!(register_first || broker_changed || t == NULL || qd == NULL))
@@ -728,7 +738,7 @@ static bool register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
         char qs[256];
         if (t == NULL) {
             changed = true;
-            t = topic_create(r, tc->topic_name);
+            t = topic_create_h(r, tc->topic_name, name_len, hash);
             qd = topic_insert_qd(r, &t, 0, b);
             qd_set(qd, &nq);
             if (ns_log_get_level() >= NS_LOG_INFO) {
@@ -775,7 +785,8 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     int rc = 0;
     const ns_register_body_t *body = q->body;
     bool encoded = false;
-    bool changed = false; /* persistent state (mark_changed) */
+    bool changed = false;             /* persistent state (mark_changed) */
+    ns__route_live_t *lv_done = NULL; /* the live entry, once step 11 ran */
 
     write_lock(r);
     /* 1 */
@@ -902,6 +913,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
             }
         }
     }
+    lv_done = lv;
     /* 14 */
     if (min_id_changed && NS_CFG_GET(r->cfg->notify_min_broker_id_changed))
         ns__route_notice_min_id_locked(r, b, NULL, lv->ha_addr, &lq);
@@ -910,11 +922,54 @@ out:
     /* Steps 2 to 8 may have changed the BrokerData on the early exits too. */
     if (!encoded)
         changed |= ns__route_bname_encode_locked(b) || register_first;
-    if (changed)
+    if (changed) {
         mark_changed(r);
+        b->changes++;
+    }
+    if (rc == 0 && lv_done != NULL) {
+        /* What a repeat of this registration may skip (ns_route_register_repeat). */
+        lv_done->rep_id = q->body_id;
+        lv_done->rep_bchanges = b->changes;
+        lv_done->rep_left = NS_ROUTE_REPEAT_MAX;
+    }
     write_unlock(r);
     ns__route_logq_flush(&lq);
     return rc;
+}
+
+bool ns_route_register_repeat(ns_route_t *r, const ns_route_register_t *q,
+                              ns_route_register_result_t *res)
+{
+    *res = (ns_route_register_result_t){0};
+    if (q->body_id == 0)
+        return false;
+    logq_t lq = {NS_BUF_INIT};
+    bool done = false;
+    write_lock(r);
+    ns__route_live_t *lv = ns__route_live_get_locked(r, q->cluster, q->addr);
+    ns__route_bname_t *b = bname_get(r, q->name);
+    if (lv != NULL && b != NULL && b->has_bd && lv->rep_id == q->body_id && lv->rep_left > 0 &&
+        lv->rep_bchanges == b->changes && !lv->restored) {
+        /* Steps 1 to 10 and 12 would change nothing: only liveness (11) and the answer (13). */
+        lv->rep_left--;
+        __atomic_store_n(&lv->last_update_ms, q->now_ms, __ATOMIC_RELAXED);
+        lv->gen = ++r->gen;
+        bind_conn_locked(r, lv, q->conn_id, &lq);
+        if (q->id != 0) {
+            const char *master = addrs_get(b, 0);
+            ns__route_live_t *ml = master ? ns__route_live_get_locked(r, q->cluster, master) : NULL;
+            if (ml != NULL) {
+                res->ha_server_addr = ns__route_dup_or_null(ml->ha_addr);
+                res->master_addr = ns_xstrdup(master);
+            }
+        }
+        NS_METRIC_INC(REGISTRATIONS);
+        NS_METRIC_INC(REGISTRATIONS_REPEATED);
+        done = true;
+    }
+    write_unlock(r);
+    ns__route_logq_flush(&lq);
+    return done;
 }
 
 /* ---- unregistration --------------------------------------------------------------------- */
@@ -935,6 +990,8 @@ static bool unregister_locked(ns_route_t *r, const char *cluster, const char *ad
         return live_ok; /* Java: NullPointerException in brokerAddrTable.get(null) */
     ns__route_bname_t *b = bname_get(r, name);
     bool removed_name = false;
+    if (b != NULL)
+        b->changes++;
     if (b != NULL && b->has_bd) {
         if (b->naddrs > 0 && !has_id)
             return live_ok; /* Java: NullPointerException unboxing the null brokerId */
@@ -1253,6 +1310,7 @@ static int operate_write_perm(ns_route_t *r, const char *name, bool wipe)
             if (qd == NULL)
                 continue;
             qd->perm = wipe ? (qd->perm & ~NS_PERM_WRITE) : (NS_PERM_READ | NS_PERM_WRITE);
+            b->changes++;
             count++;
             write_step(r);
         }
@@ -1343,6 +1401,7 @@ void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_qu
         ns__route_qd_t *qd = ns__route_find_qd_locked(t, b->name, &pos);
         if (qd == NULL)
             qd = topic_insert_qd(r, &t, pos, b);
+        b->changes++;
         qd->read_queue_nums = qds[i].read_queue_nums;
         qd->write_queue_nums = qds[i].write_queue_nums;
         qd->perm = qds[i].perm;

@@ -54,6 +54,9 @@ typedef struct ns__route_bname {
     ns__route_bname_json_t json[2];
     uint32_t snap_idx; /* route_snapshot.c: this record's index in the snapshot being written
                           (only under write_mutex) */
+    uint64_t changes;  /* bumped by every change of this name's BrokerData, topics or
+                          QueueDatas: a repeated registration may skip its work only while this
+                          stayed as it was (ns_route_register_repeat) */
 } ns__route_bname_t;
 
 /* One QueueData (32 bytes). */
@@ -110,6 +113,9 @@ typedef struct ns__route_live {
     uint64_t gen;            /* registration generation: ns_route.gen when last registered or
                                 restored; expiry removes only the generation it judged */
     bool restored;           /* restored from a snapshot and not registered since */
+    uint64_t rep_id;         /* body_id of the last full registration, 0 = none */
+    uint64_t rep_bchanges;   /* its broker name's `changes` right after it */
+    uint32_t rep_left;       /* repeats it may still stand for before a full one is due */
     char *ha_addr;           /* owned, NULL = null */
 } ns__route_live_t;
 

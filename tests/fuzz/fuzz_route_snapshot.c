@@ -22,7 +22,7 @@ static void put_le(uint8_t *p, uint64_t v, int n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ns_log_set_stdout(false);
-    static ns_config_t cfg; /* the RUNTIME switches, all off */
+    static ns_config_t cfg;                  /* the RUNTIME switches, all off */
     uint8_t *copy = malloc(size ? size : 1); /* exactly size bytes: ASan sees any over-read */
     FUZZ_CHECK(copy != NULL);
     memcpy(copy, data, size);
@@ -46,8 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ns_buf_t snap = NS_BUF_INIT, a = NS_BUF_INIT, b = NS_BUF_INIT;
         ns_route_snapshot_encode(r, 1, "fuzz", &snap);
         ns_route_t *again = ns_route_new(&cfg);
-        FUZZ_CHECK(ns_route_snapshot_load(again, snap.data, snap.len, 1000, NULL, err,
-                                          sizeof(err)) == 0);
+        FUZZ_CHECK(
+            ns_route_snapshot_load(again, snap.data, snap.len, 1000, NULL, err, sizeof(err)) == 0);
         st_dump(r, &a);
         st_dump(again, &b);
         FUZZ_CHECK(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);

@@ -249,6 +249,85 @@ static void test_change_counter(void **state)
     assert_true(ns_route_changes(R) > c5);
 }
 
+/* A registration that repeats the last one exactly refreshes liveness and skips the rest, only
+ * while nothing changed the broker name, and at most NS_ROUTE_REPEAT_MAX times in a row. */
+static bool repeat_on(ns_route_t *r, uint64_t conn, uint64_t id, uint64_t now)
+{
+    tu_broker_t m = tu_master();
+    ns_route_register_t q = {.cluster = m.cluster,
+                             .addr = m.addr,
+                             .name = m.name,
+                             .id = m.id,
+                             .ha_addr = m.ha,
+                             .has_acting_master = true,
+                             .acting_master = true,
+                             .conn_id = conn,
+                             .now_ms = now,
+                             .body_id = id};
+    ns_route_register_result_t res;
+    bool done = ns_route_register_repeat(r, &q, &res);
+    ns_route_register_result_free(&res);
+    return done;
+}
+
+static int full_on(ns_route_t *r, uint64_t conn, uint64_t id)
+{
+    tu_broker_t m = tu_master();
+    ns_register_body_t b;
+    tu_body(&b, 1, "T", NULL);
+    ns_route_register_t q = {.cluster = m.cluster,
+                             .addr = m.addr,
+                             .name = m.name,
+                             .id = m.id,
+                             .ha_addr = m.ha,
+                             .has_acting_master = true,
+                             .acting_master = true,
+                             .body = &b,
+                             .conn_id = conn,
+                             .now_ms = 1000,
+                             .body_id = id};
+    ns_route_register_result_t res;
+    int rc = ns_route_register_broker(r, &q, &res);
+    ns_route_register_result_free(&res);
+    ns_register_body_free(&b);
+    return rc;
+}
+
+static void test_register_repeat(void **state)
+{
+    assert_false(repeat_on(R, CONN_A, 42, 2000)); /* not registered */
+    assert_int_equal(full_on(R, CONN_A, 42), 0);
+    assert_false(repeat_on(R, CONN_A, 43, 2000)); /* another request */
+    assert_false(repeat_on(R, CONN_A, 0, 2000));  /* no identity */
+    uint64_t changes = ns_route_changes(R);
+    assert_true(repeat_on(R, CONN_A, 42, 200000));
+    assert_int_equal(ns_route_changes(R), changes);
+    /* liveness refreshed at 200000: not expired at 200000 + 120000 */
+    uint64_t ids[4];
+    assert_int_equal(ns_route_scan_not_active(R, 320000, ids, 4), 0);
+    /* a repeat on a new connection binds it, as a registration does */
+    assert_true(repeat_on(R, CONN_B, 42, 200000));
+    ns_route_on_conn_closed(R, CONN_A);
+    assert_true(has_route(R, "T"));
+    /* a change of the broker name's topics stops the repeats until a full registration */
+    assert_int_equal(ns_route_wipe_write_perm(R, TU_BROKER), 2);
+    assert_false(repeat_on(R, CONN_B, 42, 200000));
+    assert_int_equal(full_on(R, CONN_B, 42), 0);
+    for (int i = 0; i < NS_ROUTE_REPEAT_MAX; i++)
+        assert_true(repeat_on(R, CONN_B, 42, 200000));
+    assert_false(repeat_on(R, CONN_B, 42, 200000)); /* a full one is due */
+    assert_int_equal(full_on(R, CONN_B, 42), 0);
+    assert_true(repeat_on(R, CONN_B, 42, 200000));
+    /* a topic deleted elsewhere, another broker of the name: no repeat */
+    ns_route_delete_topic(R, "T", NULL);
+    assert_false(repeat_on(R, CONN_B, 42, 200000));
+    assert_int_equal(full_on(R, CONN_B, 42), 0);
+    assert_true(has_route(R, "T"));
+    tu_broker_t s = tu_slave();
+    assert_int_equal(tu_reg_topics(R, &s, 1, "T", NULL), 0);
+    assert_false(repeat_on(R, CONN_B, 42, 200000));
+}
+
 int main(void)
 {
     ns_log_set_level(NS_LOG_WARN);
@@ -260,6 +339,7 @@ int main(void)
         T(test_expiry_fenced_by_generation),
         T(test_seal),
         T(test_change_counter),
+        T(test_register_repeat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

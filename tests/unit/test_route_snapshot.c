@@ -111,9 +111,8 @@ static void test_roundtrip(void **state)
     ns_route_snapshot_info_t info;
     char err[256] = "";
     uint64_t changes = ns_route_changes(back);
-    assert_int_equal(ns_route_snapshot_load(back, snap.data, snap.len, 50000, &info, err,
-                                            sizeof(err)),
-                     0);
+    assert_int_equal(
+        ns_route_snapshot_load(back, snap.data, snap.len, 50000, &info, err, sizeof(err)), 0);
     assert_true(ns_route_changes(back) > changes);
     assert_int_equal(info.format, NS_ROUTE_SNAPSHOT_FORMAT);
     assert_int_equal(info.written_ms, 1700000000123LL);
@@ -128,8 +127,7 @@ static void test_roundtrip(void **state)
     encode(back, &again);
     assert_int_equal(again.len, snap.len);
     ns_route_t *third = ns_route_new(&cfg);
-    assert_int_equal(ns_route_snapshot_load(third, again.data, again.len, 50000, NULL, NULL, 0),
-                     0);
+    assert_int_equal(ns_route_snapshot_load(third, again.data, again.len, 50000, NULL, NULL, 0), 0);
     assert_same_state(orig, third);
     ns_route_free(third);
     ns_buf_free(&again);
