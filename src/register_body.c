@@ -14,6 +14,7 @@
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_utf8.h"
+#include "register_body_int.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small helpers                                                                              */
@@ -874,10 +875,19 @@ static bool cm_int32(const uint8_t **pp, const uint8_t *end, int32_t *out)
     return true;
 }
 
+static bool compact_on = true;
+
+void ns__register_body_set_compact(bool on)
+{
+    compact_on = on;
+}
+
 /* Returns 1 (topic read and added), 0 (not that shape: nothing consumed, read it with
  * decode_topic), or a negative error of add_topic. The object's '{' is consumed. */
 static int decode_topic_compact(dec_t *d, jr_t *r)
 {
+    if (!compact_on)
+        return 0;
     const uint8_t *p = r->p, *end = r->end;
     ns_topic_config_t tc = {.filter_type = NS_FILTER_SINGLE_TAG};
     if (!cm_lit(&p, end, LIT("\"attributes\":{},\"order\":")))
