@@ -139,6 +139,16 @@ void ns_register_body_free(ns_register_body_t *body);
 /* The CRC RocketMQ puts in bodyCrc32: zlib/Java CRC-32 over the bytes, & 0x7FFFFFFF. */
 uint32_t ns_body_crc32(const uint8_t *data, size_t len);
 
+/* A 64-bit identity of a REGISTER_BROKER body for ns_route_register_repeat: equal for bodies
+ * that register the same thing. A 5.x broker stamps its mappingDataVersion with the time of
+ * every registration (TopicConfigManager.buildSerializeWrapper), which nothing reads here
+ * (the route table keeps no mapping DataVersion): in a JSON body the value of the first
+ * "mappingDataVersion" member found in the first 64 KiB is left out, every other byte counts.
+ * (That byte sequence can only be an object key: a JSON string cannot hold an unescaped
+ * quote.) A compressed body counts whole, so its repeats are not recognised. One pass, eight
+ * bytes per step; never 0. */
+uint64_t ns_register_body_identity(const uint8_t *body, size_t len, bool compressed);
+
 /* Parses a DataVersion JSON object text ({"counter":..,"stateVersion":..,"timestamp":..}).
  * Missing fields are 0; numeric strings are accepted. Returns 0 or NS_EJSON (not an object,
  * or a field that is not an integer). */

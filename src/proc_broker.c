@@ -67,9 +67,10 @@ static uint64_t id_mix_str(uint64_t h, const char *s)
 }
 
 /* The identity of a registration for ns_route_register_repeat: every header field the route
- * table reads, the request version and body format, the body's length and its CRC32 (the one
- * the broker sent and we checked: no extra pass over the body). Never 0. */
-static uint64_t registration_id(const ns_cmd_t *req, uint32_t crc, bool compressed)
+ * table reads, the request version and body format, and the body's identity
+ * (ns_register_body_identity: the broker's per-registration mappingDataVersion left out). Never
+ * 0. */
+static uint64_t registration_id(const ns_cmd_t *req)
 {
     uint64_t h = 1469598103934665603ULL;
     static const char *const keys[] = {"clusterName",
@@ -83,12 +84,9 @@ static uint64_t registration_id(const ns_cmd_t *req, uint32_t crc, bool compress
     for (size_t i = 0; i < NS_ARRAY_SIZE(keys); i++)
         h = id_mix_str(h, ns_cmd_ext_get(req, keys[i]));
     int32_t version = req->version;
-    uint64_t len = req->body_len;
-    uint8_t z = compressed;
+    uint64_t body = ns_register_body_identity(req->body, req->body_len, false);
     h = id_mix(h, &version, sizeof(version));
-    h = id_mix(h, &z, 1);
-    h = id_mix(h, &len, sizeof(len));
-    h = id_mix(h, &crc, sizeof(crc));
+    h = id_mix(h, &body, sizeof(body));
     return h ? h : 1;
 }
 
@@ -109,7 +107,6 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
     ns_cmd_ext_int32(req, "bodyCrc32", &crc);
 
     /* 1. CRC */
-    uint64_t body_id = 0;
     if (crc != 0) {
         uint32_t got = req->body ? ns_body_crc32(req->body, req->body_len) : 0;
         if ((int64_t)got != (int64_t)crc) {
@@ -118,7 +115,6 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
             ns_cmd_set_remark(resp, "crc32 not match");
             return 0;
         }
-        body_id = req->body ? registration_id(req, got, compressed) : 0;
     }
 
     /* 2. body, decoded outside the route lock. A JSON body "null" decodes to a null object:
@@ -133,6 +129,10 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         body_bytes = NULL;
         body_len = 0;
     }
+    /* Only a JSON body's repeats can be recognised (ns_register_body_identity); computing the
+     * identity of a compressed one would be a pass over bytes that repeat nothing. */
+    bool json_for_id = !compressed || req->version < NS_VERSION_V3_0_11;
+    uint64_t body_id = body_bytes != NULL && json_for_id ? registration_id(req) : 0;
     ns_route_register_t q = {
         .cluster = cluster,
         .addr = addr,

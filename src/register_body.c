@@ -1725,6 +1725,51 @@ uint32_t ns_body_crc32(const uint8_t *data, size_t len)
     return (uint32_t)(crc & 0x7FFFFFFFu);
 }
 
+/* Eight bytes per step (xxhash64's round and avalanche), the tail byte by byte. */
+static uint64_t id_round(uint64_t h, uint64_t w)
+{
+    h += w * 0xC2B2AE3D27D4EB4FULL;
+    h = (h << 31) | (h >> 33);
+    return h * 0x9E3779B185EBCA87ULL;
+}
+
+static uint64_t id_hash(uint64_t h, const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = id_round(h, w);
+    }
+    for (; i < n; i++)
+        h = id_round(h, p[i]);
+    return id_round(h, n);
+}
+
+uint64_t ns_register_body_identity(const uint8_t *body, size_t len, bool compressed)
+{
+    static const char key[] = "\"mappingDataVersion\":{";
+    size_t skip_from = len, skip_to = len;
+    if (!compressed && body != NULL) {
+        size_t window = len < 65536 ? len : 65536;
+        const uint8_t *k = memmem(body, window, key, sizeof(key) - 1);
+        if (k != NULL) {
+            const uint8_t *close = memchr(k, '}', len - (size_t)(k - body));
+            if (close != NULL) {
+                skip_from = (size_t)(k - body);
+                skip_to = (size_t)(close - body) + 1;
+            }
+        }
+    }
+    uint64_t h = 0x27D4EB2F165667C5ULL ^ (compressed ? 1u : 0u);
+    h = id_hash(h, body, skip_from);
+    h = id_hash(h, body + skip_to, len - skip_to);
+    h ^= h >> 33;
+    h *= 0xC2B2AE3D27D4EB4FULL;
+    h ^= h >> 29;
+    return h ? h : 1;
+}
+
 int ns_data_version_parse(const uint8_t *json, size_t len, ns_data_version_t *out)
 {
     ns_register_body_t scratch;
