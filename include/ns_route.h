@@ -96,7 +96,8 @@ typedef struct ns_route_register {
     bool has_acting_master;         /* enableActingMaster given (absent = "old version broker") */
     bool acting_master;             /* its value */
     const ns_register_body_t *body; /* topics, DataVersion, filter servers, mappings */
-    uint64_t conn_id;               /* the connection it came in on */
+    uint64_t conn_id;               /* the connection it came in on: ids grow in accept order
+                                       across every I/O loop (the fence compares them) */
     uint64_t now_ms;                /* monotonic clock */
     uint64_t body_id;               /* identity of the request (ns_route_register_repeat); 0 =
                                        none: a repeat of it cannot skip its work */

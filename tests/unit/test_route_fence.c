@@ -33,7 +33,11 @@ static int teardown(void **state)
 
 #define R ((ns_route_t *)*state)
 
-enum { CONN_A = 5, CONN_B = 6 };
+/* Connection ids as conn.c makes them: the server-wide accept sequence above the loop index.
+ * A was accepted by loop 1 before B was accepted by loop 0: B's id is the larger one although
+ * its loop index is smaller (with a counter per loop B could have had the smaller id). */
+#define CONN_ID(seq, loop) (((uint64_t)(seq) << 8) | (loop))
+static const uint64_t CONN_A = CONN_ID(5, 1), CONN_B = CONN_ID(6, 0);
 
 static bool has_route(ns_route_t *r, const char *topic)
 {
@@ -61,6 +65,7 @@ typedef enum ev {
     EV_REG_A2,  /* a second registration on A, still queued when B's ran */
     EV_CLOSE_A, /* A's close: always A's last event */
     EV_REG_B,   /* the registration on the new connection */
+    EV_REG_B2,  /* B's next registration (same data) */
 } ev_t;
 
 static void run_ev(ns_route_t *r, ev_t e)
@@ -79,17 +84,19 @@ static void run_ev(ns_route_t *r, ev_t e)
         ns_route_on_conn_closed(r, CONN_A);
         break;
     case EV_REG_B:
+    case EV_REG_B2:
         assert_int_equal(reg_on(r, CONN_B, 2), 0);
         break;
     }
 }
 
-/* Connection A's events in their order, with B's registration at every position after A's
- * first registration: whatever ran, the broker ends registered and bound to B (B's close
- * removes it, A's does not). */
+/* Connection A's events in their order, with B's registration at every position, the first
+ * included (A's first registration was still queued when B's ran: the worker's queue is fair
+ * per connection): whatever ran, the broker ends registered and bound to B (B's close removes
+ * it, A's does not). */
 static void check_interleavings(const ev_t *a_events, size_t na)
 {
-    for (size_t pos = 1; pos <= na; pos++) {
+    for (size_t pos = 0; pos <= na; pos++) {
         ns_route_t *r = ns_route_new(&cfg);
         for (size_t i = 0; i <= na; i++) {
             if (i == pos)
@@ -194,6 +201,160 @@ static void test_expiry_fenced_by_generation(void **state)
     assert_int_equal(ns_route_scan_not_active(R, 5000, ids, 4), 1);
     assert_int_equal(ids[0], CONN_B);
     assert_false(has_route(R, "T"));
+}
+
+/* The fence rule as a model (route.md, Fencing), for the exhaustive check below: the entry is
+ * bound to the newest connection that registered it; an unregister from an older one is
+ * ignored; a close removes only what is bound to the closing connection; expiry removes only
+ * the generation it judged. Every registration in it runs at t=1000 and the scan at a clock
+ * where all are expired, so that only the generation decides. */
+typedef struct model {
+    bool live;
+    uint64_t bound; /* connection the entry is bound to */
+    uint64_t gen;   /* registrations so far */
+    uint64_t judged_gen;
+    bool judged; /* the scan's first phase saw a live entry */
+} model_t;
+
+static uint64_t ev_conn(ev_t e)
+{
+    return e == EV_REG_B || e == EV_REG_B2 ? CONN_B : CONN_A;
+}
+
+static void model_ev(model_t *m, ev_t e)
+{
+    uint64_t c = ev_conn(e);
+    switch (e) {
+    case EV_REG_A:
+    case EV_REG_A2:
+    case EV_REG_B:
+    case EV_REG_B2:
+        if (!m->live || m->bound < c)
+            m->bound = c;
+        m->live = true;
+        m->gen++;
+        break;
+    case EV_UNREG_A:
+        if (!(m->live && m->bound > c))
+            m->live = false;
+        break;
+    case EV_CLOSE_A:
+        if (m->live && m->bound == c)
+            m->live = false;
+        break;
+    }
+}
+
+typedef struct hook_run {
+    ns_route_t *r;
+    model_t *m;
+    const ev_t *ev;
+    size_t from, to;
+} hook_run_t;
+
+/* Between the scan's two phases: the events of [from, to) run (on the real table and the
+ * model), as the I/O loops and the worker may run them while a scan waits for the write lock. */
+static void run_between_phases(void *arg)
+{
+    hook_run_t *h = arg;
+    for (size_t i = h->from; i < h->to; i++) {
+        run_ev(h->r, h->ev[i]);
+        model_ev(h->m, h->ev[i]);
+    }
+}
+
+/* Runs ev[0, n) with the scan judging before ev[j] and applying before ev[k] (j <= k; j > n: no
+ * scan) and compares the table with the model: live or not, the connection the scan closes,
+ * the connection the entry is bound to. */
+static void run_with_scan(const ev_t *ev, size_t n, size_t j, size_t k)
+{
+    ns_route_t *r = ns_route_new(&cfg);
+    model_t m = {0};
+    size_t i = 0;
+    for (; i < n && i < j; i++) {
+        run_ev(r, ev[i]);
+        model_ev(&m, ev[i]);
+    }
+    if (j <= n) {
+        m.judged = m.live;
+        m.judged_gen = m.gen;
+        hook_run_t h = {r, &m, ev, j, k};
+        ns__route_set_scan_hook(run_between_phases, &h);
+        uint64_t ids[4];
+        size_t nids = ns_route_scan_not_active(r, 500000, ids, 4);
+        ns__route_set_scan_hook(NULL, NULL);
+        size_t want = 0;
+        if (m.judged && m.live && m.gen == m.judged_gen) {
+            want = 1;
+            m.live = false;
+        }
+        /* no entry judged: the scan returns before its second phase; run them now */
+        if (!m.judged)
+            run_between_phases(&h);
+        if (nids != want || (want == 1 && ids[0] != m.bound))
+            fail_msg("scan at %zu..%zu of %zu: closed %zu connection(s), expected %zu", j, k, n,
+                     nids, want);
+        i = k;
+    }
+    for (; i < n; i++) {
+        run_ev(r, ev[i]);
+        model_ev(&m, ev[i]);
+    }
+    if (has_route(r, "T") != m.live || ns_route_live_count(r) != (m.live ? 1u : 0u))
+        fail_msg("scan at %zu..%zu of %zu: live %d, the model says %d", j, k, n, has_route(r, "T"),
+                 m.live);
+    assert_null(ns__route_check_consistency(r));
+    if (m.live) {
+        /* bound to m.bound: the other connection's close keeps it, its own removes it */
+        ns_route_on_conn_closed(r, m.bound == CONN_A ? CONN_B : CONN_A);
+        assert_true(has_route(r, "T"));
+        ns_route_on_conn_closed(r, m.bound);
+        assert_false(has_route(r, "T"));
+    }
+    ns_route_free(r);
+}
+
+/* Every merge of A's events and B's (each connection's own order kept: the worker's queue
+ * order), each with the expiry scan's judgement and its removal at every pair of positions.
+ * Besides agreeing with the model: without a scan, B's registration always survives. */
+static size_t merges;
+static void merge(const ev_t *a, size_t na, const ev_t *b, size_t nb, ev_t *out, size_t len)
+{
+    if (na == 0 && nb == 0) {
+        merges++;
+        for (size_t j = 0; j <= len; j++)
+            for (size_t k = j; k <= len; k++)
+                run_with_scan(out, len, j, k);
+        run_with_scan(out, len, len + 1, len + 1); /* no scan */
+        model_t m = {0};
+        for (size_t i = 0; i < len; i++)
+            model_ev(&m, out[i]);
+        assert_true(m.live && m.bound == CONN_B);
+        return;
+    }
+    if (na > 0) {
+        out[len] = a[0];
+        merge(a + 1, na - 1, b, nb, out, len + 1);
+    }
+    if (nb > 0) {
+        out[len] = b[0];
+        merge(a, na, b + 1, nb - 1, out, len + 1);
+    }
+}
+
+static void test_every_interleaving_with_expiry(void **state)
+{
+    (void)state;
+    const ev_t b[] = {EV_REG_B, EV_REG_B2};
+    const ev_t a1[] = {EV_REG_A, EV_REG_A2, EV_UNREG_A, EV_CLOSE_A};
+    const ev_t a2[] = {EV_REG_A, EV_UNREG_A, EV_CLOSE_A};
+    const ev_t a3[] = {EV_REG_A, EV_CLOSE_A};
+    ev_t out[8];
+    merges = 0;
+    merge(a1, NS_ARRAY_SIZE(a1), b, NS_ARRAY_SIZE(b), out, 0);
+    merge(a2, NS_ARRAY_SIZE(a2), b, NS_ARRAY_SIZE(b), out, 0);
+    merge(a3, NS_ARRAY_SIZE(a3), b, 1, out, 0);
+    assert_int_equal(merges, 15 + 10 + 3);
 }
 
 /* Sealed (shutdown): closes and expiry remove nothing; requests still apply. */
@@ -337,6 +498,7 @@ int main(void)
         T(test_unfenced_cases),
         T(test_stale_registration_keeps_binding),
         T(test_expiry_fenced_by_generation),
+        cmocka_unit_test(test_every_interleaving_with_expiry),
         T(test_seal),
         T(test_change_counter),
         T(test_register_repeat),
