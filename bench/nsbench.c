@@ -11,6 +11,7 @@
  * NameServer drops a broker whose registering connection closes.
  *
  * Only loopback targets (127.0.0.0/8) are accepted and every phase is bounded in time. */
+#include "nsb_tls.h"
 #include "nsb_wire.h"
 
 #include <arpa/inet.h>
@@ -48,7 +49,7 @@ enum { CLS_ROUTE, CLS_SETUP, CLS_REG, CLS_CHURN, NCLS };
 static const char *const cls_name[NCLS] = {"route", "setup", "register", "churn"};
 
 enum { K_READER, K_BROKER };
-enum { ST_IDLE, ST_CONNECTING, ST_OPEN, ST_DOWN };
+enum { ST_IDLE, ST_CONNECTING, ST_HANDSHAKE, ST_OPEN, ST_DOWN };
 
 typedef enum { W_ROUTE, W_REGISTER, W_MIX, W_CHURN, W_SETUP, W_READY, W_SERVE } workload_t;
 
@@ -61,6 +62,7 @@ static struct {
     double duration, warmup;
     long topics, brokers, width, per_broker;
     int route_version, reg_version, compressed, same_dv, verify;
+    int tls; /* --tls: every connection is a TLS session */
     double churn_rate;
     int run_id;  /* distinguishes this run's brokers from those of a previous run */
     double rate; /* route requests per second over all readers; 0 = as fast as possible */
@@ -110,6 +112,7 @@ typedef struct conn {
     int variant;  /* broker: which DataVersion variant goes next */
     int next_cls; /* broker: class of its next registration */
     uint64_t down_until;
+    nsb_tls_t *tls; /* --tls: the session, else NULL */
 } conn_t;
 
 typedef struct slot {
@@ -248,6 +251,10 @@ static int conn_open(conn_t *c)
 static void conn_close(conn_t *c, int state)
 {
     worker_t *w = c->w;
+    if (c->tls != NULL) {
+        nsb_tls_free(c->tls);
+        c->tls = NULL;
+    }
     if (c->fd >= 0) {
         epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
@@ -367,7 +374,7 @@ static int conn_flush(conn_t *c)
             set_events(c, 0);
             return 0;
         }
-        ssize_t r = send(c->fd, p, n, MSG_NOSIGNAL);
+        ssize_t r = c->tls ? nsb_tls_send(c->tls, p, n) : send(c->fd, p, n, MSG_NOSIGNAL);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -479,7 +486,9 @@ static int conn_read(conn_t *c, uint64_t now)
     for (int rounds = 0; rounds < 16; rounds++) {
         if (c->rbuf.cap - c->rbuf.len < 65536)
             nsb_buf_reserve(&c->rbuf, 65536);
-        ssize_t r = recv(c->fd, c->rbuf.data + c->rbuf.len, c->rbuf.cap - c->rbuf.len, 0);
+        void *dst = c->rbuf.data + c->rbuf.len;
+        size_t room = c->rbuf.cap - c->rbuf.len;
+        ssize_t r = c->tls ? nsb_tls_recv(c->tls, dst, room) : recv(c->fd, dst, room, 0);
         if (r == 0)
             return -1;
         if (r < 0) {
@@ -492,10 +501,26 @@ static int conn_read(conn_t *c, uint64_t now)
         c->rbuf.len += (size_t)r;
         if (parse_frames(c, now) < 0)
             return -1;
-        if ((size_t)r < 65536)
+        if ((size_t)r < 65536 && c->tls == NULL) /* TLS reads one record at a time */
             return 0;
     }
     return 0;
+}
+
+/* --tls: one step of the handshake; starts the connection once it is done. */
+static int conn_handshake(conn_t *c, uint64_t now)
+{
+    int want_write = 0;
+    int r = nsb_tls_handshake(c->tls, &want_write);
+    if (r < 0)
+        return -1;
+    if (r == 0) {
+        set_events(c, want_write);
+        return 0;
+    }
+    set_events(c, 0);
+    conn_start(c, now);
+    return conn_flush(c);
 }
 
 static void handle_event(conn_t *c, uint32_t ev, uint64_t now)
@@ -510,8 +535,20 @@ static void handle_event(conn_t *c, uint32_t ev, uint64_t now)
             conn_close(c, ST_IDLE);
             return;
         }
+        if (opt.tls) {
+            c->tls = nsb_tls_new(c->fd);
+            c->state = ST_HANDSHAKE;
+            if (c->tls == NULL || conn_handshake(c, now) < 0)
+                goto fail;
+            return;
+        }
         conn_start(c, now);
         if (conn_flush(c) < 0)
+            goto fail;
+        return;
+    }
+    if (c->state == ST_HANDSHAKE) {
+        if (conn_handshake(c, now) < 0)
             goto fail;
         return;
     }
@@ -685,7 +722,8 @@ static long run_setup(worker_t *w, uint64_t *elapsed_ns)
         done = 0;
         for (long b = 0; b < next; b++) {
             conn_t *c = brokers[b].conn;
-            if (c->state == ST_CONNECTING || (c->state == ST_OPEN && w->slots[c->slot0].busy) ||
+            if (c->state == ST_CONNECTING || c->state == ST_HANDSHAKE ||
+                (c->state == ST_OPEN && w->slots[c->slot0].busy) ||
                 (c->state == ST_OPEN && c->xframe))
                 active++;
             else
@@ -1012,7 +1050,9 @@ static void usage(FILE *f)
             "      --run-id N            1..254: broker names nsb-rN-bM, addresses 127.N.x.y\n"
             "                            (default: from the process id)\n"
             "      --rate R              pace route reads at R requests/s in total (latency at a\n"
-            "                            given load; needs enough connections x inflight)\n");
+            "                            given load; needs enough connections x inflight)\n"
+            "      --tls                 every connection (readers, brokers) is a TLS session:\n"
+            "                            a full handshake each, no certificate check\n");
 }
 
 static void parse_addr(const char *s)
@@ -1036,6 +1076,8 @@ static void parse_addr(const char *s)
 
 static void parse_opts(int argc, char **argv)
 {
+    /* One option per line, whatever their number. */
+    /* clang-format off */
     static const struct option lo[] = {{"addr", 1, 0, 'a'},
                                        {"workload", 1, 0, 'w'},
                                        {"conns", 1, 0, 'c'},
@@ -1063,8 +1105,10 @@ static void parse_opts(int argc, char **argv)
                                        {"seed", 1, 0, 13},
                                        {"rate", 1, 0, 14},
                                        {"run-id", 1, 0, 15},
+                                       {"tls", 0, 0, 16},
                                        {"help", 0, 0, 'h'},
                                        {0, 0, 0, 0}};
+    /* clang-format on */
     opt.conns = 16;
     opt.inflight = 1;
     opt.threads = 1;
@@ -1155,6 +1199,9 @@ static void parse_opts(int argc, char **argv)
             break;
         case 11:
             opt.since_ns = atoll(optarg);
+            break;
+        case 16:
+            opt.tls = 1;
             break;
         case 12:
             opt.timeout_ms = atoi(optarg);
@@ -1395,6 +1442,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < nw; i++) {
         for (size_t k = 0; k < ws[i].nconns; k++) {
             conn_t *c = ws[i].conns[k];
+            if (c->tls != NULL)
+                nsb_tls_free(c->tls);
             if (c->fd >= 0)
                 close(c->fd);
             nsb_buf_free(&c->rbuf);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench.smoke: proves the benchmark tools run, not how fast anything is. Starts the built
 # mqnamesrv on a free loopback port, runs short nsbench workloads (route reads in both JSON
-# modes, a registration storm with zlib bodies under readers, broker churn) and checks only
-# that requests completed, no valid request failed and the counts add up.
+# modes, over TLS too, a registration storm with zlib bodies under readers, broker churn) and
+# checks only that requests completed, no valid request failed and the counts add up.
 #   smoke.sh NSBENCH MQNAMESRV
 # With NSB_SMOKE_ADDR=127.0.0.1:PORT it uses a server that is already running instead.
 set -euo pipefail
@@ -86,6 +86,9 @@ run route-standard -w route -T 100 -B 10 -c 4 -p 4 -d 0.6 --warmup 0.2 -V 479
 run route-legacy -w route -T 100 -B 10 -c 4 -p 4 -d 0.4 --warmup 0.1 -V 317
 run storm-zlib -w mix -T 200 -B 20 -W 2 -z -c 2 -p 2 -d 0.6 --warmup 0.1
 run churn -w churn -T 100 -B 10 -c 2 -p 2 -d 1 --warmup 0.1 --churn-rate 40
+# The server's default is Java's: permissive, test-mode certificate; every connection of this
+# run (brokers and readers) is a TLS session.
+run route-tls -w route -T 100 -B 10 -c 4 -p 4 -d 0.6 --warmup 0.2 --tls
 
 if [[ -n $srv_pid ]] && ! kill -0 "$srv_pid" 2>/dev/null; then
   echo "FAIL: server died"

@@ -5,6 +5,7 @@
 #ifndef NS_COMMON_H
 #define NS_COMMON_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
@@ -54,6 +55,13 @@ void ns_set_err(char *err, size_t errlen, const char *fmt, ...)
 /* Writes the decimal form of v at p (room for NS_INT_TEXT_MAX bytes, no NUL) and returns the
  * end. No locale, no printf: the JSON encoders call it for every number they write. */
 char *ns_put_int(char *p, int64_t v);
+
+/* Threads other than loop 0's (the main thread) must never take the process signals the server
+ * handles (SIGTERM, SIGINT, SIGHUP): libuv's handler would still forward them, but a thread
+ * blocked in a call a sanitizer does not interrupt could hold one back. Call ns_signals_block()
+ * just before creating a thread (the thread inherits the mask) and ns_signals_restore() after. */
+void ns_signals_block(sigset_t *saved);
+void ns_signals_restore(const sigset_t *saved);
 
 /* Monotonic milliseconds, for timeouts and expiry (never wall time). */
 uint64_t ns_now_ms(void);

@@ -55,6 +55,35 @@ typedef struct ns_client_config {
     bool enable_reconnect_for_go_away;            /* enableReconnectForGoAway (true) */
 } ns_client_config_t;
 
+/* TLS and PROXY protocol keys (Java's TlsSystemConfig system properties, plus ours). Java reads
+ * them from -D options and from tls.config.file; mqnamesrv from the -c file and --set (in the
+ * place of -D), then tls.config.file, whose values win for the keys Java reads from it (every key
+ * below but tls.server.mode, tls.enable, tls.config.file and ours), as in Java's TlsHelper. Read
+ * once at start (and at a TLS reload, on loop 0); 318 never changes them. NULL strings: unset. */
+typedef struct ns_tls_config {
+    char *server_mode;             /* tls.server.mode: disabled, permissive, enforcing */
+    bool test_mode_enable;         /* tls.test.mode.enable (true) */
+    char *server_cert_path;        /* tls.server.certPath */
+    char *server_key_path;         /* tls.server.keyPath */
+    char *server_key_password;     /* tls.server.keyPassword (never printed) */
+    char *server_need_client_auth; /* tls.server.need.client.auth: none, optional, require */
+    bool server_auth_client;       /* tls.server.authClient */
+    char *server_trust_cert_path;  /* tls.server.trustCertPath */
+    char *ciphers;                 /* tls.ciphers */
+    char *protocols;               /* tls.protocols */
+    char *config_file;             /* tls.config.file (/etc/rocketmq/tls.properties) */
+    bool enable;                   /* tls.enable: the notifier's connections use TLS */
+    char *client_cert_path;        /* tls.client.certPath */
+    char *client_key_path;         /* tls.client.keyPath */
+    char *client_key_password;     /* tls.client.keyPassword (never printed) */
+    bool client_auth_server;       /* tls.client.authServer */
+    char *client_trust_cert_path;  /* tls.client.trustCertPath */
+    int64_t handshake_timeout_ms;  /* tlsHandshakeTimeoutMillis (ours): TLS handshakes and PROXY
+                                      headers begun but not finished in this time are closed */
+    char *proxy_trusted;           /* proxyProtocolTrustedProxies (ours): peers allowed to send a
+                                      PROXY header ("": any, as Java) */
+} ns_tls_config_t;
+
 typedef struct ns_config {
     /* NamesrvConfig */
     char *rocketmq_home;                      /* rocketmqHome; NULL = unset */
@@ -139,6 +168,7 @@ typedef struct ns_config {
                                                   kvConfigPath); never remote */
     int64_t route_snapshot_interval_ms;        /* routeSnapshotIntervalMillis, RUNTIME */
     int64_t route_snapshot_max_age_ms;         /* routeSnapshotMaxAgeMillis, next start */
+    ns_tls_config_t tls;                       /* tls.* and the PROXY protocol (see above) */
     unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
                                                    (319 shows it) */
 
@@ -187,6 +217,27 @@ int ns_config_set(ns_config_t *cfg, const char *key, const char *value, bool str
  * (malformed \uXXXX), err = "FILE:LINE: Malformed \uxxxx encoding."; NS_ECONFIG for a bad value,
  * err = "FILE:LINE: reason". */
 int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen);
+
+/* Reads tls.config.file (Java's TlsHelper.extractTlsConfigFromFile): when it is a readable
+ * regular file, every key Java reads from it that the file holds replaces the value from -c /
+ * --set (strictly checked; tls.server.mode, tls.enable and other keys there are ignored with a
+ * warning, as Java ignores them). A missing file is no error (Java skips it). `live`: other
+ * threads run (a TLS reload on SIGHUP): takes cfg->lock and keeps replaced strings alive. The
+ * values do not count as set for 319 and 318's file. Warnings go to the log when `live`, else
+ * to stderr. Returns 1 when the file was read, 0 when there is none; NS_ECONFIG with err =
+ * "FILE:LINE: reason" (nothing applied), -errno for a file that exists but cannot be read. */
+int ns_config_load_tls_file(ns_config_t *cfg, bool live, char *err, size_t errlen);
+
+/* A TLS setting the server cannot start with, as a message, or NULL: outside test mode a
+ * server that accepts TLS needs tls.server.certPath and tls.server.keyPath (Java's NameServer
+ * dies at start then, with Netty's "NullPointerException: keyCertChain"). Files that cannot be
+ * read are not checked here: as in Java, the server then starts and refuses TLS clients. */
+const char *ns_config_tls_problem(const ns_config_t *cfg);
+
+/* Java's NettyClientConfig.useTLS default: tls.enable when it was given, else whether
+ * tls.server.mode is enforcing; a useTLS key from -c or --set wins. ns_config_parse_cli()
+ * calls it after --set. */
+void ns_config_derive_use_tls(ns_config_t *cfg);
 
 /* Parses the command line as Java's NamesrvStartup does (commons-cli 1.5 DefaultParser):
  * -c/--configFile <file>, -p/--printConfigItem, -h/--help, -n/--namesrvAddr <list> (accepted,

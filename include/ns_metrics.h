@@ -36,6 +36,9 @@
     X(FRAME_BAD_HEADER_LEN, "mqnamesrv_frames_refused_total", "reason=\"bad_header_length\"", "")  \
     X(FRAME_BAD_HEADER, "mqnamesrv_frames_refused_total", "reason=\"undecodable_header\"", "")     \
     X(FRAME_TLS, "mqnamesrv_frames_refused_total", "reason=\"tls_handshake\"", "")                 \
+    X(FRAME_PLAINTEXT, "mqnamesrv_frames_refused_total", "reason=\"plaintext_enforcing\"", "")     \
+    X(FRAME_PROXY, "mqnamesrv_frames_refused_total", "reason=\"bad_proxy_header\"", "")            \
+    X(FRAME_PROXY_UNTRUSTED, "mqnamesrv_frames_refused_total", "reason=\"untrusted_proxy\"", "")   \
     X(CUT_OUTPUT_LIMIT, "mqnamesrv_connections_cut_total", "reason=\"output_limit\"",              \
       "Remoting connections the server closed on its own, by reason.")                             \
     X(CUT_IDLE, "mqnamesrv_connections_cut_total", "reason=\"idle\"", "")                          \
@@ -45,6 +48,8 @@
       "")                                                                                          \
     X(CUT_FRAME_TOO_SLOW, "mqnamesrv_connections_cut_total", "reason=\"frame_too_slow\"", "")      \
     X(CUT_OUTPUT_BUDGET, "mqnamesrv_connections_cut_total", "reason=\"output_budget\"", "")        \
+    X(CUT_HANDSHAKE_TIMEOUT, "mqnamesrv_connections_cut_total", "reason=\"handshake_timeout\"",    \
+      "")                                                                                          \
     X(REPLY_BYTES_DROPPED, "mqnamesrv_reply_bytes_dropped_total", "",                              \
       "Reply bytes dropped when a peer that did not read its replies was cut off.")                \
     X(REGISTRATIONS, "mqnamesrv_broker_registrations_total", "",                                   \
@@ -71,7 +76,18 @@
     X(PERSIST_FAIL_CONFIG, "mqnamesrv_persist_failures_total", "store=\"config\"", "")             \
     X(PERSIST_FAIL_SNAPSHOT, "mqnamesrv_persist_failures_total", "store=\"route_snapshot\"", "")   \
     X(SNAPSHOT_WRITES, "mqnamesrv_route_snapshot_writes_total", "",                                \
-      "Route snapshots written (route.md, Snapshot).")
+      "Route snapshots written (route.md, Snapshot).")                                             \
+    X(TLS_HANDSHAKES_SERVER, "mqnamesrv_tls_handshakes_total", "side=\"server\"",                  \
+      "TLS handshakes completed, by side (server: accepted connections; client: the notifier's).") \
+    X(TLS_HANDSHAKES_CLIENT, "mqnamesrv_tls_handshakes_total", "side=\"client\"", "")              \
+    X(TLS_FAILURES_SERVER, "mqnamesrv_tls_handshake_failures_total", "side=\"server\"",            \
+      "TLS sessions that failed, timed out or ended before their handshake completed, by side.")   \
+    X(TLS_FAILURES_CLIENT, "mqnamesrv_tls_handshake_failures_total", "side=\"client\"", "")        \
+    X(TLS_RELOAD_OK, "mqnamesrv_tls_context_loads_total", "result=\"ok\"",                         \
+      "TLS contexts built from the certificate files (start, file change, SIGHUP), by result.")    \
+    X(TLS_RELOAD_ERROR, "mqnamesrv_tls_context_loads_total", "result=\"error\"", "")               \
+    X(PROXY_HEADERS, "mqnamesrv_proxy_headers_total", "",                                          \
+      "PROXY protocol headers taken (the connection's peer is the client they name).")
 
 /* X(ID, family name, labels, help). Histograms of durations, in seconds on the wire. */
 #define NS_METRIC_HISTOGRAMS(X)                                                                    \

@@ -1,6 +1,8 @@
 /* Error names, aborting allocators, clocks. */
 #include "ns_common.h"
 
+#include <pthread.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,4 +132,19 @@ int64_t ns_wall_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void ns_signals_block(sigset_t *saved)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, saved);
+}
+
+void ns_signals_restore(const sigset_t *saved)
+{
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
 }

@@ -22,6 +22,9 @@
 #include "ns_json.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
+#include "ns_proxy.h"
+#include "ns_sniff.h"
+#include "ns_tls.h"
 #include "ns_utf8.h"
 #include "ns_version.h"
 
@@ -63,6 +66,41 @@ typedef struct opt {
     int64_t rmin, rmax;  /* numbers: the part of it 318 may set (a safe range for limits) */
     const char *help;    /* one line, for conf/namesrv.conf and tests */
 } opt_t;
+
+/* A password: printed as SECRET_MASK by -p, the boot log and 319 (318 still persists it). */
+#define F_SECRET 1u
+/* Java also reads it from tls.config.file (TlsHelper.extractTlsConfigFromFile). */
+#define F_TLS_FILE 2u
+#define SECRET_MASK "******"
+
+static bool check_tls_mode(const char *v, char *err, size_t errlen)
+{
+    ns_tls_mode_t m;
+    if (ns_tls_mode_parse(v, &m))
+        return true;
+    ns_set_err(err, errlen, "tls.server.mode: '%s' is not disabled, permissive or enforcing", v);
+    return false;
+}
+
+static bool check_client_auth(const char *v, char *err, size_t errlen)
+{
+    ns_tls_client_auth_t a;
+    if (ns_tls_client_auth_parse(v, &a))
+        return true;
+    ns_set_err(err, errlen, "tls.server.need.client.auth: '%s' is not none, optional or require",
+               v);
+    return false;
+}
+
+static bool check_proxy_acl(const char *v, char *err, size_t errlen)
+{
+    ns_proxy_acl_t acl;
+    char why[200];
+    if (ns_proxy_acl_parse(v, &acl, why, sizeof(why)))
+        return true;
+    ns_set_err(err, errlen, "proxyProtocolTrustedProxies: %s", why);
+    return false;
+}
 
 #define OFF(f) offsetof(ns_config_t, f)
 /* Number ranges: the -c file's, then 318's (the same unless REMOTE narrows it). */
@@ -298,9 +336,106 @@ static const opt_t opts[] = {
     {"routeSnapshotMaxAgeMillis", NULL, T_LONG, G_EXT, R_NEXT_START, D_TEXT, "600000",
      OFF(route_snapshot_max_age_ms), REMOTE(1000, INT64_MAX, 60000, 86400000),
      "a snapshot older than this at the start is not used, ms"},
+
+    /* TLS: Java's TlsSystemConfig system properties (-D there; -c, --set and tls.config.file
+     * here), names and defaults as in Java 5.5.0. Never remote: they name files or switch a
+     * protection. */
+    {"tls.server.mode", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "permissive", OFF(tls.server_mode),
+     NOR, "disabled, permissive (TLS and plaintext on one port) or enforcing (TLS only)"},
+    {"tls.test.mode.enable", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "true",
+     OFF(tls.test_mode_enable), NOR,
+     "serve a self-signed certificate made at start, ignoring tls.server.certPath/keyPath (Java's "
+     "default)"},
+    {"tls.server.certPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL, OFF(tls.server_cert_path),
+     NOR, "server certificate chain, PEM"},
+    {"tls.server.keyPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL, OFF(tls.server_key_path), NOR,
+     "server private key, PEM (PKCS#8 or traditional, encrypted or not)"},
+    {"tls.server.keyPassword", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL,
+     OFF(tls.server_key_password), NOR, "password of an encrypted server key (printed masked)"},
+    {"tls.server.need.client.auth", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "none",
+     OFF(tls.server_need_client_auth), NOR,
+     "ask clients for a certificate: none, optional or require"},
+    {"tls.server.authClient", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false",
+     OFF(tls.server_auth_client), NOR,
+     "check client certificates against tls.server.trustCertPath (false: accept any)"},
+    {"tls.server.trustCertPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL,
+     OFF(tls.server_trust_cert_path), NOR,
+     "CA certificates (PEM) for client certificates (empty: the system store)"},
+    {"tls.ciphers", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL, OFF(tls.ciphers), NOR,
+     "cipher suites, comma-separated IANA/Java or OpenSSL names (empty: OpenSSL's defaults)"},
+    {"tls.protocols", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL, OFF(tls.protocols), NOR,
+     "protocols, comma-separated: TLSv1.3, TLSv1.2, TLSv1.1, TLSv1 (empty: OpenSSL's defaults)"},
+    {"tls.config.file", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "/etc/rocketmq/tls.properties",
+     OFF(tls.config_file), NOR,
+     "tls.* keys read after -c and --set; its values win (missing file: none)"},
+    {"tls.enable", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false", OFF(tls.enable), NOR,
+     "default of useTLS: the notifier's connections to brokers use TLS"},
+    {"tls.client.certPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL, OFF(tls.client_cert_path),
+     NOR, "notifier's client certificate chain, PEM (not sent in test mode)"},
+    {"tls.client.keyPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL, OFF(tls.client_key_path), NOR,
+     "notifier's client private key, PEM"},
+    {"tls.client.keyPassword", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL,
+     OFF(tls.client_key_password), NOR, "password of an encrypted client key (printed masked)"},
+    {"tls.client.authServer", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false",
+     OFF(tls.client_auth_server), NOR,
+     "check brokers' certificates against tls.client.trustCertPath (false: accept any)"},
+    {"tls.client.trustCertPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL,
+     OFF(tls.client_trust_cert_path), NOR,
+     "CA certificates (PEM) for brokers' certificates (empty: the system store)"},
+    /* Ours. 10 s is Netty's SslHandler handshake timeout. */
+    {"tlsHandshakeTimeoutMillis", NULL, T_LONG, G_EXT, R_NEVER, D_TEXT, "10000",
+     OFF(tls.handshake_timeout_ms), RANGE(100, 600000),
+     "close a connection whose TLS handshake or PROXY header is not done in this time, ms"},
+    {"proxyProtocolTrustedProxies", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(tls.proxy_trusted),
+     NOR,
+     "peers allowed to send a PROXY header: IPs or CIDRs, comma-separated; empty: any (Java); "
+     "none: nobody"},
 };
 
 #define NOPTS NS_ARRAY_SIZE(opts)
+
+/* What some keys need beyond the table's columns (kept apart so that rows keep one shape). */
+typedef struct opt_extra {
+    const char *key;
+    unsigned flags; /* F_* */
+    /* Strict loads (-c, --set, tls.config.file): refuses a value the server cannot use. */
+    bool (*check)(const char *value, char *err, size_t errlen);
+} opt_extra_t;
+
+static const opt_extra_t opt_extras[] = {
+    {"tls.server.mode", 0, check_tls_mode},
+    {"tls.test.mode.enable", F_TLS_FILE, NULL},
+    {"tls.server.certPath", F_TLS_FILE, NULL},
+    {"tls.server.keyPath", F_TLS_FILE, NULL},
+    {"tls.server.keyPassword", F_TLS_FILE | F_SECRET, NULL},
+    {"tls.server.need.client.auth", F_TLS_FILE, check_client_auth},
+    {"tls.server.authClient", F_TLS_FILE, NULL},
+    {"tls.server.trustCertPath", F_TLS_FILE, NULL},
+    {"tls.ciphers", F_TLS_FILE, NULL},
+    {"tls.protocols", F_TLS_FILE, NULL},
+    {"tls.client.certPath", F_TLS_FILE, NULL},
+    {"tls.client.keyPath", F_TLS_FILE, NULL},
+    {"tls.client.keyPassword", F_TLS_FILE | F_SECRET, NULL},
+    {"tls.client.authServer", F_TLS_FILE, NULL},
+    {"tls.client.trustCertPath", F_TLS_FILE, NULL},
+    {"proxyProtocolTrustedProxies", 0, check_proxy_acl},
+};
+
+static const opt_extra_t *extra_of(const opt_t *o)
+{
+    for (size_t i = 0; i < NS_ARRAY_SIZE(opt_extras); i++)
+        if (strcmp(opt_extras[i].key, o->key) == 0)
+            return &opt_extras[i];
+    return NULL;
+}
+
+static unsigned opt_flags(const opt_t *o)
+{
+    const opt_extra_t *x = extra_of(o);
+    return x != NULL ? x->flags : 0;
+}
+
+static const opt_t *find_opt(const char *key, bool for_update);
 
 /* ---- small helpers -------------------------------------------------------------------- */
 
@@ -449,6 +584,12 @@ static int convert(const opt_t *o, const char *value, bool strict, opt_value_t *
     switch (o->type) {
     case T_STR: {
         v->str = java_trim_dup(value);
+        const opt_extra_t *x = extra_of(o);
+        if (strict && x != NULL && x->check != NULL && !x->check(v->str, err, errlen)) {
+            free(v->str);
+            v->str = NULL;
+            return NS_ECONFIG;
+        }
         if (strict && o->off == OFF(log_level)) {
             ns_log_level_t lv;
             if (!ns_log_level_parse(v->str, &lv)) {
@@ -551,8 +692,9 @@ static bool loads_strictly(const opt_t *o, const char *value, char *why, size_t 
     return rc == 1;
 }
 
-/* Formats o's current value into out. Returns false for a NULL string. */
-static bool format_value(ns_config_t *cfg, const opt_t *o, ns_buf_t *out)
+/* Formats o's current value into out (a set secret as SECRET_MASK unless `reveal`). Returns
+ * false for a NULL string. */
+static bool format_value(ns_config_t *cfg, const opt_t *o, ns_buf_t *out, bool reveal)
 {
     const void *p = field_ptr(cfg, o);
     switch (o->type) {
@@ -560,7 +702,7 @@ static bool format_value(ns_config_t *cfg, const opt_t *o, ns_buf_t *out)
         const char *s = __atomic_load_n((char *const *)p, __ATOMIC_ACQUIRE);
         if (s == NULL)
             return false;
-        ns_buf_append_str(out, s);
+        ns_buf_append_str(out, (opt_flags(o) & F_SECRET) && !reveal && s[0] ? SECRET_MASK : s);
         return true;
     }
     case T_BOOL:
@@ -810,6 +952,101 @@ out:
     return rc;
 }
 
+/* ---- tls.config.file ---------------------------------------------------------------------- */
+
+static void tls_file_warn(bool live, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tls_file_warn(bool live, const char *fmt, ...)
+{
+    char line[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (live)
+        NS_LOG_W("%s", line);
+    else
+        fprintf(stderr, "mqnamesrv: %s\n", line);
+}
+
+int ns_config_load_tls_file(ns_config_t *cfg, bool live, char *err, size_t errlen)
+{
+    if (live)
+        pthread_mutex_lock(&cfg->lock);
+    char *path = cfg->tls.config_file != NULL ? ns_xstrdup(cfg->tls.config_file) : NULL;
+    ns_buf_t text = NS_BUF_INIT;
+    pair_list_t pairs = {NULL, 0};
+    int rc = 0;
+    struct stat st;
+    /* Java: "Tls config file doesn't exist, skip it" unless a readable regular file. */
+    if (path == NULL || path[0] == '\0' || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        access(path, R_OK) != 0)
+        goto out;
+    rc = read_file(path, &text);
+    if (rc < 0) {
+        ns_set_err(err, errlen, "%s: %s", path, strerror(-rc));
+        goto out;
+    }
+    int bad_line = 0;
+    if (ns_properties_parse((const char *)text.data, text.len, collect_pair, &pairs, &bad_line) <
+        0) {
+        ns_set_err(err, errlen, "%s:%d: Malformed \\uxxxx encoding.", path, bad_line);
+        rc = NS_ECONFIG;
+        goto out;
+    }
+    /* All or nothing: every value is checked before any is applied. */
+    for (size_t i = 0; i < pairs.n; i++) {
+        const opt_t *o = find_opt(pairs.v[i].key, false);
+        char why[512];
+        if (o != NULL && (opt_flags(o) & F_TLS_FILE) &&
+            !loads_strictly(o, pairs.v[i].value, why, sizeof(why))) {
+            ns_set_err(err, errlen, "%s:%d: %s", path, pairs.v[i].line, why);
+            rc = NS_ECONFIG;
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < pairs.n; i++) {
+        const opt_t *o = find_opt(pairs.v[i].key, false);
+        if (o == NULL || !(opt_flags(o) & F_TLS_FILE)) {
+            tls_file_warn(live, "%s:%d: %s is not read from tls.config.file (as in Java), ignored",
+                          path, pairs.v[i].line, pairs.v[i].key);
+            continue;
+        }
+        apply(cfg, o, pairs.v[i].value, false, live, NULL, 0);
+    }
+    rc = 1;
+out:
+    if (live)
+        pthread_mutex_unlock(&cfg->lock);
+    pair_list_free(&pairs);
+    ns_buf_free(&text);
+    free(path);
+    return rc;
+}
+
+const char *ns_config_tls_problem(const ns_config_t *cfg)
+{
+    const ns_tls_config_t *t = &cfg->tls;
+    bool accepts_tls = t->server_mode == NULL || strcmp(t->server_mode, "disabled") != 0;
+    bool missing = t->server_cert_path == NULL || t->server_cert_path[0] == '\0' ||
+                   t->server_key_path == NULL || t->server_key_path[0] == '\0';
+    if (accepts_tls && !t->test_mode_enable && missing)
+        return "tls.test.mode.enable=false needs tls.server.certPath and tls.server.keyPath (or "
+               "tls.server.mode=disabled)";
+    return NULL;
+}
+
+void ns_config_derive_use_tls(ns_config_t *cfg)
+{
+    if (extra_find(cfg, "useTLS") >= 0)
+        return; /* set in -c or --set: NettyClientConfig's own value */
+    const opt_t *enable = find_opt("tls.enable", false);
+    if (cfg->ext_set[opt_index(enable)])
+        cfg->client.use_tls = cfg->tls.enable;
+    else
+        cfg->client.use_tls =
+            cfg->tls.server_mode != NULL && strcmp(cfg->tls.server_mode, "enforcing") == 0;
+}
+
 /* ---- dumps ------------------------------------------------------------------------------- */
 
 static void dump_group(ns_config_t *cfg, ns_buf_t *out, bool extensions)
@@ -820,7 +1057,7 @@ static void dump_group(ns_config_t *cfg, ns_buf_t *out, bool extensions)
             continue;
         ns_buf_append_str(out, opt_field_name(o));
         ns_buf_append_char(out, '=');
-        format_value(cfg, o, out); /* a NULL string prints as empty, as Java's -p does */
+        format_value(cfg, o, out, false); /* a NULL string prints as empty, as Java's -p does */
         ns_buf_append_char(out, '\n');
     }
 }
@@ -888,7 +1125,8 @@ static void dump_sorted_locked(ns_config_t *cfg, ns_buf_t *out, dump_form_t form
         if (o->group == G_EXT && !cfg->ext_set[opt_index(o)])
             continue;
         size_t start = vals.len;
-        if (!format_value(cfg, o, &vals))
+        /* Secrets in clear only for the file 318 writes, never in the 319 reply. */
+        if (!format_value(cfg, o, &vals, form == DUMP_FILE))
             continue; /* Java's object2Properties skips null fields */
         ns_buf_append_char(&vals, '\0');
         refs[n++] = (kv_ref_t){opt_field_name(o), start};

@@ -375,6 +375,7 @@ int ns_config_parse_cli(ns_config_t *cfg, int argc, char **argv)
             goto out;
         }
     }
+    ns_config_derive_use_tls(cfg);
     cfg->print_config = st.seen[OPT_P];
 out:
     state_free(&st);

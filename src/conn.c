@@ -2,7 +2,13 @@
  * each request and writes all the replies of one read in a single vectored write. Requests
  * that are not cheap go to the worker (worker.c) and are answered when they come back. Each
  * connection's share of the budgets is kept by its guard (conn_guard.h), asked before every
- * frame; this file does what it answers. */
+ * frame; this file does what it answers.
+ *
+ * The first bytes decide what the connection speaks (ns_sniff.h): an optional PROXY protocol
+ * header (its client becomes the peer), then TLS or plaintext as tls.server.mode allows. A TLS
+ * connection has a session (ns_tls.h) between the socket and the frames: ciphertext read goes
+ * through it into plaintext, and each batch of replies is encrypted into one piece of
+ * ciphertext before the write. Plaintext connections pay one pointer test per read and write. */
 #include "server_int.h"
 
 #include <stdlib.h>
@@ -45,8 +51,10 @@ struct ns_conn {
     char peer[64];           /* "ip:port" for logs */
     ns_buf_t in;             /* unread input */
     uint64_t last_active_ms; /* last read or completed write, monotonic ms */
-    bool saw_first_byte;     /* first-byte sniffing done */
+    bool preamble_done;      /* first-bytes sniffing done (PROXY header, TLS or plaintext) */
     bool closing;            /* uv_close called or pending */
+    bool after_proxy;        /* a PROXY header was taken; the next bytes decide TLS */
+    bool tls_ready;          /* the TLS handshake completed */
     ns_buf_t out_headers;    /* replies of the current read: frame prefixes and headers */
     reply_seg_t *segs;       /* pieces of the current batch, in wire order */
     size_t seg_count;
@@ -62,6 +70,10 @@ struct ns_conn {
     ns_conn_t *resume_next;   /* that list */
     bool sent_registration;   /* has sent a REGISTER_BROKER: brokers may be bound to it */
     ns_conn_guard_t guard;    /* its share of the budgets */
+    /* Last, so that the fields above keep the offsets (and cache lines) of a plaintext build. */
+    ns_tls_t *tls;                 /* the TLS session, or NULL: plaintext */
+    uint64_t preamble_deadline_ms; /* a TLS handshake or PROXY header begun must be done by then
+                                      (tlsHandshakeTimeoutMillis); 0: none running */
 };
 
 /* A write request and everything it keeps alive, in one allocation freed in on_write: the
@@ -103,11 +115,26 @@ static void list_remove(ns_conn_t *conn)
     loop->conn_count--;
 }
 
+/* A TLS session we end says so (close_notify), best effort: only if the socket takes it now. */
+static void tls_say_goodbye(ns_conn_t *conn)
+{
+    ns_tls_shutdown(conn->tls);
+    ns_buf_t alert = NS_BUF_INIT;
+    ns_tls_take_output(conn->tls, &alert);
+    if (alert.len > 0 && uv_stream_get_write_queue_size((uv_stream_t *)&conn->handle) == 0) {
+        uv_buf_t b = uv_buf_init((char *)alert.data, (unsigned)alert.len);
+        (void)uv_try_write((uv_stream_t *)&conn->handle, &b, 1);
+    }
+    ns_buf_free(&alert);
+}
+
 void ns__conn_close(ns_conn_t *conn, const char *why)
 {
     if (conn->closing)
         return;
     conn->closing = true;
+    if (conn->tls != NULL && conn->tls_ready)
+        tls_say_goodbye(conn);
     ns_conn_guard_closing(&conn->guard, &conn->loop->guard);
     NS_LOG_D("closing connection peer=%s id=%llu: %s", conn->peer, (unsigned long long)conn->id,
              why);
@@ -157,6 +184,8 @@ static void on_close(uv_handle_t *handle)
     ns_conn_guard_partial_release(&conn->guard);
     ns_buf_free(&conn->in);
     ns_buf_free(&conn->out_headers);
+    ns_tls_free(conn->tls);
+    conn->tls = NULL;
     for (size_t i = 0; i < conn->seg_count; i++)
         ns_blob_unref(conn->segs[i].blob);
     free(conn->segs);
@@ -176,8 +205,10 @@ static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
     ns_conn_t *conn = handle->data;
     ns_io_loop_t *loop = conn->loop;
     NS_UNUSED(suggested);
-    if (conn->in.len == 0) {
-        /* Nothing pending: the loop's buffer (on_read consumes it before the next alloc). */
+    if (conn->in.len == 0 || conn->tls != NULL) {
+        /* Nothing pending: the loop's buffer (on_read consumes it before the next alloc). A TLS
+         * connection's ciphertext always goes there: its session takes all of it at once, and
+         * conn->in holds plaintext. */
         if (loop->read_buf == NULL)
             loop->read_buf = ns_xmalloc(READ_CHUNK);
         buf->base = (char *)loop->read_buf;
@@ -323,12 +354,45 @@ static void resume_output_waiters(ns_io_loop_t *loop)
     }
 }
 
+/* TLS: the batch's pieces (and any handshake bytes waiting) become one piece of ciphertext in
+ * out_headers, which the plaintext path below then writes. */
+static void tls_seal(ns_conn_t *conn)
+{
+    size_t n = conn->seg_count;
+    if (n == 0 && ns_tls_pending_output(conn->tls) == 0)
+        return;
+    ns_tls_status_t st = NS_TLS_OK;
+    for (size_t i = 0; i < n && st == NS_TLS_OK;) {
+        ns_tls_iov_t iov[TRY_WRITE_SEGS];
+        size_t k = 0;
+        for (; k < TRY_WRITE_SEGS && i < n; k++, i++) {
+            uv_buf_t b = seg_buf(&conn->segs[i], conn->out_headers.data);
+            iov[k] = (ns_tls_iov_t){b.base, b.len};
+        }
+        st = ns_tls_encrypt(conn->tls, iov, k);
+    }
+    release_segs(conn, 0, n);
+    conn->seg_count = 0;
+    conn->batch_bytes = 0;
+    conn->out_headers.len = 0;
+    if (st != NS_TLS_OK) {
+        NS_LOG_W("closing connection %s: TLS: %s", conn->peer, ns_tls_error(conn->tls));
+        ns__conn_close(conn, "TLS write failed");
+        return;
+    }
+    ns_tls_take_output(conn->tls, &conn->out_headers);
+    if (conn->out_headers.len > 0)
+        add_seg(conn, 0, conn->out_headers.len, NULL);
+}
+
 /* Sends the batch built during one read as one vectored write: at once when the socket takes it
  * all (the usual case: no write request, no callback, and libuv does not touch the socket's
  * epoll registration afterwards, which cost a system call per reply), else the rest through a
  * write request. */
 static void flush_replies(ns_conn_t *conn)
 {
+    if (conn->tls != NULL && !conn->closing)
+        tls_seal(conn);
     if (conn->seg_count == 0)
         return;
     size_t n = conn->seg_count;
@@ -715,6 +779,179 @@ static void process_input(ns_conn_t *conn, const uint8_t *data, size_t len, bool
     update_reading(conn);
 }
 
+/* ---- the first bytes: PROXY header, TLS or plaintext ------------------------------------- */
+
+/* Java accepts a PROXY header from any peer; proxyProtocolTrustedProxies narrows that. */
+static bool proxy_allowed(ns_conn_t *conn)
+{
+    const ns_proxy_acl_t *acl = &conn->loop->server->tls.proxy_acl;
+    if (acl->any)
+        return true;
+    struct sockaddr_storage ss;
+    int sslen = sizeof(ss);
+    if (uv_tcp_getpeername(&conn->handle, (struct sockaddr *)&ss, &sslen) != 0)
+        return false;
+    if (ss.ss_family == AF_INET)
+        return ns_proxy_acl_allows(acl, (const uint8_t *)&((struct sockaddr_in *)&ss)->sin_addr,
+                                   false);
+    if (ss.ss_family == AF_INET6)
+        return ns_proxy_acl_allows(acl, ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr, true);
+    return false;
+}
+
+/* The client a PROXY header names becomes the peer: logs, DEBUG request lines, handlers. */
+static void take_proxy_header(ns_conn_t *conn, const ns_proxy_header_t *h)
+{
+    if (!h->has_source) {
+        NS_LOG_D("connection %s id=%llu: PROXY v%d header without a client address (%s)",
+                 conn->peer, (unsigned long long)conn->id, h->version,
+                 h->local ? "LOCAL" : "UNKNOWN or UNIX");
+        return;
+    }
+    char proxy[sizeof(conn->peer)];
+    memcpy(proxy, conn->peer, sizeof(proxy));
+    snprintf(conn->peer, sizeof(conn->peer), "%s:%u", h->src_addr, (unsigned)h->src_port);
+    NS_LOG_D("connection %s id=%llu: client %s (PROXY v%d header)", proxy,
+             (unsigned long long)conn->id, conn->peer, h->version);
+}
+
+/* Drops the first n bytes of what is being sniffed. */
+static void drop_front(ns_conn_t *conn, const uint8_t **data, size_t *len, bool shared, size_t n)
+{
+    if (shared) {
+        *data += n;
+        *len -= n;
+        return;
+    }
+    ns_buf_consume(&conn->in, n);
+    *data = conn->in.data;
+    *len = conn->in.len;
+}
+
+/* The first bytes are refused: logged and counted as a bad frame, and the connection closes
+ * (no request has been read from it, so nothing waits for an answer). */
+static void refuse_preamble(ns_conn_t *conn, ns_metric_id_t reason, const char *why,
+                            const uint8_t *data, size_t len)
+{
+    bad_frame(conn, reason, why, data, len);
+    drain_conn(conn);
+}
+
+/* Runs the sniffer's verdicts on the first bytes. Returns true when the connection goes on with
+ * *data[0..*len) (what follows a PROXY header); false when it waits for more bytes (kept in
+ * conn->in) or was closed. */
+static bool preamble(ns_conn_t *conn, const uint8_t **data, size_t *len, bool shared)
+{
+    ns_server_t *server = conn->loop->server;
+    for (;;) {
+        ns_sniff_t s;
+        switch (ns_sniff(*data, *len, server->tls.mode, conn->after_proxy, &s)) {
+        case NS_SNIFF_PROXY:
+            if (!proxy_allowed(conn)) {
+                refuse_preamble(
+                    conn, NS_M_FRAME_PROXY_UNTRUSTED,
+                    "PROXY protocol header from a peer not in proxyProtocolTrustedProxies", *data,
+                    *len);
+                return false;
+            }
+            take_proxy_header(conn, &s.proxy);
+            NS_METRIC_INC(PROXY_HEADERS);
+            conn->after_proxy = true;
+            conn->preamble_deadline_ms = 0; /* a client behind a proxy may stay silent */
+            drop_front(conn, data, len, shared, s.consumed);
+            continue;
+        case NS_SNIFF_NEED_MORE:
+            /* A PROXY header begun must end in time (a silent new connection is only bounded
+             * by the idle timeout, as in Java). */
+            if (*len > 0 && conn->preamble_deadline_ms == 0)
+                conn->preamble_deadline_ms = uv_now(&conn->loop->loop) + server->tls.handshake_ms;
+            if (shared)
+                ns_buf_append(&conn->in, *data, *len);
+            return false;
+        case NS_SNIFF_PLAIN:
+            conn->preamble_done = true;
+            conn->preamble_deadline_ms = 0;
+            return true;
+        case NS_SNIFF_TLS:
+            conn->tls = server->tls.server_ctx != NULL ? ns_tls_new(server->tls.server_ctx) : NULL;
+            if (conn->tls == NULL) {
+                /* Java: "Trying to establish an SSL connection but SslContext is null". */
+                NS_LOG_E("closing connection %s: TLS handshake, but the TLS server context could "
+                         "not be built (see the TLS error at start)",
+                         conn->peer);
+                ns__conn_close(conn, "no TLS context");
+                return false;
+            }
+            conn->preamble_done = true;
+            conn->preamble_deadline_ms = uv_now(&conn->loop->loop) + server->tls.handshake_ms;
+            return true;
+        case NS_SNIFF_REFUSE_TLS:
+            refuse_preamble(conn, NS_M_FRAME_TLS,
+                            "TLS handshake received, but tls.server.mode is disabled", *data, *len);
+            return false;
+        case NS_SNIFF_REFUSE_PLAIN:
+            refuse_preamble(conn, NS_M_FRAME_PLAINTEXT,
+                            "plaintext request, but tls.server.mode is enforcing (TLS only)", *data,
+                            *len);
+            return false;
+        case NS_SNIFF_BAD_PROXY: {
+            char why[160];
+            snprintf(why, sizeof(why), "bad PROXY protocol header: %s", s.proxy.error);
+            refuse_preamble(conn, NS_M_FRAME_PROXY, why, *data, *len);
+            return false;
+        }
+        }
+    }
+}
+
+/* ---- TLS connections ---------------------------------------------------------------------- */
+
+/* Ciphertext in: plaintext frames out, as on a plaintext connection. */
+static void tls_read(ns_conn_t *conn, const uint8_t *data, size_t len, bool shared)
+{
+    ns_io_loop_t *loop = conn->loop;
+    /* The first bytes after the sniffing may sit in conn->in; later ones never do. */
+    ns_buf_t first = NS_BUF_INIT;
+    if (!shared) {
+        first = conn->in;
+        conn->in = (ns_buf_t)NS_BUF_INIT;
+    }
+    bool plain_shared = conn->in.len == 0;
+    ns_buf_t *plain = plain_shared ? &loop->tls_plain : &conn->in;
+    size_t frame = conn->guard.partial_bytes;
+    if (!plain_shared && frame > NS_GUARD_SMALL_FRAME && conn->in.len < frame) {
+        /* The rest of a large frame: room for exactly its declared size (what the budget
+         * holds), as on_alloc gives a plaintext connection. */
+        ns_buf_reserve_exact(&conn->in, frame - conn->in.len + NS_TLS_RECORD_MAX);
+    }
+    ns_tls_status_t st = ns_tls_decrypt(conn->tls, data, len, plain);
+    ns_buf_free(&first);
+    if (!conn->tls_ready && ns_tls_handshake_done(conn->tls)) {
+        conn->tls_ready = true;
+        conn->preamble_deadline_ms = 0;
+        if (ns_log_get_level() >= NS_LOG_DEBUG) {
+            char desc[300];
+            ns_tls_describe(conn->tls, desc, sizeof(desc));
+            NS_LOG_D("connection %s id=%llu: TLS handshake done: %s", conn->peer,
+                     (unsigned long long)conn->id, desc);
+        }
+    }
+    if (st == NS_TLS_ERROR) {
+        if (plain_shared)
+            loop->tls_plain.len = 0;
+        flush_replies(conn); /* the alert, if any */
+        NS_LOG_W("closing connection %s: TLS %s: %s", conn->peer,
+                 conn->tls_ready ? "session failed" : "handshake failed", ns_tls_error(conn->tls));
+        ns__conn_close(conn, "TLS error");
+        return;
+    }
+    process_input(conn, plain->data, plain->len, plain_shared);
+    if (plain_shared)
+        loop->tls_plain.len = 0;
+    if (st == NS_TLS_CLOSED)
+        ns__conn_close(conn, "peer closed (TLS close_notify)");
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     ns_conn_t *conn = stream->data;
@@ -737,20 +974,13 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         data = conn->in.data;
         len = conn->in.len;
     }
-    if (!conn->saw_first_byte) {
-        conn->saw_first_byte = true;
-        if (data[0] == 0x16) {
-            /* A TLS ClientHello: we do not speak TLS, so refuse cleanly instead of parsing a
-             * 369-MiB "frame length" out of it. */
-            NS_LOG_W("closing connection %s: TLS handshake received, TLS is not supported",
-                     conn->peer);
-            NS_METRIC_INC(FRAME_TLS);
-            ns__conn_close(conn, "tls");
-            return;
-        }
-    }
-
+    if (!conn->preamble_done && !preamble(conn, &data, &len, shared))
+        return;
     ns_metrics_batch_begin();
+    if (conn->tls != NULL) {
+        tls_read(conn, data, len, shared);
+        return;
+    }
     process_input(conn, data, len, shared);
 }
 
@@ -870,11 +1100,21 @@ void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms)
     ns_conn_t *next;
     for (ns_conn_t *c = loop->conns; c != NULL; c = next) {
         next = c->next;
-        if (!c->closing && now_ms - c->last_active_ms > idle_ms) {
+        if (c->closing)
+            continue;
+        if (idle_ms > 0 && now_ms - c->last_active_ms > idle_ms) {
             NS_LOG_I("closing connection %s: idle for more than %llu s", c->peer,
                      (unsigned long long)(idle_ms / 1000));
             NS_METRIC_INC(CUT_IDLE);
             ns__conn_close(c, "idle");
+        } else if (c->preamble_deadline_ms != 0 && now_ms >= c->preamble_deadline_ms) {
+            const char *what = c->tls != NULL ? "TLS handshake" : "PROXY protocol header";
+            if (c->tls != NULL)
+                ns_tls_fail(c->tls, "handshake timeout");
+            NS_METRIC_INC(CUT_HANDSHAKE_TIMEOUT);
+            NS_LOG_W("closing connection %s: %s not completed within %llu ms", c->peer, what,
+                     (unsigned long long)loop->server->tls.handshake_ms);
+            ns__conn_close(c, "handshake timeout");
         }
     }
 }
@@ -895,6 +1135,10 @@ static void drain_conn(ns_conn_t *c)
         return;
     c->draining = true;
     uv_read_stop((uv_stream_t *)&c->handle);
+    if (c->tls != NULL && c->tls_ready) {
+        ns_tls_shutdown(c->tls); /* close_notify, after the replies still queued */
+        flush_replies(c);
+    }
     if (uv_stream_get_write_queue_size((uv_stream_t *)&c->handle) == 0) {
         ns__conn_close(c, "server shutdown");
         return;

@@ -278,6 +278,8 @@ int ns_exporter_start(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv, ns_expor
     e->cfg = cfg;
     e->route = route;
     e->kv = kv;
+    sigset_t saved;
+    ns_signals_block(&saved); /* its polling thread inherits the mask: signals go to loop 0 */
     e->daemon = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, on_request, e, MHD_OPTION_SOCK_ADDR,
         (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)NS_EXPORTER_MAX_CONNS,
@@ -286,6 +288,7 @@ int ns_exporter_start(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv, ns_expor
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)NS_EXPORTER_MEMORY,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)64, MHD_OPTION_LISTENING_ADDRESS_REUSE,
         (unsigned)1, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_END);
+    ns_signals_restore(&saved);
     if (e->daemon == NULL) {
         int err = errno ? -errno : NS_ECONFIG;
         NS_LOG_E("Failed to start the metrics exporter on %s:%d: %s", host, port, ns_strerror(err));

@@ -106,8 +106,22 @@ int main(int argc, char **argv)
         status = -rc - 1;
         goto out;
     }
+    /* Java's TlsHelper reads tls.config.file over the -D values; ours are -c and --set. */
+    char tls_err[600];
+    rc = ns_config_load_tls_file(&cfg, false, tls_err, sizeof(tls_err));
+    if (rc < 0) {
+        fprintf(stderr, "mqnamesrv: tls.config.file: %s\n", tls_err);
+        status = 1;
+        goto out;
+    }
     if (cfg.print_config) {
         ns_config_print(&cfg, stdout);
+        goto out;
+    }
+    const char *tls_problem = ns_config_tls_problem(&cfg);
+    if (tls_problem != NULL) {
+        fprintf(stderr, "mqnamesrv: %s\n", tls_problem);
+        status = EXIT_FATAL;
         goto out;
     }
     if (ns_config_home_missing(&cfg)) {

@@ -7,7 +7,11 @@
  * has been idle for clientChannelMaxIdleTimeSeconds (Java's client idle handler), so a storm of
  * changes does not reconnect every time. Delivery is best effort, as in Java: a broker that
  * cannot be reached within connectTimeoutMillis, or whose connection fails, loses its notices
- * (logged), and brokers also learn their group's state from their own periodic route sync. */
+ * (logged), and brokers also learn their group's state from their own periodic route sync.
+ *
+ * With useTLS (Java's NettyClientConfig; its default is tls.enable, else tls.server.mode
+ * enforcing) each connection speaks TLS with the client context of server_tls.c: frames wait
+ * until the handshake is done, within connectTimeoutMillis of the connect. */
 #include "server_int.h"
 
 #include <stdlib.h>
@@ -47,9 +51,11 @@ struct peer {
     bool connected;
     bool closing;
     int handles;         /* tcp and timer not yet closed */
-    ns_buf_t pending;    /* frames waiting for the connection */
+    ns_buf_t pending;    /* frames waiting for the connection (and its TLS handshake) */
     size_t queued_bytes; /* pending + written but not yet completed */
     uint64_t sent;       /* frames handed to the socket */
+    ns_tls_t *tls;       /* the TLS session (useTLS), or NULL */
+    bool tls_ready;      /* its handshake is done */
 };
 
 typedef struct write_req {
@@ -68,6 +74,7 @@ static void on_handle_closed(uv_handle_t *h)
     if (--p->handles > 0)
         return;
     ns_buf_free(&p->pending);
+    ns_tls_free(p->tls);
     free(p);
     n->open_handles--;
 }
@@ -116,7 +123,8 @@ static void on_written(uv_write_t *req, int status)
         peer_close(p, uv_strerror(status));
 }
 
-static void send_bytes(peer_t *p, const uint8_t *data, size_t len)
+/* Writes bytes as they are (frames, or TLS records). */
+static void send_raw(peer_t *p, const uint8_t *data, size_t len)
 {
     write_req_t *w = ns_xmalloc(sizeof(*w) + len);
     w->peer = p;
@@ -131,9 +139,50 @@ static void send_bytes(peer_t *p, const uint8_t *data, size_t len)
         peer_close(p, uv_strerror(rc));
         return;
     }
+}
+
+/* Sends what the TLS session has to send (handshake messages, records). */
+static void send_tls_output(peer_t *p)
+{
+    if (ns_tls_pending_output(p->tls) == 0)
+        return;
+    ns_buf_t out = NS_BUF_INIT;
+    ns_tls_take_output(p->tls, &out);
+    send_raw(p, out.data, out.len);
+    ns_buf_free(&out);
+}
+
+/* Sends frames (encrypted on a TLS connection). */
+static void send_bytes(peer_t *p, const uint8_t *data, size_t len)
+{
+    if (p->tls != NULL) {
+        ns_tls_iov_t iov = {data, len};
+        if (ns_tls_encrypt(p->tls, &iov, 1) != NS_TLS_OK) {
+            peer_close(p, ns_tls_error(p->tls));
+            return;
+        }
+        send_tls_output(p);
+    } else {
+        send_raw(p, data, len);
+    }
+    if (p->closing)
+        return;
     p->sent++;
     /* The idle clock restarts with every send, as Java's IdleStateHandler counts writes. */
     uv_timer_start(&p->timer, on_idle, idle_ms(p->owner), 0);
+}
+
+/* Sends the frames that waited for the connection, then waits for the idle timeout. */
+static void send_pending(peer_t *p)
+{
+    size_t len = p->pending.len;
+    if (len > 0) {
+        p->queued_bytes -= len;
+        send_bytes(p, p->pending.data, len);
+        ns_buf_free(&p->pending);
+    } else {
+        uv_timer_start(&p->timer, on_idle, idle_ms(p->owner), 0);
+    }
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -146,9 +195,27 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
-    (void)buf;
-    if (nread < 0)
-        peer_close(s->data, nread == UV_EOF ? NULL : uv_strerror((int)nread));
+    peer_t *p = s->data;
+    if (nread < 0) {
+        peer_close(p, nread == UV_EOF ? NULL : uv_strerror((int)nread));
+        return;
+    }
+    if (p->tls == NULL || nread == 0 || p->closing)
+        return;
+    ns_buf_t plain = NS_BUF_INIT; /* a broker answers nothing to oneway requests: dropped */
+    ns_tls_status_t st = ns_tls_decrypt(p->tls, (const uint8_t *)buf->base, (size_t)nread, &plain);
+    ns_buf_free(&plain);
+    send_tls_output(p);
+    if (st != NS_TLS_OK) {
+        peer_close(p,
+                   st == NS_TLS_CLOSED ? "TLS session closed by the broker" : ns_tls_error(p->tls));
+        return;
+    }
+    if (!p->tls_ready && ns_tls_handshake_done(p->tls) && !p->closing) {
+        p->tls_ready = true;
+        uv_timer_stop(&p->timer);
+        send_pending(p);
+    }
 }
 
 static void on_connected(uv_connect_t *req, int status)
@@ -160,22 +227,28 @@ static void on_connected(uv_connect_t *req, int status)
         peer_close(p, uv_strerror(status));
         return;
     }
+    uv_read_start((uv_stream_t *)&p->tcp, on_alloc, on_read);
+    ns_tls_ctx_t *tls_ctx = p->owner->loop->server->tls.client_ctx;
+    if (tls_ctx != NULL) {
+        /* The connect timer keeps running: it bounds the handshake too. */
+        p->tls = ns_tls_new(tls_ctx);
+        if (p->tls == NULL) {
+            peer_close(p, "useTLS is on but the TLS client context could not be built");
+            return;
+        }
+        p->connected = true; /* frames still wait in pending until tls_ready */
+        send_tls_output(p);  /* the ClientHello */
+        return;
+    }
     p->connected = true;
     uv_timer_stop(&p->timer);
-    uv_read_start((uv_stream_t *)&p->tcp, on_alloc, on_read);
-    size_t len = p->pending.len;
-    if (len > 0) {
-        p->queued_bytes -= len;
-        send_bytes(p, p->pending.data, len);
-        ns_buf_free(&p->pending);
-    } else {
-        uv_timer_start(&p->timer, on_idle, idle_ms(p->owner), 0);
-    }
+    send_pending(p);
 }
 
 static void on_connect_timeout(uv_timer_t *t)
 {
-    peer_close(t->data, "connect timed out");
+    peer_t *p = t->data;
+    peer_close(p, p->tls != NULL ? "TLS handshake timed out" : "connect timed out");
 }
 
 static bool parse_addr(const char *addr, struct sockaddr_storage *out)
@@ -262,7 +335,7 @@ static void deliver(ns_notifier_t *n, const ns_route_notice_t *nt)
     if (p->queued_bytes + frame.len > PEER_MAX_QUEUED_BYTES) {
         NS_LOG_W("notify broker %s: %zu bytes already queued, NOTIFY_MIN_BROKER_ID_CHANGE dropped",
                  p->addr, p->queued_bytes);
-    } else if (p->connected) {
+    } else if (p->connected && (p->tls == NULL || p->tls_ready)) {
         send_bytes(p, frame.data, frame.len);
     } else {
         ns_buf_append(&p->pending, frame.data, frame.len);

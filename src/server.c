@@ -185,9 +185,8 @@ static void on_idle_check(uv_timer_t *timer)
 {
     ns_io_loop_t *loop = timer->data;
     ns_health_loop_beat(loop->index, uv_now(&loop->loop));
-    uint64_t idle_ms = loop->server->limits.idle_ms;
-    if (idle_ms > 0)
-        ns__conn_close_idle(loop, uv_now(&loop->loop), idle_ms);
+    /* Idle connections, and TLS handshakes or PROXY headers past their deadline. */
+    ns__conn_close_idle(loop, uv_now(&loop->loop), loop->server->limits.idle_ms);
     ns__conn_check_budgets(loop, uv_now(&loop->loop));
 }
 
@@ -401,17 +400,20 @@ static void on_stats(uv_timer_t *timer)
     size_t conns = 0;
     for (unsigned i = 0; i < server->loop_count; i++)
         conns += __atomic_load_n(&server->loops[i].conn_count, __ATOMIC_RELAXED);
+    char tls[120];
+    ns__server_tls_stats(server, tls, sizeof(tls));
     NS_LOG_I("[STATS] connections=%zu requests_last_min=%llu bad_frames_last_min=%llu "
-             "requests_total=%llu",
+             "requests_total=%llu%s",
              conns, (unsigned long long)(req - last_requests), (unsigned long long)(bad - last_bad),
-             (unsigned long long)req);
+             (unsigned long long)req, tls);
     last_requests = req;
     last_bad = bad;
     log_guards(false);
 }
 
-/* SIGHUP: reread the ACL account file, reopen logPath, so that logrotate can move the file away
- * (Java has no equivalent: its JVM treats SIGHUP as a shutdown). */
+/* SIGHUP: reread the ACL account file, reopen logPath, so that logrotate can move the file away,
+ * then reload the TLS certificates (Java has no equivalent: its JVM treats SIGHUP as a
+ * shutdown). */
 static void on_sighup(uv_signal_t *sig, int signum)
 {
     (void)signum;
@@ -420,14 +422,15 @@ static void on_sighup(uv_signal_t *sig, int signum)
         ns_acl_poll(server->acl, true);
     ns_traffic_log_reopen();
     const char *path = server->cfg->log_path;
-    if (path == NULL || path[0] == '\0')
-        return;
-    int rc = ns_log_open_file(path);
-    if (rc != 0)
-        NS_LOG_E("SIGHUP: cannot reopen log file %s: %s (still writing to the old one)", path,
-                 strerror(-rc));
-    else
-        NS_LOG_I("SIGHUP: log file %s reopened", path);
+    if (path != NULL && path[0] != '\0') {
+        int rc = ns_log_open_file(path);
+        if (rc != 0)
+            NS_LOG_E("SIGHUP: cannot reopen log file %s: %s (still writing to the old one)", path,
+                     strerror(-rc));
+        else
+            NS_LOG_I("SIGHUP: log file %s reopened", path);
+    }
+    ns__server_tls_reload(server, "SIGHUP");
 }
 
 static void on_acl_poll(uv_timer_t *timer)
@@ -484,6 +487,7 @@ static void begin_shutdown(ns_server_t *server)
     uv_close((uv_handle_t *)&server->stats_timer, NULL);
     uv_close((uv_handle_t *)&server->go_away_timer, NULL);
     uv_close((uv_handle_t *)&server->acl_timer, NULL);
+    ns__server_tls_stop(server);
     ns__notifier_close(server->notifier);
     /* Requests of peers already gone are not run any more: the stop waits for no one. */
     ns__worker_begin_shutdown(server->worker);
@@ -549,13 +553,6 @@ int ns_server_run(ns_server_t *server)
     }
     if (rc == 0)
         rc = listen_on(server);
-    if (rc == 0) /* before portFile: whoever waits for that file finds the server ready */
-        ns_health_set_listening(server->loop_count, server->bound_port, server->start_ms);
-    if (rc == 0 && server->cfg->port_file && server->cfg->port_file[0]) {
-        int prc = write_port_file(server->cfg->port_file, server->bound_port);
-        if (prc != 0)
-            NS_LOG_W("cannot write portFile %s: %s", server->cfg->port_file, strerror(-prc));
-    }
     if (rc != 0) {
         /* Close what was opened and run the loops dry so nothing leaks. */
         for (unsigned i = 0; i < inited; i++) {
@@ -604,11 +601,23 @@ int ns_server_run(ns_server_t *server)
     if (server->acl != NULL)
         uv_timer_start(&server->acl_timer, on_acl_poll, ACL_POLL_MS, ACL_POLL_MS);
 
+    ns__server_tls_start(server);
     server->notifier = ns__notifier_new(loop0);
     server->worker = ns__worker_start(server);
+    sigset_t saved;
+    ns_signals_block(&saved); /* the loop threads inherit it: signals go to loop 0 only */
     for (unsigned i = 1; i < server->loop_count; i++)
         uv_thread_create(&server->loops[i].thread, loop_thread_main, &server->loops[i]);
+    ns_signals_restore(&saved);
 
+    /* Only now, with the signal handlers, timers and threads in place: whoever waits for
+     * portFile (tests, scripts) may signal or query a server that is ready for it. */
+    ns_health_set_listening(server->loop_count, server->bound_port, server->start_ms);
+    if (server->cfg->port_file && server->cfg->port_file[0]) {
+        int prc = write_port_file(server->cfg->port_file, server->bound_port);
+        if (prc != 0)
+            NS_LOG_W("cannot write portFile %s: %s", server->cfg->port_file, strerror(-prc));
+    }
     NS_LOG_I("The Name Server boot success. serializeType=JSON, address %s (%u I/O loop%s, %s)",
              server->bound_addr, server->loop_count, server->loop_count == 1 ? "" : "s",
              ns_version_line());
@@ -625,6 +634,7 @@ int ns_server_run(ns_server_t *server)
     server->worker = NULL;
     ns__notifier_free(server->notifier);
     server->notifier = NULL;
+    ns__server_tls_free(server);
     for (unsigned i = 0; i < server->loop_count; i++) {
         ns_io_loop_t *loop = &server->loops[i];
         /* Descriptors handed over after the loop stopped were queued but never adopted. */
@@ -634,6 +644,7 @@ int ns_server_run(ns_server_t *server)
         free(loop->close_ids);
         ns_buf_free(&loop->scratch);
         free(loop->read_buf);
+        ns_buf_free(&loop->tls_plain);
         if (uv_loop_close(&loop->loop) != 0)
             NS_LOG_W("event loop %u closed with open handles", i);
         pthread_mutex_destroy(&loop->lock);

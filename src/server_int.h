@@ -13,8 +13,11 @@
 #include "jobq.h"
 #include "ns_buf.h"
 #include "ns_cmd.h"
+#include "ns_proxy.h"
 #include "ns_route.h"
 #include "ns_server.h"
+#include "ns_sniff.h"
+#include "ns_tls.h"
 
 /* Connection ids carry the index of their loop in the low byte, so any thread can route a
  * close request to the loop that owns the connection, and a server-wide accept sequence above
@@ -85,6 +88,8 @@ struct ns_io_loop {
     bool wakeup_closed;     /* wakeup and jobs_async may no longer be signalled (under lock) */
     uint8_t *read_buf;      /* READ_CHUNK bytes every connection without a partial frame reads
                                into (conn.c); NULL until the first read */
+    ns_buf_t tls_plain;     /* what TLS connections without a partial frame decrypt into
+                               (conn.c); the ciphertext is in read_buf meanwhile */
 };
 
 /* The connection limits, read from the configuration once at start: 318 persists changes of
@@ -97,6 +102,19 @@ typedef struct ns_server_limits {
     int sndbuf, rcvbuf;      /* serverSocketSndBufSize / RcvBufSize, 0 = system default */
     ns_guard_limits_t guard; /* the per-connection budgets (conn_guard.h) */
 } ns_server_limits_t;
+
+/* TLS and the PROXY protocol (server_tls.c): fixed at start, except the certificates the
+ * contexts hold, which reload (changed files, SIGHUP) without touching open connections. */
+typedef struct ns_server_tls {
+    ns_tls_mode_t mode;       /* tls.server.mode */
+    ns_tls_ctx_t *server_ctx; /* accepted TLS connections; NULL when the mode is disabled */
+    ns_tls_ctx_t *client_ctx; /* the notifier's connections; NULL unless useTLS */
+    uint64_t handshake_ms;    /* tlsHandshakeTimeoutMillis */
+    ns_proxy_acl_t proxy_acl; /* proxyProtocolTrustedProxies */
+    uv_timer_t watch_timer;   /* on loop 0: did a certificate file change? */
+    bool watching;            /* watch_timer initialised (must be closed) */
+    bool reload_due;          /* a change was seen: reload at the next tick (files settle) */
+} ns_server_tls_t;
 
 struct ns_server {
     ns_config_t *cfg;
@@ -118,6 +136,7 @@ struct ns_server {
     uv_timer_t go_away_timer; /* ends a graceful shutdown's wait, on loops[0] */
     uv_timer_t acl_timer;     /* looks for a changed account file (acl != NULL), on loops[0] */
     bool going_away;          /* graceful shutdown under way (atomic): answer GO_AWAY */
+    ns_server_tls_t tls;      /* TLS and PROXY protocol (server_tls.c) */
     char bound_addr[64];      /* "ip:port" actually bound */
     int bound_port;           /* port actually bound (listenPort 0 = ephemeral) */
     /* Traffic counters, updated with relaxed atomics by every loop. */
@@ -137,6 +156,23 @@ void ns__notifier_post(ns_notifier_t *n, ns_route_notice_t *v, size_t count);
 void ns__notifier_close(ns_notifier_t *n);
 /* After loop 0 has run dry and no thread posts any more (the worker has stopped). */
 void ns__notifier_free(ns_notifier_t *n);
+
+/* server_tls.c, on loop 0 */
+
+/* Reads the TLS settings, builds the server context (unless tls.server.mode is disabled) and the
+ * notifier's (when useTLS), logs what is in force and starts watching the certificate files. A
+ * context that cannot be built is logged (ERROR) and TLS connections are refused until a
+ * reload succeeds, as Java's server runs on without its SslContext. */
+void ns__server_tls_start(ns_server_t *server);
+/* SIGHUP: reads tls.config.file again and rebuilds the contexts (open connections keep their
+ * sessions). */
+void ns__server_tls_reload(ns_server_t *server, const char *why);
+/* Appends the TLS counters to the minute's traffic summary (nothing when TLS is off). */
+void ns__server_tls_stats(ns_server_t *server, char *out, size_t outlen);
+/* Shutdown: stops watching. */
+void ns__server_tls_stop(ns_server_t *server);
+/* After every loop has stopped (no session is left): frees the contexts. */
+void ns__server_tls_free(ns_server_t *server);
 
 /* conn.c */
 

@@ -284,7 +284,10 @@ int ns_traffic_log_start(const char *path)
     memset(&tl.in, 0, sizeof(tl.in));
     memset(&tl.out, 0, sizeof(tl.out));
     tl.stop = false;
+    sigset_t saved;
+    ns_signals_block(&saved); /* signals go to loop 0 (the main thread) only */
     NS_ASSERT(pthread_create(&tl.thread, NULL, traffic_main, NULL) == 0);
+    ns_signals_restore(&saved);
     tl.running = true;
     NS_LOG_I("traffic log (Java's RequestCode/ResponseCode Distribution lines) to %s", path);
     return 0;

@@ -254,7 +254,10 @@ ns_worker_t *ns__worker_start(ns_server_t *server)
     ns_jobq_init(&w->queue, NEW_CONN_COST_NS);
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
+    sigset_t saved;
+    ns_signals_block(&saved); /* signals go to loop 0 (the main thread) only */
     NS_ASSERT(pthread_create(&w->thread, NULL, worker_main, w) == 0);
+    ns_signals_restore(&saved);
     return w;
 }
 

@@ -405,7 +405,15 @@ static void test_sd_notify(void **state)
     snprintf(status, sizeof(status), "STATUS=serving on 127.0.0.1:%d", atoi(port_text));
     assert_non_null(strstr(msg, status));
     kill(pid, SIGTERM);
-    assert_true(recv_notice(fd, msg, sizeof(msg), 20000));
+    bool got = recv_notice(fd, msg, sizeof(msg), 20000);
+    if (!got) {
+        char out_path[160], *text = malloc(65536);
+        snprintf(out_path, sizeof(out_path), "%s/notify.out", tmpdir);
+        read_into(out_path, text, 65536);
+        print_error("no STOPPING=1; server alive: %d; its output:\n%s\n", kill(pid, 0) == 0, text);
+        free(text);
+    }
+    assert_true(got);
     assert_non_null(strstr(msg, "STOPPING=1"));
     assert_int_equal(wait_exit(pid, 20000), 0);
     close(fd);

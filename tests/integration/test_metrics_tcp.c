@@ -32,6 +32,7 @@
 #include "ns_cmd_codec.h"
 #include "ns_common.h"
 #include "rmq_client.h"
+#include "tls_client.h"
 
 static void sleep_ms(int ms)
 {
@@ -567,6 +568,68 @@ static void test_off_by_default(void **state)
     ns_testsrv_cleanup(&srv);
 }
 
+/* TLS and PROXY protocol events, each counted once (issue 9): a handshake behind a PROXY header,
+ * plaintext refused by an enforcing server, a bad PROXY header, a handshake that times out. */
+static void test_tls_and_proxy_series(void **state)
+{
+    (void)state;
+    const char *more[] = {"--set", "tls.server.mode=enforcing", "--set",
+                          "tlsHandshakeTimeoutMillis=300", NULL};
+    int port = start_with_metrics(&srv, more);
+    assert_true(port > 0);
+    /* The exporter listens before the server builds its TLS context. */
+    assert_true(ns_testsrv_wait_output(&srv, "TLS: server context:", 10000, NULL, 0));
+    char *s0 = scrape(port);
+    /* The server's context and the notifier's (useTLS follows tls.server.mode=enforcing). */
+    assert_int_equal(metric(s0, "mqnamesrv_tls_context_loads_total{result=\"ok\"}"), 2);
+    const char v1[] = "PROXY TCP4 203.0.113.9 127.0.0.1 40001 9876\r\n";
+    rmq_tls_opts_t o = {.preamble = v1, .preamble_len = strlen(v1)};
+    char err[256];
+    rmq_tls_t *t = rmq_tls_connect(srv.port, &o, err, sizeof(err));
+    if (t == NULL)
+        fail_msg("TLS: %s", err);
+    ns_cmd_t req, resp;
+    ns_buf_t holder = NS_BUF_INIT;
+    rmq_request(&req, 105, 1, "topic", "NoSuchTopic", NULL);
+    assert_int_equal(rmq_tls_call(t, &req, &resp, &holder), 0);
+    ns_cmd_free(&resp);
+    rmq_tls_close(t);
+    int fd = rmq_connect(srv.port); /* plaintext: refused */
+    assert_int_equal(rmq_send(fd, &req), 0);
+    assert_true(rmq_wait_closed(fd, 5000));
+    close(fd);
+    ns_cmd_free(&req);
+    ns_buf_free(&holder);
+    fd = rmq_connect(srv.port);
+    assert_int_equal(rmq_send_raw(fd, "PROXY TCP4 1.2.3.4 5.6.7.8 0 1\r\n", 32), 0);
+    assert_true(rmq_wait_closed(fd, 5000));
+    close(fd);
+    fd = rmq_connect(srv.port); /* half a ClientHello, then nothing */
+    assert_int_equal(rmq_send_raw(fd, "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11), 0);
+    assert_true(rmq_wait_closed(fd, 5000));
+    close(fd);
+    char *s1 = NULL;
+    for (int i = 0; i < 100; i++) { /* the last close is counted on its loop */
+        free(s1);
+        s1 = scrape(port);
+        if (DELTA("mqnamesrv_connections_cut_total{reason=\"handshake_timeout\"}") == 1)
+            break;
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(DELTA("mqnamesrv_tls_handshakes_total{side=\"server\"}"), 1);
+    assert_int_equal(DELTA("mqnamesrv_tls_handshake_failures_total{side=\"server\"}"), 1);
+    assert_int_equal(DELTA("mqnamesrv_tls_handshakes_total{side=\"client\"}"), 0);
+    assert_int_equal(DELTA("mqnamesrv_proxy_headers_total"), 1);
+    assert_int_equal(DELTA("mqnamesrv_frames_refused_total{reason=\"plaintext_enforcing\"}"), 1);
+    assert_int_equal(DELTA("mqnamesrv_frames_refused_total{reason=\"bad_proxy_header\"}"), 1);
+    assert_int_equal(DELTA("mqnamesrv_frames_refused_total{reason=\"untrusted_proxy\"}"), 0);
+    assert_int_equal(DELTA("mqnamesrv_connections_cut_total{reason=\"handshake_timeout\"}"), 1);
+    free(s0);
+    free(s1);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -574,6 +637,7 @@ int main(void)
         cmocka_unit_test_teardown(test_readiness_follows_the_server, teardown),
         cmocka_unit_test_teardown(test_hostile_http_clients, teardown),
         cmocka_unit_test_teardown(test_off_by_default, teardown),
+        cmocka_unit_test_teardown(test_tls_and_proxy_series, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,67 +22,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
 #include "ns_cmd_codec.h"
 #include "rmq_client.h"
 
 static ns_testsrv_t srv;
-
-/* A listening socket on 127.0.0.1 with an ephemeral port, non-blocking. */
-static int listen_any(int *port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    assert_int_equal(listen(fd, 4), 0);
-    socklen_t len = sizeof(sa);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-    *port = ntohs(sa.sin_port);
-    fcntl(fd, F_SETFL, O_NONBLOCK);
-    return fd;
-}
-
-/* Waits up to timeout_ms for a connection on lfd; returns it (blocking) or -1. */
-static int accept_within(int lfd, int timeout_ms)
-{
-    struct pollfd p = {.fd = lfd, .events = POLLIN};
-    if (poll(&p, 1, timeout_ms) != 1)
-        return -1;
-    int fd = accept(lfd, NULL, NULL);
-    if (fd >= 0)
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    return fd;
-}
-
-static void register_broker(int fd, const char *name, const char *addr, const char *ha,
-                            const char *id)
-{
-    static int32_t opaque = 100;
-    const char *body = "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"
-                       "{\"counter\":1,\"stateVersion\":0,\"timestamp\":1700000000000},"
-                       "\"topicConfigTable\":{\"broker-n\":{\"order\":false,\"perm\":7,"
-                       "\"readQueueNums\":1,\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":"
-                       "\"broker-n\",\"topicSysFlag\":0,\"writeQueueNums\":1},\"TBW102\":{"
-                       "\"order\":false,\"perm\":7,\"readQueueNums\":8,\"topicFilterType\":"
-                       "\"SINGLE_TAG\",\"topicName\":\"TBW102\",\"topicSysFlag\":0,"
-                       "\"writeQueueNums\":8}}}}";
-    char crc[32];
-    snprintf(crc, sizeof(crc), "%lu",
-             crc32(0L, (const Bytef *)body, (uInt)strlen(body)) & 0x7FFFFFFFul);
-    ns_cmd_t req, resp;
-    ns_buf_t holder = NS_BUF_INIT;
-    rmq_request(&req, 103, ++opaque, "brokerName", name, "brokerAddr", addr, "clusterName",
-                "NotifyCluster", "haServerAddr", ha, "brokerId", id, "bodyCrc32", crc, "compressed",
-                "false", "enableActingMaster", "true", NULL);
-    ns_cmd_set_body_copy(&req, body, strlen(body));
-    assert_int_equal(rmq_call(fd, &req, &resp, &holder), 0);
-    assert_int_equal(resp.code, 0);
-    ns_cmd_free(&req);
-    ns_cmd_free(&resp);
-    ns_buf_free(&holder);
-}
 
 static void expect_notice(int fd, const char *min_id, const char *min_addr, const char *offline,
                           const char *ha)
@@ -112,7 +55,7 @@ static void test_min_broker_id_change_is_sent(void **state)
 {
     (void)state;
     int master_port, slave_port;
-    int master_l = listen_any(&master_port), slave_l = listen_any(&slave_port);
+    int master_l = rmq_listen_any(&master_port), slave_l = rmq_listen_any(&slave_port);
     char master[32], slave[32], master_ha[32];
     snprintf(master, sizeof(master), "127.0.0.1:%d", master_port);
     snprintf(slave, sizeof(slave), "127.0.0.1:%d", slave_port);
@@ -120,10 +63,12 @@ static void test_min_broker_id_change_is_sent(void **state)
 
     int slave_conn = rmq_connect(srv.port), master_conn = rmq_connect(srv.port);
     assert_true(slave_conn >= 0 && master_conn >= 0);
-    register_broker(slave_conn, "broker-n", slave, "127.0.0.1:1", "1");
-    register_broker(master_conn, "broker-n", master, master_ha, "0");
+    assert_int_equal(
+        rmq_register_broker(slave_conn, "NotifyCluster", "broker-n", slave, "127.0.0.1:1", "1"), 0);
+    assert_int_equal(
+        rmq_register_broker(master_conn, "NotifyCluster", "broker-n", master, master_ha, "0"), 0);
 
-    int to_slave = accept_within(slave_l, 10000);
+    int to_slave = rmq_accept_within(slave_l, 10000);
     assert_true(to_slave >= 0);
     expect_notice(to_slave, "0", master, NULL, master_ha);
 
@@ -146,17 +91,20 @@ static void test_unreachable_broker_is_logged(void **state)
 {
     (void)state;
     int gone_port;
-    int l = listen_any(&gone_port);
+    int l = rmq_listen_any(&gone_port);
     close(l); /* the port is free now: connecting to it is refused */
     char gone[32];
     snprintf(gone, sizeof(gone), "127.0.0.1:%d", gone_port);
     int a = rmq_connect(srv.port), b = rmq_connect(srv.port);
-    register_broker(a, "broker-x", gone, "127.0.0.1:1", "1");
-    register_broker(b, "broker-x", "127.0.0.1:9", "127.0.0.1:10", "0");
+    assert_int_equal(rmq_register_broker(a, "NotifyCluster", "broker-x", gone, "127.0.0.1:1", "1"),
+                     0);
+    assert_int_equal(
+        rmq_register_broker(b, "NotifyCluster", "broker-x", "127.0.0.1:9", "127.0.0.1:10", "0"), 0);
     char needle[96];
     snprintf(needle, sizeof(needle), "notify connection to broker %s closed", gone);
     assert_true(ns_testsrv_wait_output(&srv, needle, 5000, NULL, 0));
-    register_broker(a, "broker-x", gone, "127.0.0.1:1", "1"); /* still served */
+    assert_int_equal(rmq_register_broker(a, "NotifyCluster", "broker-x", gone, "127.0.0.1:1", "1"),
+                     0); /* still served */
     close(a);
     close(b);
 }

@@ -12,6 +12,8 @@
 #   it_mqadmin 5.x clusterList -n 127.0.0.1:$ns1_port
 #   it_check "what" <command ...>  /  it_check_contains "what" "$text" "needle"
 #   drv_start d5 5.x; drv d5 <request>; adm d5 <mqadmin args>   (ItDriver JVMs; reply in R)
+#   has "what" "text in R"; lacks ...; eventually <s> "what" <command ...>
+#   run_client <label> <min checks> <program ...>   (a program printing RESULT pass|fail lines)
 #   it_finish                      prints the tally, exits 1 on any failure
 #
 # Artifact sets (pinned versions; tests/interop/java/<set>/pom.xml):
@@ -341,6 +343,27 @@ it_javac() {
     printf '%s\n' "$out"
 }
 
+# run_client <label> <min results> <command ...>: runs a client program with stdout in
+# $IT_WORK/<label>.out and stderr in $IT_WORK/<label>.log, records each RESULT line as a check,
+# and fails when it exits non-zero or printed fewer results than expected (it died early).
+run_client() {
+    local label=$1 min=$2
+    shift 2
+    local rc=0 verdict what count=0 start=$SECONDS
+    "$@" >"$IT_WORK/$label.out" 2>"$IT_WORK/$label.log" || rc=$?
+    while read -r verdict what; do
+        count=$((count + 1))
+        it_record "$verdict" "$label: $what"
+    done < <(sed -n 's/^RESULT \(pass\|fail\) /\1 /p' "$IT_WORK/$label.out")
+    if [[ $rc -ne 0 || $count -lt $min ]]; then
+        it_record fail "$label client exits 0 with at least $min checks (exit $rc, $count checks)"
+        it_log "last lines of $IT_WORK/$label.log:"
+        tail -25 "$IT_WORK/$label.log" >&2
+    else
+        it_record pass "$label client exits 0 with all $count checks passed in $((SECONDS - start)) s"
+    fi
+}
+
 # ---- the driver JVMs (tests/interop/java/apps/ItDriver.java) -----------------------------
 
 # drv_start <name> <set>: starts ItDriver on the set's classpath, talking over two FIFOs.
@@ -392,4 +415,30 @@ adm() {
     local d=$1
     shift
     drv "$d" mqadmin "$@"
+}
+
+# ---- checks on the last driver reply (R) ----------------------------------------------------
+
+has() { it_check_contains "$1" "$R" "$2"; }
+
+# eventually <seconds> "what" <command ...>: it_wait as a check; a failure shows the last
+# driver reply, which is what the command looked at when it queried a NameServer.
+eventually() {
+    local secs=$1 what=$2
+    shift 2
+    if it_wait "$secs" "$@"; then
+        it_record pass "$what"
+    else
+        it_record fail "$what (not within $secs s; last driver reply:)"
+        printf '%s\n' "$R" | head -30 >&2
+    fi
+}
+
+lacks() {
+    if grep -qF -- "$2" <<<"$R"; then
+        it_record fail "$1 (unexpected '$2' in:)"
+        printf '%s\n' "$R" | head -30 >&2
+    else
+        it_record pass "$1"
+    fi
 }

@@ -37,33 +37,8 @@ N=40
 # Brokers re-register every registerNameServerPeriod, clamped by the broker to >= 10000 ms.
 PERIOD_MS=10000
 
-# The driver JVMs (drv_start, drv, adm) live in lib.sh.
-
-# ---- checks on the last reply -----------------------------------------------------------
-
-has() { it_check_contains "$1" "$R" "$2"; }
-
-# eventually <seconds> "what" <command ...>: it_wait as a check; a failure shows the last
-# driver reply, which is what the command looked at when it queried a NameServer.
-eventually() {
-    local secs=$1 what=$2
-    shift 2
-    if it_wait "$secs" "$@"; then
-        it_record pass "$what"
-    else
-        it_record fail "$what (not within $secs s; last driver reply:)"
-        printf '%s\n' "$R" | head -30 >&2
-    fi
-}
-
-lacks() {
-    if grep -qF -- "$2" <<<"$R"; then
-        it_record fail "$1 (unexpected '$2' in:)"
-        printf '%s\n' "$R" | head -30 >&2
-    else
-        it_record pass "$1"
-    fi
-}
+# The driver JVMs (drv_start, drv, adm) and the checks on their last reply (has, lacks,
+# eventually) live in lib.sh.
 
 # The topicRoute JSON (fastjson's pretty print: bare integer keys, layout varying by version)
 # as lines

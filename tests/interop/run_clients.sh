@@ -59,27 +59,6 @@ install_node() {
     NODE_MODULES=$dir/node_modules
 }
 
-# run_client <label> <min results> <command ...>: runs a client program with stdout in
-# $IT_WORK/<label>.out and stderr in $IT_WORK/<label>.log, records each RESULT line as a check,
-# and fails when it exits non-zero or printed fewer results than expected (it died early).
-run_client() {
-    local label=$1 min=$2
-    shift 2
-    local rc=0 verdict what count=0 start=$SECONDS
-    "$@" >"$IT_WORK/$label.out" 2>"$IT_WORK/$label.log" || rc=$?
-    while read -r verdict what; do
-        count=$((count + 1))
-        it_record "$verdict" "$label: $what"
-    done < <(sed -n 's/^RESULT \(pass\|fail\) /\1 /p' "$IT_WORK/$label.out")
-    if [[ $rc -ne 0 || $count -lt $min ]]; then
-        it_record fail "$label client exits 0 with at least $min checks (exit $rc, $count checks)"
-        it_log "last lines of $IT_WORK/$label.log:"
-        tail -25 "$IT_WORK/$label.log" >&2
-    else
-        it_record pass "$label client exits 0 with all $count checks passed in $((SECONDS - start)) s"
-    fi
-}
-
 build_go
 install_node
 

@@ -4,7 +4,8 @@
 # mqnamesrv (the ASan build) run side by side; tests/interop/replay.py replays every trace of
 # tests/interop/traces/ against both and compares each reply (code, remark, extFields, body;
 # see the header of replay.py for the trace format and the comparison rules). One check per
-# trace; a failing one prints the first mismatches as a diff.
+# trace; a failing one prints the first mismatches as a diff. Every trace runs twice: over
+# plaintext, then over TLS (both servers in their default permissive mode).
 #
 #   tests/interop/run_diff.sh                 every trace, in name order
 #   tests/interop/run_diff.sh traces/03_*.jsonl   only these
@@ -32,17 +33,26 @@ if [[ $# -gt 0 ]]; then
 else
     traces=("$here"/traces/*.jsonl)
 fi
-for trace in "${traces[@]}"; do
-    name=$(basename "$trace" .jsonl)
-    out=$IT_WORK/$name.out
-    if python3 "$here/replay.py" run --ref "127.0.0.1:$jns_port" --cand "127.0.0.1:$cns_port" \
-        "$trace" >"$out" 2>&1; then
-        it_record pass "diff $name: $(tail -1 "$out")"
-    else
-        it_record fail "diff $name: $(tail -1 "$out")"
-        grep -v '^NOTE' "$out" | head -80 >&2
-    fi
-done
+# replay_all <label> [replay.py options]: every trace against both servers.
+replay_all() {
+    local label=$1 trace name out
+    shift
+    for trace in "${traces[@]}"; do
+        name=$(basename "$trace" .jsonl)
+        out=$IT_WORK/$name$label.out
+        if python3 "$here/replay.py" run --ref "127.0.0.1:$jns_port" --cand "127.0.0.1:$cns_port" \
+            "$@" "$trace" >"$out" 2>&1; then
+            it_record pass "diff$label $name: $(tail -1 "$out")"
+        else
+            it_record fail "diff$label $name: $(tail -1 "$out")"
+            grep -v '^NOTE' "$out" | head -80 >&2
+        fi
+    done
+}
+replay_all ""
+# The same traces over TLS: both servers run in Java's default mode (permissive, test-mode
+# self-signed certificate), so TLS and plaintext are served on the same port.
+replay_all " over TLS" --tls
 # The deliberate differences the comparator allowed (counted), and any "equal as JSON but not
 # as bytes" notes in full.
 notes=$(cat "$IT_WORK"/*.out | grep '^NOTE' || true)

@@ -657,7 +657,27 @@ static void test_conf_file_loads_cleanly(void **state)
                          "trafficLogPath=",
                          "aclEnable=false",
                          "aclReadsRequireSignature=false",
-                         "aclPlainFile="};
+                         "aclPlainFile=",
+
+                         "tls.server.mode=permissive",
+                         "tls.test.mode.enable=true",
+                         "tls.server.certPath=",
+                         "tls.server.keyPath=",
+                         "tls.server.keyPassword=",
+                         "tls.server.need.client.auth=none",
+                         "tls.server.authClient=false",
+                         "tls.server.trustCertPath=",
+                         "tls.ciphers=",
+                         "tls.protocols=",
+                         "tls.config.file=/etc/rocketmq/tls.properties",
+                         "tls.enable=false",
+                         "tls.client.certPath=",
+                         "tls.client.keyPath=",
+                         "tls.client.keyPassword=",
+                         "tls.client.authServer=false",
+                         "tls.client.trustCertPath=",
+                         "tlsHandshakeTimeoutMillis=10000",
+                         "proxyProtocolTrustedProxies="};
     for (size_t i = 0; i < NS_ARRAY_SIZE(ext); i++) {
         char key[128];
         snprintf(key, sizeof(key), "\n#%s", ext[i]);

@@ -266,7 +266,7 @@ static void test_histogram_cumulative(void **state)
     assert_int_equal(count_substr(p, "# TYPE mqnamesrv_request_duration_seconds histogram\n"), 1);
     assert_int_equal(count_substr(p, "# TYPE mqnamesrv_frames_refused_total counter\n"), 1);
     assert_int_equal(count_substr(p, "# HELP mqnamesrv_frames_refused_total "), 1);
-    assert_int_equal(count_substr(p, "mqnamesrv_frames_refused_total{reason="), 5);
+    assert_int_equal(count_substr(p, "mqnamesrv_frames_refused_total{reason="), 8);
     ns_buf_free(&page);
 }
 

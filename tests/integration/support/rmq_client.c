@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "ns_cmd_codec.h"
 #include "ns_frame.h"
 
@@ -330,4 +332,63 @@ int rmq_call(int fd, const ns_cmd_t *req, ns_cmd_t *resp, ns_buf_t *holder)
     if (rmq_send(fd, req) != 0)
         return -1;
     return rmq_recv(fd, resp, holder, 10000);
+}
+
+int rmq_listen_any(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 4) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+        close(fd);
+        return -1;
+    }
+    *port = ntohs(sa.sin_port);
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    return fd;
+}
+
+int rmq_accept_within(int lfd, int timeout_ms)
+{
+    struct pollfd p = {.fd = lfd, .events = POLLIN};
+    if (poll(&p, 1, timeout_ms) != 1)
+        return -1;
+    int fd = accept(lfd, NULL, NULL);
+    if (fd >= 0)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
+int rmq_register_broker(int fd, const char *cluster, const char *name, const char *addr,
+                        const char *ha, const char *id)
+{
+    static int32_t opaque = 100;
+    const char *body = "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"
+                       "{\"counter\":1,\"stateVersion\":0,\"timestamp\":1700000000000},"
+                       "\"topicConfigTable\":{\"broker-n\":{\"order\":false,\"perm\":7,"
+                       "\"readQueueNums\":1,\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":"
+                       "\"broker-n\",\"topicSysFlag\":0,\"writeQueueNums\":1},\"TBW102\":{"
+                       "\"order\":false,\"perm\":7,\"readQueueNums\":8,\"topicFilterType\":"
+                       "\"SINGLE_TAG\",\"topicName\":\"TBW102\",\"topicSysFlag\":0,"
+                       "\"writeQueueNums\":8}}}}";
+    char crc[32];
+    snprintf(crc, sizeof(crc), "%lu",
+             crc32(0L, (const Bytef *)body, (uInt)strlen(body)) & 0x7FFFFFFFul);
+    ns_cmd_t req, resp;
+    ns_buf_t holder = NS_BUF_INIT;
+    rmq_request(&req, 103, ++opaque, "brokerName", name, "brokerAddr", addr, "clusterName", cluster,
+                "haServerAddr", ha, "brokerId", id, "bodyCrc32", crc, "compressed", "false",
+                "enableActingMaster", "true", NULL);
+    ns_cmd_set_body_copy(&req, body, strlen(body));
+    int code = -1;
+    if (rmq_call(fd, &req, &resp, &holder) == 0) {
+        code = resp.code;
+        ns_cmd_free(&resp);
+    }
+    ns_cmd_free(&req);
+    ns_buf_free(&holder);
+    return code;
 }

@@ -65,4 +65,16 @@ void rmq_request(ns_cmd_t *cmd, int32_t code, int32_t opaque, ...);
 /* Sends req and receives its reply (matching opaque). Returns 0 or <0 as rmq_recv. */
 int rmq_call(int fd, const ns_cmd_t *req, ns_cmd_t *resp, ns_buf_t *holder);
 
+/* A listening socket on 127.0.0.1 with an ephemeral port (written to *port), non-blocking;
+ * -1 on failure. */
+int rmq_listen_any(int *port);
+
+/* Waits up to timeout_ms for a connection on lfd; returns it (blocking) or -1. */
+int rmq_accept_within(int lfd, int timeout_ms);
+
+/* Registers a broker of an acting-master group (REGISTER_BROKER, JSON body with one topic of
+ * its own and TBW102) over fd. Returns the reply's code, or -1 without a reply. */
+int rmq_register_broker(int fd, const char *cluster, const char *name, const char *addr,
+                        const char *ha, const char *id);
+
 #endif

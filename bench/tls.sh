@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# bench/tls.sh: TLS figures of mqnamesrv against the Java NameServer, in one run (the machine is
+# shared and noisy: only ratios taken in the same run mean something).
+#
+#   1. route reads over TLS, 64 connections x 1 and x 16 in flight (nsbench --tls), mqnamesrv
+#      and the Java NameServer both in their default mode (permissive, test-mode certificate);
+#   2. full TLS handshakes per second and per server CPU-second (K parallel `openssl s_time
+#      -new`, no session resumption);
+#   3. plaintext route reads, 64 x 16, of this build (on a server of its own) and of a build
+#      without TLS (--base BIN): the cost of TLS support on the plaintext path, and of TLS;
+#   4. with --callgrind: instructions per route request (callgrind, docs/performance.md) of
+#      --base and this build over plaintext, and of this build over TLS.
+# Each of 1-3 runs --repeat times, alternating the servers, and prints every figure plus the
+# median. Results in --out (default a new /tmp directory): results.tsv and summary.md.
+#
+#   bench/tls.sh [--duration S] [--repeat N] [--base BIN] [--callgrind] [--out DIR]
+#   (--repeat 0 --callgrind: only the instruction counts, no Java)
+#
+# Needs a release build (cmake --preset release && cmake --build build/release), java, mvn,
+# the openssl command; valgrind for --callgrind. Loopback only, every run bounded.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+duration=10
+repeat=3
+base=
+callgrind=0
+out=
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --duration) duration=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --base) base=$2; shift 2 ;;
+    --callgrind) callgrind=1; shift ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+nsbench=${NSBENCH:-$here/build/release/bench/nsbench}
+mqnamesrv=${MQNAMESRV:-$here/build/release/mqnamesrv}
+java_opts=${JAVA_OPTS:--Xms256m -Xmx512m -XX:+UseG1GC}
+# The dataset: route answers of the w1 shape (one broker per topic), fewer brokers than w1 so
+# that 100 TLS registrations set it up in seconds on the Java side too.
+DATA=(-T 2000 -B 100 -W 1)
+HS_CLIENTS=4 # parallel s_time processes
+[[ -x $nsbench && -x $mqnamesrv ]] || { echo "build the release preset first" >&2; exit 2; }
+[[ -n $out ]] || out=$(mktemp -d /tmp/nsbench-tls.XXXXXX)
+mkdir -p "$out"
+results=$out/results.tsv
+: >"$results"
+work=$(mktemp -d /tmp/nsbench-tls-srv.XXXXXX)
+pids=()
+
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do
+    kill "$p" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+free_port() {
+  local p
+  for _ in $(seq 1 50); do
+    p=$((10000 + RANDOM % 20000))
+    if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
+      echo "$p"
+      return
+    fi
+  done
+  echo "no free port" >&2
+  exit 1
+}
+
+java_classpath() {
+  local cp=$here/build/java-namesrv.classpath
+  if [[ ! -s $cp ]]; then
+    log "resolving the Java NameServer with Maven (bench/java/pom.xml)"
+    mvn -q -B -f "$here/bench/java/pom.xml" dependency:build-classpath \
+      -Dmdep.outputFile="$cp" >"$out/mvn.log" 2>&1 || { cat "$out/mvn.log" >&2; exit 1; }
+  fi
+  cat "$cp"
+}
+
+# start <name> <java|BIN> [plain]: a server on a free port in its default (TLS permissive,
+# test-mode) configuration, ready for TLS clients unless `plain` (a build without TLS); sets PORT
+# and PID.
+start() {
+  local name=$1 kind=$2 dir
+  dir=$work/$name
+  mkdir -p "$dir"
+  PORT=$(free_port)
+  if [[ $kind == java ]]; then
+    echo "listenPort=$PORT" >"$dir/namesrv.conf"
+    # shellcheck disable=SC2086
+    (cd "$dir" && ROCKETMQ_HOME=$dir exec java $java_opts -Duser.home="$dir" \
+      -cp "$jcp" org.apache.rocketmq.namesrv.NamesrvStartup -c "$dir/namesrv.conf" \
+      >"$dir/server.out" 2>&1) &
+  else
+    # shellcheck disable=SC2046 # tls_args: zero or two words
+    ROCKETMQ_HOME=$dir "$kind" --set listenPort="$PORT" --set bindAddress=127.0.0.1 \
+      --set "kvConfigPath=$dir/kvConfig.json" --set "configStorePath=$dir/namesrv.properties" \
+      --set logPath= $(tls_args "$kind") >"$dir/server.out" 2>&1 &
+  fi
+  PID=$!
+  pids+=("$PID")
+  "$nsbench" -w ready -a "127.0.0.1:$PORT" --timeout-ms 60000 --label "$name" >/dev/null ||
+    { cat "$dir/server.out" >&2; echo "$name did not start" >&2; exit 1; }
+  [[ ${3:-} == plain ]] && return 0
+  # Java makes its test-mode certificate in the constructor, before it answers; wait for TLS.
+  for _ in $(seq 1 100); do
+    timeout 5 openssl s_client -connect "127.0.0.1:$PORT" </dev/null >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  echo "$name does not speak TLS" >&2
+  exit 1
+}
+
+# route <server> <port> <pid> <label> <conns> <inflight> [--tls]: one nsbench run; records
+# rate and per server CPU-second.
+route() {
+  local srv=$1 port=$2 pid=$3 label=$4 c=$5 p=$6
+  shift 6
+  local o
+  o=$("$nsbench" -w route -a "127.0.0.1:$port" "${DATA[@]}" -c "$c" -p "$p" -d "$duration" \
+    --warmup 2 --pid "$pid" --label "$srv" "$@" 2>&1) || { echo "$o" >&2; exit 1; }
+  echo "$o" >>"$out/nsbench.log"
+  local line rate cpu
+  line=$(grep '^RESULT .*class=route ' <<<"$o")
+  rate=$(sed -n 's/.* rate=\([0-9]*\).*/\1/p' <<<"$line")
+  cpu=$(sed -n 's/.* srv_cpu_pct=\([0-9-]*\).*/\1/p' <<<"$line")
+  local per=-
+  [[ $cpu -gt 0 ]] && per=$((rate * 100 / cpu))
+  printf '%s\t%s\trate\t%s\n%s\t%s\tper_cpu_s\t%s\n' "$srv" "$label" "$rate" "$srv" "$label" \
+    "$per" >>"$results"
+  log "$srv $label: $rate/s, server CPU $cpu %, $per per CPU-s"
+}
+
+# tls_args <binary>: --set tls.config.file= for a build that has the key (not for --base), so
+# that a /etc/rocketmq/tls.properties on this machine changes nothing.
+tls_args() {
+  if "$1" -p 2>/dev/null | grep -q ' tls.config.file='; then
+    printf '%s\n' --set tls.config.file=
+  fi
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# handshakes <server> <port> <pid>: HS_CLIENTS parallel `openssl s_time -new` for the duration.
+handshakes() {
+  local srv=$1 port=$2 pid=$3 t0 t1 c0 c1 i total=0
+  c0=$(cpu_ticks "$pid")
+  t0=$(date +%s%N)
+  local clients=()
+  for i in $(seq 1 $HS_CLIENTS); do
+    timeout $((duration + 30)) openssl s_time -connect "127.0.0.1:$port" -new -time "$duration" \
+      >"$work/stime.$i" 2>&1 &
+    clients+=("$!")
+  done
+  wait "${clients[@]}" || true
+  t1=$(date +%s%N)
+  c1=$(cpu_ticks "$pid")
+  for i in $(seq 1 $HS_CLIENTS); do
+    local n
+    n=$(sed -n 's/^\([0-9]*\) connections in [0-9]* real seconds.*/\1/p' "$work/stime.$i" | tail -1)
+    total=$((total + ${n:-0}))
+  done
+  local secs cpu_s rate per=-
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", (b - a) / 1e9}')
+  cpu_s=$(awk -v a="$c0" -v b="$c1" -v t="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", (b - a) / t}')
+  rate=$(awk -v n="$total" -v s="$secs" 'BEGIN {printf "%d", n / s}')
+  per=$(awk -v n="$total" -v c="$cpu_s" 'BEGIN {if (c > 0) printf "%d", n / c; else print "-"}')
+  printf '%s\thandshakes\trate\t%s\n%s\thandshakes\tper_cpu_s\t%s\n' "$srv" "$rate" "$srv" "$per" \
+    >>"$results"
+  log "$srv handshakes: $total in $secs s = $rate/s, server CPU $cpu_s s, $per per CPU-s"
+}
+
+log "TLS run: ${repeat} x ${duration} s per figure, results in $out"
+if [[ $repeat -gt 0 ]]; then # (--repeat 0 --callgrind: the instruction counts only)
+  jcp=$(java_classpath)
+  start c "$mqnamesrv"
+  c_port=$PORT c_pid=$PID
+  start java java
+  j_port=$PORT j_pid=$PID
+  # Before/after over plaintext: two fresh servers that see nothing else (the TLS runs above
+  # would leave their allocator state to one of them only).
+  start plain "$mqnamesrv"
+  p_port=$PORT p_pid=$PID
+  [[ -n $base ]] && { start base "$base" plain; b_port=$PORT b_pid=$PID; }
+fi
+
+# The JVM compiles its hot paths during the first seconds of load: both servers get an
+# untimed minute of the same loads first, so that Java is measured warm.
+if [[ $repeat -gt 0 ]]; then
+  log "-- warm-up (not recorded)"
+  for srv in "c $c_port $c_pid" "java $j_port $j_pid"; do
+    read -r name port pid <<<"$srv"
+    for shape in "64 1" "64 16"; do
+      read -r c p <<<"$shape"
+      "$nsbench" -w route -a "127.0.0.1:$port" "${DATA[@]}" -c "$c" -p "$p" -d 15 --warmup 0 \
+        --tls --label warm >/dev/null 2>&1 || true
+    done
+    timeout 30 openssl s_time -connect "127.0.0.1:$port" -new -time 10 >/dev/null 2>&1 || true
+  done
+fi
+
+for r in $(seq 1 "$repeat"); do
+  log "-- round $r"
+  for shape in "64 1" "64 16"; do
+    read -r c p <<<"$shape"
+    route c "$c_port" "$c_pid" "tls-${c}x${p}" "$c" "$p" --tls
+    route java "$j_port" "$j_pid" "tls-${c}x${p}" "$c" "$p" --tls
+  done
+  # Before/after: the order alternates between rounds, so that neither build always runs second.
+  if [[ -n $base && $((r % 2)) -eq 0 ]]; then
+    route base "$b_port" "$b_pid" "plain-64x16" 64 16
+    route c "$p_port" "$p_pid" "plain-64x16" 64 16
+  else
+    route c "$p_port" "$p_pid" "plain-64x16" 64 16
+    [[ -n $base ]] && route base "$b_port" "$b_pid" "plain-64x16" 64 16
+  fi
+  handshakes c "$c_port" "$c_pid"
+  handshakes java "$j_port" "$j_pid"
+done
+
+# ---- instructions per route request ----------------------------------------------------------
+# callgrind_route <binary> <label> [nsbench options]: the docs/performance.md method (w4 shape,
+# 16 x 4, instrumentation only while the load runs).
+callgrind_route() {
+  local bin=$1 label=$2 dir port pid
+  shift 2
+  dir=$work/cg-$label
+  mkdir -p "$dir"
+  port=$(free_port)
+  # shellcheck disable=SC2046 # tls_args: zero or two words
+  ROCKETMQ_HOME=$dir valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$dir/cg.out" \
+    "$bin" --set listenPort="$port" --set bindAddress=127.0.0.1 --set "kvConfigPath=$dir/kv.json" \
+    --set "configStorePath=$dir/ns.properties" --set logPath= --set ioThreads=1 \
+    $(tls_args "$bin") >"$dir/server.out" 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  "$nsbench" -w ready -a "127.0.0.1:$port" --timeout-ms 120000 --label cg >/dev/null
+  "$nsbench" -w route -a "127.0.0.1:$port" -T 20000 -B 200 -W 4 -c 16 -p 4 -d 14 --warmup 3 \
+    "$@" >"$dir/bench.out" 2>&1 &
+  local bp=$!
+  for _ in $(seq 1 600); do
+    grep -q '^SETUP' "$dir/bench.out" && break
+    sleep 0.2
+  done
+  sleep 1
+  callgrind_control -i on "$pid" >/dev/null 2>&1
+  sleep 8
+  callgrind_control -i off "$pid" >/dev/null 2>&1
+  callgrind_control -d "$pid" >/dev/null 2>&1
+  wait "$bp" || true
+  kill -TERM "$pid"
+  wait "$pid" || true
+  local f total calls
+  f=$out/callgrind.$label.out
+  cp "$(ls "$dir"/cg.out.* | head -1)" "$f"
+  # (From another directory: where the sources are found, callgrind_annotate drops the callers
+  # of functions it annotates.)
+  total=$(cd / && callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  # The requests served: the calls of ns_proc_dispatch (summed over its callers).
+  calls=$(cd / && callgrind_annotate --tree=caller "$f" 2>/dev/null | awk '
+    /^ *[0-9,]+ .*< .*\(([0-9,]+)x\)/ { l[++n] = $0 }
+    /\* .*:ns_proc_dispatch / && !done {
+      for (i = 1; i <= n; i++) { m = l[i]; sub(/.*\(/, "", m); sub(/x\).*/, "", m); gsub(",", "", m); s += m }
+      print s; done = 1 }
+    /^ *$/ { n = 0 }')
+  local per
+  per=$(awk -v t="$total" -v c="$calls" 'BEGIN {if (c > 0) printf "%d", t / c; else print "-"}')
+  printf '%s\tinstructions\tper_route\t%s\n' "$label" "$per" >>"$results"
+  log "$label: $total instructions / $calls route requests = $per per request"
+}
+if [[ $callgrind -eq 1 ]]; then
+  [[ -n $base ]] && callgrind_route "$base" base-plain
+  callgrind_route "$mqnamesrv" plain
+  callgrind_route "$mqnamesrv" tls --tls
+fi
+
+# ---- summary ---------------------------------------------------------------------------------
+{
+  echo "| figure | server | every run | median |"
+  echo "|---|---|---|---|"
+  awk -F'\t' '{k = $2 "\t" $3; key[k]; v[$1 "\t" k] = v[$1 "\t" k] " " $4; srv[$1]}
+    END {for (k in key) for (s in srv) if ((s "\t" k) in v) print k "\t" s "\t" v[s "\t" k]}' \
+    "$results" | sort | while IFS=$'\t' read -r label metric srv vals; do
+    med=$(tr ' ' '\n' <<<"$vals" | grep -v '^$' | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
+    echo "| $label $metric | $srv |$vals | $med |"
+  done
+} | tee "$out/summary.md"
