@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "ns_common.h"
+#include "ns_crc32.h"
 #include "ns_json.h"
 #include "ns_utf8.h"
 #include "register_body_int.h"
@@ -1715,14 +1716,7 @@ void ns_register_body_free(ns_register_body_t *body)
 
 uint32_t ns_body_crc32(const uint8_t *data, size_t len)
 {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    while (len > 0) {
-        uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
-        crc = crc32(crc, data, n);
-        data += n;
-        len -= n;
-    }
-    return (uint32_t)(crc & 0x7FFFFFFFu);
+    return ns_crc32(0, data, len) & 0x7FFFFFFFu;
 }
 
 /* Eight bytes per step (xxhash64's round and avalanche), the tail byte by byte. */

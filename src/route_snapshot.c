@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
-
 #include "ns_common.h"
+#include "ns_crc32.h"
 #include "route_int.h"
 
 #define MAGIC_LEN 8
@@ -20,21 +19,33 @@
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
+/* ns_buf_append with the common case (room left) inline: the encoder appends a few bytes at a
+ * time, millions of times, while writers wait. */
+static inline void put_bytes(ns_buf_t *b, const void *p, size_t n)
+{
+    if (n > 0 && b->cap - b->len >= n) {
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+    } else {
+        ns_buf_append(b, p, n);
+    }
+}
+
 static void put_u8(ns_buf_t *b, uint8_t v)
 {
-    ns_buf_append(b, &v, 1);
+    put_bytes(b, &v, 1);
 }
 
 static void put_u16(ns_buf_t *b, uint16_t v)
 {
     uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
-    ns_buf_append(b, x, 2);
+    put_bytes(b, x, 2);
 }
 
 static void put_u32(ns_buf_t *b, uint32_t v)
 {
     uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-    ns_buf_append(b, x, 4);
+    put_bytes(b, x, 4);
 }
 
 static void put_u64(ns_buf_t *b, uint64_t v)
@@ -63,7 +74,7 @@ static void put_str(ns_buf_t *b, const char *s)
     size_t n = strlen(s);
     NS_ASSERT(n < NULL_STR);
     put_u32(b, (uint32_t)n);
-    ns_buf_append(b, s, n);
+    put_bytes(b, s, n);
 }
 
 static void put_u32_at(ns_buf_t *b, size_t at, uint32_t v)
@@ -144,7 +155,7 @@ static void encode_content(ns_route_t *r, ns_buf_t *out)
          i = ns_hmap_next(&r->topics, i + 1)) {
         const ns__route_topic_t *t = r->topics.slots[i].val;
         put_u32(out, t->name_len);
-        ns_buf_append(out, t->name, t->name_len);
+        put_bytes(out, t->name, t->name_len);
         put_u32(out, t->nqd);
         const ns__route_qd_t *qd = ns__route_topic_qds(t);
         for (uint32_t k = 0; k < t->nqd; k++) {
@@ -204,15 +215,7 @@ uint64_t ns_route_snapshot_encode(ns_route_t *r, int64_t written_ms, const char 
 
     size_t clen = out->len - content_at;
     put_u64_at(out, len_at, clen);
-    uLong crc = crc32(0L, Z_NULL, 0);
-    const uint8_t *p = out->data + content_at;
-    for (size_t left = clen; left > 0;) { /* zlib takes uInt lengths */
-        uInt n = left > (1u << 30) ? (1u << 30) : (uInt)left;
-        crc = crc32(crc, p, n);
-        p += n;
-        left -= n;
-    }
-    put_u32_at(out, crc_at, (uint32_t)crc);
+    put_u32_at(out, crc_at, ns_crc32(0, out->data + content_at, clen));
     return held;
 }
 
@@ -581,14 +584,7 @@ int ns_route_snapshot_load(ns_route_t *route, const uint8_t *data, size_t len, u
     uint32_t want_crc = (uint32_t)data[32] | (uint32_t)data[33] << 8 | (uint32_t)data[34] << 16 |
                         (uint32_t)data[35] << 24;
     rd_t r = {.p = data + hlen, .end = data + len, .err = err, .errlen = errlen};
-    uLong crc = crc32(0L, Z_NULL, 0);
-    for (const uint8_t *p = r.p; p < r.end;) {
-        size_t n = (size_t)(r.end - p);
-        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        crc = crc32(crc, p, chunk);
-        p += chunk;
-    }
-    if ((uint32_t)crc != want_crc) {
+    if (ns_crc32(0, r.p, (size_t)(r.end - r.p)) != want_crc) {
         fail(&r, "CRC32 mismatch");
         return NS_EPROTO;
     }

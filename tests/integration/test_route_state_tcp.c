@@ -2,7 +2,8 @@
  *  - warm restart: a broker's routes are served by the next process at once after SIGTERM and
  *    after kill -9 (from the periodic snapshot), even with needWaitForService; a broker that
  *    never comes back expires after its own heartbeat timeout; an unusable snapshot is ignored
- *    with a WARN and the server starts empty; routeSnapshotEnable=false writes and reads none;
+ *    with a WARN and the server starts empty; /readyz is ready at once after a warm start;
+ * routeSnapshotEnable=false writes and reads none;
  *  - fencing: one broker on two connections; the old connection's unregister and close, in
  *    either order, leave the registration made on the new one (docs/route.md, Fencing). */
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,6 +113,31 @@ static bool wait_route_code(int port, int want, int timeout_ms)
     return false;
 }
 
+/* GET /readyz from the metrics exporter: the status code, the first line of the body to why. */
+static int readyz(int port, char *why, size_t len)
+{
+    int fd = rmq_connect(port);
+    if (fd < 0)
+        return -1;
+    static const char req[] =
+        "GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    char buf[2048];
+    size_t got = 0;
+    if (rmq_send_raw(fd, req, sizeof(req) - 1) == 0) {
+        ssize_t n;
+        while (got < sizeof(buf) - 1 && (n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0)) > 0)
+            got += (size_t)n;
+    }
+    close(fd);
+    buf[got] = '\0';
+    int status = -1;
+    if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1)
+        return -1;
+    const char *body = strstr(buf, "\r\n\r\n");
+    snprintf(why, len, "%s", body ? body + 4 : "");
+    return status;
+}
+
 static void snapshot_file(const ns_testsrv_t *srv, char *out, size_t len)
 {
     snprintf(out, len, "%s/routeSnapshot.bin", srv->dir);
@@ -139,12 +166,22 @@ static void test_warm_restart_after_sigterm(void **state)
     snapshot_file(&srv, path, sizeof(path));
     assert_true(exists(path));
 
-    /* needWaitForService would refuse routes for 45 s: a warm start serves them at once. */
-    const char *const again[] = {"--set", "scanNotActiveBrokerInterval=200", "--set",
-                                 "needWaitForService=true", NULL};
+    /* needWaitForService would refuse routes (and /readyz) for 45 s: a warm start serves them
+     * at once. */
+    const char *const again[] = {
+        "--set", "scanNotActiveBrokerInterval=200",   "--set", "needWaitForService=true",
+        "--set", "metricsExporterType=PROM",          "--set", "metricsPromExporterPort=0",
+        "--set", "metricsPromExporterHost=127.0.0.1", NULL};
     assert_int_equal(ns_testsrv_start(&srv, again), 0);
     char *body = NULL;
     assert_int_equal(route_code(srv.port, &body), 0);
+    char line[512], why[512];
+    assert_true(ns_testsrv_wait_output(&srv, "metrics exporter (Prometheus) listening on", 10000,
+                                       line, sizeof(line)));
+    const char *at = strstr(line, "listening on 127.0.0.1:");
+    assert_non_null(at);
+    assert_int_equal(readyz(atoi(at + strlen("listening on 127.0.0.1:")), why, sizeof(why)), 200);
+    assert_non_null(strstr(why, "routes restored from the snapshot"));
     assert_non_null(body);
     assert_non_null(strstr(body, "\"brokerAddrs\":{\"0\":\"" MASTER "\"}"));
     assert_non_null(strstr(body, "\"queueDatas\":[{\"brokerName\":\"broker-a\",\"perm\":6,"

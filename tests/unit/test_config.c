@@ -658,6 +658,10 @@ static void test_conf_file_loads_cleanly(void **state)
                          "aclEnable=false",
                          "aclReadsRequireSignature=false",
                          "aclPlainFile=",
+                         "routeSnapshotEnable=true",
+                         "routeSnapshotPath=",
+                         "routeSnapshotIntervalMillis=10000",
+                         "routeSnapshotMaxAgeMillis=600000",
 
                          "tls.server.mode=permissive",
                          "tls.test.mode.enable=true",
