@@ -205,12 +205,35 @@ static int cmd_snapshot(size_t topics, int brokers)
     return 0;
 }
 
+/* Read latencies in buckets of 10 us up to 100 ms (the last bucket holds the rest), so that
+ * percentiles tell a long write-lock hold from the machine descheduling the reader once. */
+#define LAT_BUCKETS 10001
 typedef struct reader {
     ns_route_t *r;
     volatile bool stop;
     double max_ms, sum_ms;
     long n;
+    long *hist; /* [LAT_BUCKETS] */
 } reader_t;
+
+static long over_ms(const reader_t *rd, int ms)
+{
+    long n = 0;
+    for (long i = ms * 100; i < LAT_BUCKETS; i++)
+        n += rd->hist[i];
+    return n;
+}
+
+static double percentile_ms(const reader_t *rd, double q)
+{
+    long want = (long)(q * (double)rd->n), seen = 0;
+    for (long i = 0; i < LAT_BUCKETS; i++) {
+        seen += rd->hist[i];
+        if (seen > want)
+            return (double)(i + 1) * 0.01;
+    }
+    return rd->max_ms;
+}
 
 static void *reader_main(void *arg)
 {
@@ -223,6 +246,8 @@ static void *reader_main(void *arg)
         double d = now_ms() - t0;
         if (d > rd->max_ms)
             rd->max_ms = d;
+        long bucket = (long)(d * 100.0);
+        rd->hist[bucket < LAT_BUCKETS - 1 ? bucket : LAT_BUCKETS - 1]++;
         rd->sum_ms += d;
         rd->n++;
     }
@@ -254,7 +279,7 @@ static int cmd_big(size_t topics)
     apply(r, "broker-b", "127.0.0.2:10911", &small);
     apply(r, "broker-b", "127.0.0.2:10911", &small); /* past the single-topic guard */
     ns_register_body_free(&small);
-    reader_t rd = {.r = r};
+    reader_t rd = {.r = r, .hist = ns_xcalloc(LAT_BUCKETS, sizeof(long))};
     pthread_t th;
     pthread_create(&th, NULL, reader_main, &rd);
     usleep(20000);
@@ -266,9 +291,11 @@ static int cmd_big(size_t topics)
     ns_register_body_free(&b);
     printf("one broker of %zu topics: %zu-byte JSON body; decode %.0f ms, apply %.0f ms; RSS "
            "+%ld MiB (table, after the body is freed); route reads meanwhile: %ld, mean %.3f ms, "
-           "max %.2f ms\n",
+           "p99 %.2f ms, p99.9 %.2f ms, p99.99 %.2f ms, max %.2f ms, %ld over 10 ms\n",
            topics, body.len, t1 - t0, t3 - t2, (rss_kib() - rss0) / 1024, rd.n,
-           rd.n ? rd.sum_ms / (double)rd.n : 0.0, rd.max_ms);
+           rd.n ? rd.sum_ms / (double)rd.n : 0.0, percentile_ms(&rd, 0.99),
+           percentile_ms(&rd, 0.999), percentile_ms(&rd, 0.9999), rd.max_ms, over_ms(&rd, 10));
+    free(rd.hist);
     nsb_buf_free(&body);
     ns_route_free(r);
     return 0;

@@ -92,23 +92,40 @@ void *ns_hmap_get(const ns_hmap_t *m, const char *key, size_t klen)
     return ns_hmap_get_h(m, key, klen, ns_hmap_hash(key, klen));
 }
 
-static void grow(ns_hmap_t *m)
+bool ns_hmap_needs_grow(const ns_hmap_t *m)
+{
+    return (m->count + 1) * 4 > m->cap * 3;
+}
+
+ns_hmap_slot_t *ns_hmap_grown_slots(const ns_hmap_t *m, size_t *ncap_out)
 {
     size_t ncap = m->cap ? m->cap * 2 : MIN_CAP;
-    ns_hmap_slot_t *old = m->slots;
-    size_t ocap = m->cap;
-    m->slots = ns_xcalloc(ncap, sizeof(*m->slots));
-    m->cap = ncap;
+    ns_hmap_slot_t *slots = ns_xcalloc(ncap, sizeof(*slots));
     size_t mask = ncap - 1;
-    for (size_t i = 0; i < ocap; i++) {
-        if (old[i].key == NULL)
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->slots[i].key == NULL)
             continue;
-        size_t j = old[i].hash & mask;
-        while (m->slots[j].key != NULL)
+        size_t j = m->slots[i].hash & mask;
+        while (slots[j].key != NULL)
             j = (j + 1) & mask;
-        m->slots[j] = old[i];
+        slots[j] = m->slots[i];
     }
-    free(old);
+    *ncap_out = ncap;
+    return slots;
+}
+
+void ns_hmap_adopt_slots(ns_hmap_t *m, ns_hmap_slot_t *slots, size_t cap)
+{
+    free(m->slots);
+    m->slots = slots;
+    m->cap = cap;
+}
+
+static void grow(ns_hmap_t *m)
+{
+    size_t ncap;
+    ns_hmap_slot_t *slots = ns_hmap_grown_slots(m, &ncap);
+    ns_hmap_adopt_slots(m, slots, ncap);
 }
 
 void *ns_hmap_put(ns_hmap_t *m, const char *key, size_t klen, void *val)
@@ -118,7 +135,7 @@ void *ns_hmap_put(ns_hmap_t *m, const char *key, size_t klen, void *val)
 
 void *ns_hmap_put_h(ns_hmap_t *m, const char *key, size_t klen, uint64_t hash, void *val)
 {
-    if ((m->count + 1) * 4 > m->cap * 3)
+    if (ns_hmap_needs_grow(m))
         grow(m);
     NS_ASSERT(klen <= UINT32_MAX);
     uint32_t h = (uint32_t)hash;

@@ -40,6 +40,25 @@ static void write_unlock(ns_route_t *r)
     NS_ASSERT(pthread_mutex_unlock(&r->write_mutex) == 0);
 }
 
+/* Maps of this many slots or more are grown outside the write lock (rehashing 1M topics takes
+ * tens of milliseconds, which route reads would otherwise wait for). */
+#define GROW_OUTSIDE_LOCK_SLOTS 32768
+
+/* Before a put of a new topic, where the table is consistent: when that put would grow a large
+ * topics map, builds the grown array with only the writer mutex held (readers go on reading
+ * the old one; no other writer exists), then swaps it in under the write lock. */
+static void topics_grow_outside_lock(ns_route_t *r)
+{
+    if (r->topics.cap < GROW_OUTSIDE_LOCK_SLOTS || !ns_hmap_needs_grow(&r->topics))
+        return;
+    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+    size_t cap;
+    ns_hmap_slot_t *slots = ns_hmap_grown_slots(&r->topics, &cap);
+    NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
+    ns_hmap_adopt_slots(&r->topics, slots, cap);
+    r->slice_left = WRITE_SLICE;
+}
+
 /* Counts one step of a long write; every WRITE_SLICE steps, lets waiting readers in. Call only
  * where the table is consistent. */
 static void write_step(ns_route_t *r)
@@ -739,6 +758,7 @@ static bool register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
         char qs[256];
         if (t == NULL) {
             changed = true;
+            topics_grow_outside_lock(r);
             t = topic_create_h(r, tc->topic_name, name_len, hash);
             qd = topic_insert_qd(r, &t, 0, b);
             qd_set(qd, &nq);

@@ -1021,6 +1021,27 @@ static void test_readers_during_sliced_registration(void **state)
         ns_route_wipe_write_perm(R, "broker-z");
         ns_route_unregister_broker(R, 0, TU_CLUSTER, z.addr, z.name, true, 0);
     }
+    /* 20000 new topics: the topics map passes 24576 entries and grows from 32768 slots to
+     * 65536 outside the write lock (route.c, topics_grow_outside_lock) while the readers read. */
+    ns_register_body_t g;
+    tu_body(&g, 1, NULL);
+    g.topics = ns_xrealloc(g.topics, (20000 + 1) * sizeof(*g.topics));
+    for (size_t i = 0; i < 20000; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "Grow-%zu", i);
+        g.topics[g.topic_count++] = (ns_topic_config_t){
+            .topic_name = ns_xstrdup(name), .read_queue_nums = 8, .write_queue_nums = 8, .perm = 6};
+    }
+    tu_broker_t gb = tu_master();
+    gb.name = "broker-g";
+    gb.addr = "127.0.0.7:10911";
+    gb.conn = 7;
+    assert_int_equal(tu_register(R, &gb, &g, 1000, NULL), 0);
+    assert_int_equal(tu_register(R, &gb, &g, 1000, NULL), 0);
+    char *grown = tu_route(R, "Grow-19999", NS_JSON_DEFAULT, NULL);
+    assert_non_null(grown);
+    free(grown);
+    ns_register_body_free(&g);
     __atomic_store_n(&arg.stop, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < 2; i++)
         assert_int_equal(pthread_join(th[i], NULL), 0);
