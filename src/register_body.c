@@ -1507,6 +1507,23 @@ static int zin_item(zin_t *z, const char *what, const uint8_t **p, size_t *n, ch
     return 0;
 }
 
+/* The queue counts and perm of a topic line are a few plain digits: read those inline, and
+ * anything else (a sign, 10 digits or more, a stray byte) with Java's parseInt rules. */
+static bool line_int32(const char *s, size_t n, int32_t *out)
+{
+    if (n == 0 || n > 9)
+        return ns_json_parse_int32_text(s, n, out);
+    int32_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9)
+            return ns_json_parse_int32_text(s, n, out);
+        v = v * 10 + (int32_t)d;
+    }
+    *out = v;
+    return true;
+}
+
 /* Parses a TopicConfig line like TopicConfig.decode: Java split(" ") (trailing empty tokens
  * dropped), >= 5 tokens, Integer.parseInt, TopicFilterType.valueOf; token 6 (attributes) and
  * later are ignored. topicSysFlag and order are not in the line. */
@@ -1536,9 +1553,9 @@ static int decode_topic_line(dec_t *d, const uint8_t *p, size_t n)
         return fail(d->err, d->errlen, NS_EJSON, "topic config line with fewer than 5 fields");
     int shown = tlen[0] < ERR_NAME_MAX ? (int)tlen[0] : ERR_NAME_MAX;
     ns_topic_config_t tc = {.topic_name = NULL, .topic_sys_flag = 0, .order = false};
-    if (!ns_json_parse_int32_text(tok[1], tlen[1], &tc.read_queue_nums) ||
-        !ns_json_parse_int32_text(tok[2], tlen[2], &tc.write_queue_nums) ||
-        !ns_json_parse_int32_text(tok[3], tlen[3], &tc.perm))
+    if (!line_int32(tok[1], tlen[1], &tc.read_queue_nums) ||
+        !line_int32(tok[2], tlen[2], &tc.write_queue_nums) ||
+        !line_int32(tok[3], tlen[3], &tc.perm))
         return fail(d->err, d->errlen, NS_EJSON, "topic %.*s: bad number", shown, tok[0]);
     if (tlen[4] == 10 && memcmp(tok[4], "SINGLE_TAG", 10) == 0)
         tc.filter_type = NS_FILTER_SINGLE_TAG;
