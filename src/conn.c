@@ -112,7 +112,8 @@ static void list_remove(ns_conn_t *conn)
     if (conn->next)
         conn->next->prev = conn->prev;
     conn->prev = conn->next = NULL;
-    loop->conn_count--;
+    /* atomic: loop 0's stats timer reads every loop's count */
+    __atomic_sub_fetch(&loop->conn_count, 1, __ATOMIC_RELAXED);
 }
 
 /* A TLS session we end says so (close_notify), best effort: only if the socket takes it now. */
@@ -995,7 +996,7 @@ static void conn_start(ns_io_loop_t *loop, ns_conn_t *conn)
     if (loop->conns)
         loop->conns->prev = conn;
     loop->conns = conn;
-    loop->conn_count++;
+    __atomic_add_fetch(&loop->conn_count, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&server->stat_connections, 1, __ATOMIC_RELAXED);
     NS_METRIC_INC(CONN_ACCEPTED);
 
