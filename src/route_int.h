@@ -134,10 +134,12 @@ typedef struct ns__route_mapping {
     size_t n;
 } ns__route_mapping_t;
 
-/* Live entries per connection, so that closing a client connection costs one lookup. */
+/* A connection that carried a registration, from its first one until it closes: closing a
+ * client connection that registered nothing costs one lookup, and the unregister fence tells a
+ * broker's old connection from an admin tool's (route.md, Fencing). */
 typedef struct ns__route_conn {
     uint64_t id; /* the key (its 8 bytes) */
-    size_t refs; /* live entries whose conn_id is id */
+    size_t refs; /* live entries whose conn_id is id (0: it registered, its brokers moved on) */
 } ns__route_conn_t;
 
 /* A copy of s, or NULL for NULL (Java's null fields). */
