@@ -17,6 +17,7 @@
 #include "cmd_int.h"
 #include "ns_common.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 #include "ns_utf8.h"
 
 /* The binary header's fixed fields: code(2) language(1) version(2) opaque(4) flag(4)

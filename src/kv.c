@@ -18,6 +18,7 @@
 #include "kv_int.h"
 #include "ns_common.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
 #include "ns_strmap.h"

@@ -9,6 +9,7 @@
 #include "ns_budget.h"
 #include "ns_common.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 #include "ns_kv.h"
 #include "ns_log.h"
 #include "ns_register_body.h"

@@ -13,6 +13,7 @@
 
 #include "ns_common.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 #include "ns_utf8.h"
 
 /* ------------------------------------------------------------------------------------------ */

@@ -191,9 +191,15 @@ const char *ns__route_check_consistency(ns_route_t *r);
 /* Lookups, caller holds the lock. */
 ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname,
                                          size_t *pos);
-ns__route_live_t *ns__route_live_get_locked(const ns_route_t *r, const char *cluster,
-                                            const char *addr);
-ns__route_filter_t *ns__route_filter_get_locked(const ns_route_t *r, const char *cluster,
-                                                const char *addr);
+static inline ns__route_live_t *ns__route_live_get_locked(const ns_route_t *r, const char *cluster,
+                                                          const char *addr)
+{
+    return ns_hmap_get_pair(&r->live, cluster, addr);
+}
+static inline ns__route_filter_t *ns__route_filter_get_locked(const ns_route_t *r,
+                                                              const char *cluster, const char *addr)
+{
+    return ns_hmap_get_pair(&r->filters, cluster, addr);
+}
 
 #endif

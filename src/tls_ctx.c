@@ -441,16 +441,6 @@ static int set_ciphers_protocols(SSL_CTX *sc, const ns_tls_settings_t *s, const 
 
 /* ---- building a context ---------------------------------------------------------------- */
 
-static void info_cb(const SSL *ssl, int where, int ret)
-{
-    (void)ret;
-    if (!(where & SSL_CB_HANDSHAKE_START) || SSL_version(ssl) >= TLS1_3_VERSION)
-        return;
-    ns_tls_t *t = ns__tls_of(ssl);
-    if (t != NULL)
-        ns__tls_saw_renegotiation(t);
-}
-
 static SSL_CTX *build(bool server, const ns_tls_settings_t *s, const warner_t *w, char *desc,
                       size_t desclen, char *err, size_t errlen)
 {
@@ -462,7 +452,6 @@ static SSL_CTX *build(bool server, const ns_tls_settings_t *s, const warner_t *w
     }
     SSL_CTX_set_mode(sc, SSL_MODE_RELEASE_BUFFERS); /* idle sessions hold no record buffers */
     SSL_CTX_set_options(sc, SSL_OP_NO_COMPRESSION);
-    SSL_CTX_set_info_callback(sc, info_cb);
     SSL_CTX_set_default_passwd_cb(sc, password_cb);
     if (server)
         SSL_CTX_set_session_cache_mode(sc, SSL_SESS_CACHE_OFF); /* tickets only: bounded memory */

@@ -41,10 +41,4 @@ SSL_CTX *ns__tls_ctx_acquire(ns_tls_ctx_t *ctx);
 /* A certificate subject as RFC 2253 text ("CN=ns1,O=example") into out. */
 void ns__tls_name_text(const X509_NAME *name, char *out, size_t outlen);
 
-/* The session an SSL object belongs to (set by tls.c), for the info callback of tls_ctx.c. */
-ns_tls_t *ns__tls_of(const SSL *ssl);
-/* Called by the info callback when a handshake starts on a session whose first handshake is
- * done: a renegotiation. */
-void ns__tls_saw_renegotiation(ns_tls_t *t);
-
 #endif
