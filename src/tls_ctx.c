@@ -292,23 +292,16 @@ static const char *openssl_cipher_name(STACK_OF(SSL_CIPHER) * all, const char *n
  * unknown there) and calls fn for each non-empty one. */
 static void each_item(const char *list, void (*fn)(void *arg, const char *item), void *arg)
 {
-    const char *p = list;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        const char *end = comma ? comma : p + strlen(p);
-        const char *a = p, *b = end;
-        while (a < b && (*a == ' ' || *a == '\t'))
-            a++;
-        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
-            b--;
-        if (b > a) {
+    const char *p = list, *a;
+    size_t len;
+    while (ns_list_next(&p, &a, &len)) {
+        if (len > 0) {
             char item[128];
-            size_t n = (size_t)(b - a) < sizeof(item) - 1 ? (size_t)(b - a) : sizeof(item) - 1;
+            size_t n = len < sizeof(item) - 1 ? len : sizeof(item) - 1;
             memcpy(item, a, n);
             item[n] = '\0';
             fn(arg, item);
         }
-        p = comma ? comma + 1 : end;
     }
 }
 
