@@ -1,5 +1,6 @@
-/* KV config store: namespace -> key -> value, one mutex, persisted after every change with an
- * atomic write (see ns_kv.h), in the file format of Java's KVConfigSerializeWrapper. */
+/* KV config store: namespace -> key -> value, two mutexes (the table's, the writers'), persisted
+ * after every change with an atomic write (see ns_kv.h), in the file format of Java's
+ * KVConfigSerializeWrapper. */
 #include "ns_kv.h"
 
 #include <errno.h>

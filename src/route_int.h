@@ -1,5 +1,6 @@
-/* Internals of the route module shared by route.c (tables, registration, unregistration) and
- * route_query.c (JSON answers). Everything here is protected by ns_route.lock. */
+/* Internals of the route module shared by its files: route.c (tables, registration,
+ * unregistration), route_query.c (JSON answers), route_notify.c, route_logq.c and
+ * route_stats.c. Everything here is protected by ns_route.lock. */
 #ifndef NS_ROUTE_INT_H
 #define NS_ROUTE_INT_H
 

@@ -3,9 +3,9 @@
  *
  * Loop 0 runs on the main thread. It owns the listening socket, the signal handlers and the
  * periodic jobs; accepted sockets are handed round-robin to every loop (itself included),
- * where they stay for their whole life. Handlers run on the loop that read the request and
- * share state only through the route table's rwlock, the KV store's mutex and the config's
- * atomics, so loops never wait for each other except on those locks.
+ * where they stay for their whole life. Handlers run on the loop that read the request (or on
+ * the worker, below) and share state only through the route table's locks, the KV store's
+ * mutexes and the config's atomics, so loops never wait for each other except on those locks.
  *
  * Requests that are not cheap (registrations, admin writes, KV writes, big lists) run on the
  * worker thread (worker.c), which hands the replies back through each loop's port.

@@ -1,4 +1,4 @@
-/* Shared between tls_ctx.c (contexts) and tls.c (sessions) only. */
+/* What tls_ctx.c (contexts) gives tls.c (sessions); calls go that way only. */
 #ifndef NS_TLS_INT_H
 #define NS_TLS_INT_H
 
