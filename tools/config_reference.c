@@ -454,7 +454,8 @@ int main(int argc, char **argv)
         ns_buf_append(&text, old.data, old.len);
         for (; i < NS_ARRAY_SIZE(regions) && strcmp(regions[i].file, file) == 0; i++)
             ok = splice(&text, &regions[i], path) && ok;
-        bool same = old.len == text.len && memcmp(old.data, text.data, old.len) == 0;
+        bool same =
+            old.len == text.len && (old.len == 0 || memcmp(old.data, text.data, old.len) == 0);
         if (!same && write) {
             if (!write_file(path, &text)) {
                 fprintf(stderr, "%s: cannot write\n", path);
