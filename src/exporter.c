@@ -230,7 +230,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 /* The library's complaints are about clients (garbage, limits hit): DEBUG, not WARN, so that a
  * hostile client cannot fill the log. */
-static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
     NS_UNUSED(cls);
     if (ns_log_get_level() < NS_LOG_DEBUG)

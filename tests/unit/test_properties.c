@@ -212,8 +212,8 @@ static void test_escape_round_trip(void **state)
         " lead",
         "trail ",
         "\t\f",
-        "a\xc0\x80"
-        "b",
+        ("a\xc0\x80"
+         "b"), /* one literal (clang -Wstring-concatenation) */
         "\xc0\x80",
         "caf\xc3\xa9",
         "\xf0\x9f\x98\x80",
