@@ -108,34 +108,6 @@ static char *make_pair_key(const char *cluster, const char *addr, size_t *klen)
     return k;
 }
 
-/* Looks a pair key up without allocating for the common short case. */
-static void *pair_get(const ns_hmap_t *m, const char *cluster, const char *addr)
-{
-    size_t c = strlen(cluster), a = strlen(addr);
-    char stackbuf[256];
-    char *k = c + a + 2 <= sizeof(stackbuf) ? stackbuf : ns_xmalloc(c + a + 2);
-    memcpy(k, cluster, c + 1);
-    memcpy(k + c + 1, addr, a + 1);
-    void *v = ns_hmap_get(m, k, c + 1 + a);
-    if (k != stackbuf)
-        free(k);
-    return v;
-}
-
-ns__route_live_t *ns__route_live_get_locked(const ns_route_t *r, const char *cluster,
-                                            const char *addr)
-{
-    return pair_get(&r->live, cluster, addr);
-}
-
-ns__route_filter_t *ns__route_filter_get_locked(const ns_route_t *r, const char *cluster,
-                                                const char *addr)
-{
-    if (r->filters.count == 0)
-        return NULL;
-    return pair_get(&r->filters, cluster, addr);
-}
-
 ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname, size_t *pos)
 {
     ns__route_qd_t *qd = ns__route_topic_qds(t);
