@@ -42,11 +42,6 @@ static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 /* Peer names quoted in error reasons are cut to this many bytes. */
 #define ERR_NAME_MAX 48
 
-static uint32_t read_be32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
 static uint64_t hash_bytes(const char *s, size_t n)
 {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a, then a finalizer for the low bits */
@@ -1478,7 +1473,7 @@ static int zin_int(zin_t *z, int32_t *v, char *err, size_t errlen)
     int rc = zin_need(z, 4, err, errlen);
     if (rc < 0)
         return rc;
-    *v = (int32_t)read_be32(z->buf + z->start);
+    *v = (int32_t)ns_read_be32(z->buf + z->start);
     z->start += 4;
     return 0;
 }
