@@ -18,7 +18,7 @@
 
 #include "ns_buf.h"
 
-/* Nesting cap for parsed bodies (cJSON recurses per level, so does register_body.c's reader);
+/* Nesting cap for parsed bodies (cJSON recurses per level, so does json_pull.c's reader);
  * real bodies nest 5 deep. */
 #define NS_JSON_MAX_DEPTH 64
 

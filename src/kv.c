@@ -256,6 +256,18 @@ static void repersist_after_rollback(ns_kv_t *kv, bool renamed)
 /* ------------------------------------------------------------------------------------------ */
 /* Store. */
 
+/* The end of a write (kv->lock and kv->write_lock held, the change rolled back when rc != 0):
+ * a saved change bumps the generation, a rolled-back one re-persists the restored table. */
+static void end_write(ns_kv_t *kv, int rc, bool renamed)
+{
+    if (rc == 0)
+        atomic_fetch_add(&kv->generation, 1);
+    pthread_mutex_unlock(&kv->lock);
+    if (rc != 0)
+        repersist_after_rollback(kv, renamed);
+    pthread_mutex_unlock(&kv->write_lock);
+}
+
 static void free_namespace(void *value)
 {
     ns_strmap_free(value);
@@ -310,12 +322,8 @@ static int put_valid(ns_kv_t *kv, const char *ns, const char *key, const char *v
             ns_strmap_put(keys, key, old, NULL);
     } else {
         free(old);
-        atomic_fetch_add(&kv->generation, 1);
     }
-    pthread_mutex_unlock(&kv->lock);
-    if (rc != 0)
-        repersist_after_rollback(kv, renamed);
-    pthread_mutex_unlock(&kv->write_lock);
+    end_write(kv, rc, renamed);
     if (rc != 0)
         return rc;
     if (ns_created)
@@ -336,16 +344,9 @@ static int delete_valid(ns_kv_t *kv, const char *ns, const char *key)
     bool renamed = false;
     int rc = persist(kv, &renamed);
     pthread_mutex_lock(&kv->lock);
-    if (rc != 0) {
-        if (removed)
-            ns_strmap_put(keys, key, old, NULL);
-    } else {
-        atomic_fetch_add(&kv->generation, 1);
-    }
-    pthread_mutex_unlock(&kv->lock);
-    if (rc != 0)
-        repersist_after_rollback(kv, renamed);
-    pthread_mutex_unlock(&kv->write_lock);
+    if (rc != 0 && removed)
+        ns_strmap_put(keys, key, old, NULL);
+    end_write(kv, rc, renamed);
     if (rc != 0)
         return rc;
     if (keys != NULL)

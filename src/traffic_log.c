@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ns_atomic_file.h"
 #include "ns_common.h"
 #include "ns_health.h"
 #include "ns_log.h"
@@ -149,29 +150,16 @@ static struct {
     ns_metrics_snapshot_t snap;
 } tl = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
-static int mkdir_parents(const char *path)
-{
-    char *tmp = ns_xstrdup(path);
-    int rc = 0;
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-            rc = -errno;
-            break;
-        }
-        *p = '/';
-    }
-    free(tmp);
-    return rc;
-}
-
 static int open_file(const char *path)
 {
-    int rc = mkdir_parents(path);
-    if (rc < 0)
-        return rc;
+    const char *slash = strrchr(path, '/');
+    if (slash != NULL && slash != path) {
+        char *dir = ns_xstrndup(path, (size_t)(slash - path));
+        int rc = ns_afile_make_dirs(dir);
+        free(dir);
+        if (rc < 0)
+            return rc;
+    }
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     return fd < 0 ? -errno : fd;
 }
