@@ -397,7 +397,9 @@ static void test_readiness_follows_the_server(void **state)
 {
     (void)state;
     const char *more[] = {
-        "--set", "needWaitForService=true",       "--set", "waitSecondsForService=2",
+        /* 8 s: a loaded TSan server can take seconds to start, and the first /readyz must
+         * still fall inside the wait */
+        "--set", "needWaitForService=true",       "--set", "waitSecondsForService=8",
         "--set", "enableShutdownGracefully=true", "--set", "shutdownWaitTimeSeconds=3",
         NULL};
     int mport = start_with_metrics(&srv, more);
@@ -408,7 +410,7 @@ static void test_readiness_follows_the_server(void **state)
     free(body);
     assert_int_equal(http_get(mport, "/livez", NULL), 200);
     int status = 0;
-    for (int i = 0; i < 100 && (status = http_get(mport, "/readyz", NULL)) != 200; i++)
+    for (int i = 0; i < 250 && (status = http_get(mport, "/readyz", NULL)) != 200; i++)
         sleep_ms(100);
     assert_int_equal(status, 200);
     kill(srv.pid, SIGTERM);
