@@ -162,7 +162,13 @@ typedef struct ns_config {
     int64_t register_max_inflated;    /* registerBodyMaxInflatedBytes, RUNTIME */
     int32_t register_max_ratio;       /* registerBodyMaxInflateRatio (0: none), RUNTIME */
     int32_t register_max_cpu_ms;      /* registerBodyMaxCpuMillis (0: none), RUNTIME */
-    ns_tls_config_t tls;              /* tls.* and the PROXY protocol (see above) */
+    /* Route snapshot (docs/route.md, Snapshot): warm restart. */
+    bool route_snapshot_enable;                /* routeSnapshotEnable; never remote */
+    char *route_snapshot_path;                 /* routeSnapshotPath ("" = routeSnapshot.bin next to
+                                                  kvConfigPath); never remote */
+    int64_t route_snapshot_interval_ms;        /* routeSnapshotIntervalMillis, RUNTIME */
+    int64_t route_snapshot_max_age_ms;         /* routeSnapshotMaxAgeMillis, next start */
+    ns_tls_config_t tls;                       /* tls.* and the PROXY protocol (see above) */
     unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
                                                    (319 shows it) */
 

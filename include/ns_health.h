@@ -6,7 +6,9 @@
  * inside one job for more than NS_HEALTH_WORKER_STALL_MS (a job is one registration, a KV write
  * with its fsync, a scan: milliseconds; the limit allows for a slow disk).
  * Ready: the remoting port is listening (so the KV store was loaded: main loads it first), the
- * needWaitForService wait is over, and no shutdown (graceful or not) has begun.
+ * needWaitForService wait is over (it is skipped when the route table was restored from a
+ * snapshot: the routes it hides the absence of are there, docs/route.md), and no shutdown
+ * (graceful or not) has begun.
  *
  * Process-wide state (one server per process), every field atomic: any thread may stamp or
  * ask. */
@@ -39,6 +41,15 @@ void ns_health_worker_end(void);
 /* A graceful shutdown's GO_AWAY wait began / the shutdown itself began. */
 void ns_health_set_draining(void);
 void ns_health_set_stopping(void);
+
+/* The route table was restored from a snapshot at start (main, before listening). */
+void ns_health_set_warm_start(void);
+bool ns_health_warm_start(void);
+
+/* needWaitForService is on, its waitSecondsForService since the start have not passed, and the
+ * start was not warm: route queries are refused ("name server not ready") and the server is
+ * not ready. *left_ms gets the time left (0 when false). */
+bool ns_health_waiting_for_service(const ns_config_t *cfg, uint64_t now_ms, int64_t *left_ms);
 
 /* The bound remoting port, 0 before listening. */
 int ns_health_port(void);

@@ -47,6 +47,20 @@ void *ns_hmap_get(const ns_hmap_t *m, const char *key, size_t klen);
  * value, or NULL when the key was new; on replacement the stored key pointer becomes `key`. */
 void *ns_hmap_put(ns_hmap_t *m, const char *key, size_t klen, void *val);
 
+/* The same with the key's ns_hmap_hash() given, for callers that look a key up and then store
+ * it (one hash instead of two). */
+void *ns_hmap_get_h(const ns_hmap_t *m, const char *key, size_t klen, uint64_t hash);
+void *ns_hmap_put_h(ns_hmap_t *m, const char *key, size_t klen, uint64_t hash, void *val);
+
+/* Growing in two steps, for a map that readers read under a lock its writer wants to hold
+ * only briefly (route.c, the topics map of a registration of 1M topics): whether the next put
+ * of a new key would grow the array; the grown array filled from m's slots (m only read, so
+ * readers may go on; no put or remove may run until it is adopted); then, under the writer's
+ * lock, ns_hmap_adopt_slots() swaps it in and frees the old one. */
+bool ns_hmap_needs_grow(const ns_hmap_t *m);
+ns_hmap_slot_t *ns_hmap_grown_slots(const ns_hmap_t *m, size_t *cap);
+void ns_hmap_adopt_slots(ns_hmap_t *m, ns_hmap_slot_t *slots, size_t cap);
+
 /* Removes key. Returns its value, or NULL when absent. */
 void *ns_hmap_remove(ns_hmap_t *m, const char *key, size_t klen);
 

@@ -54,11 +54,17 @@
       "Reply bytes dropped when a peer that did not read its replies was cut off.")                \
     X(REGISTRATIONS, "mqnamesrv_broker_registrations_total", "",                                   \
       "REGISTER_BROKER requests applied to the route table.")                                      \
+    X(REGISTRATIONS_REPEATED, "mqnamesrv_broker_registrations_repeated_total", "",                 \
+      "REGISTER_BROKER requests that repeated the broker's last one exactly: liveness refreshed, " \
+      "the body neither decoded nor applied.")                                                     \
     X(UNREG_REQUEST, "mqnamesrv_broker_unregistrations_total", "reason=\"request\"",               \
       "Brokers removed from the live broker table, by reason.")                                    \
     X(UNREG_CONN_CLOSE, "mqnamesrv_broker_unregistrations_total", "reason=\"connection_close\"",   \
       "")                                                                                          \
     X(UNREG_EXPIRY, "mqnamesrv_broker_unregistrations_total", "reason=\"expiry\"", "")             \
+    X(UNREG_FENCED, "mqnamesrv_broker_unregistrations_fenced_total", "",                           \
+      "UNREGISTER_BROKER requests not applied: the broker had registered again on a newer "        \
+      "connection (route.md, Fencing).")                                                           \
     X(WORKER_SUBMITTED, "mqnamesrv_worker_jobs_submitted_total", "",                               \
       "Jobs queued for the worker thread (requests, connection closes, scans).")                   \
     X(WORKER_STARTED, "mqnamesrv_worker_jobs_started_total", "",                                   \
@@ -68,6 +74,9 @@
     X(PERSIST_FAIL_KV, "mqnamesrv_persist_failures_total", "store=\"kv\"",                         \
       "Failed writes of a persisted file, by store.")                                              \
     X(PERSIST_FAIL_CONFIG, "mqnamesrv_persist_failures_total", "store=\"config\"", "")             \
+    X(PERSIST_FAIL_SNAPSHOT, "mqnamesrv_persist_failures_total", "store=\"route_snapshot\"", "")   \
+    X(SNAPSHOT_WRITES, "mqnamesrv_route_snapshot_writes_total", "",                                \
+      "Route snapshots written (route.md, Snapshot).")                                             \
     X(TLS_HANDSHAKES_SERVER, "mqnamesrv_tls_handshakes_total", "side=\"server\"",                  \
       "TLS handshakes completed, by side (server: accepted connections; client: the notifier's).") \
     X(TLS_HANDSHAKES_CLIENT, "mqnamesrv_tls_handshakes_total", "side=\"client\"", "")              \

@@ -38,7 +38,7 @@ typedef struct ns_data_version {
 enum { NS_FILTER_SINGLE_TAG = 0, NS_FILTER_MULTI_TAG = 1 };
 
 typedef struct ns_topic_config {
-    char *topic_name;         /* owned */
+    char *topic_name;         /* owned (in the body's name_blocks when it has them) */
     int32_t read_queue_nums;  /* queues consumers read */
     int32_t write_queue_nums; /* queues producers write */
     int32_t perm;             /* PermName bits: 2 WRITE, 4 READ, 1 INHERIT, 8 PRIORITY */
@@ -69,6 +69,10 @@ typedef struct ns_register_body {
     size_t filter_server_count;
     ns_mapping_info_t *mappings; /* owned; topicQueueMappingInfoMap values */
     size_t mapping_count;
+    /* The decoder stores every topic name in these blocks (a few allocations for 100k names
+     * instead of one each); NULL: each topic_name is its own allocation (bodies built by
+     * hand). ns_register_body_free frees either way. */
+    struct ns_name_block *name_blocks;
 } ns_register_body_t;
 
 /* Decodes a REGISTER_BROKER body. `body` may be NULL/0 (no body: empty tables, DataVersion
@@ -134,6 +138,16 @@ void ns_register_body_free(ns_register_body_t *body);
 
 /* The CRC RocketMQ puts in bodyCrc32: zlib/Java CRC-32 over the bytes, & 0x7FFFFFFF. */
 uint32_t ns_body_crc32(const uint8_t *data, size_t len);
+
+/* A 64-bit identity of a REGISTER_BROKER body for ns_route_register_repeat: equal for bodies
+ * that register the same thing. A 5.x broker stamps its mappingDataVersion with the time of
+ * every registration (TopicConfigManager.buildSerializeWrapper), which nothing reads here
+ * (the route table keeps no mapping DataVersion): in a JSON body the value of the first
+ * "mappingDataVersion" member found in the first 64 KiB is left out, every other byte counts.
+ * (That byte sequence can only be an object key: a JSON string cannot hold an unescaped
+ * quote.) A compressed body counts whole, so its repeats are not recognised. One pass, eight
+ * bytes per step; never 0. */
+uint64_t ns_register_body_identity(const uint8_t *body, size_t len, bool compressed);
 
 /* Parses a DataVersion JSON object text ({"counter":..,"stateVersion":..,"timestamp":..}).
  * Missing fields are 0; numeric strings are accepted. Returns 0 or NS_EJSON (not an object,

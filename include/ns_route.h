@@ -7,7 +7,29 @@
  * reader may see a half-applied change, never a half-changed topic.
  *
  * Connections are named by a 64-bit id chosen by the server (never reused while the server
- * runs); time is passed in as monotonic milliseconds so tests control the clock.
+ * runs, and growing: a newer connection has a larger id); 0 means "no connection" (tests, a
+ * broker restored from a snapshot). Time is passed in as monotonic milliseconds so tests
+ * control the clock.
+ *
+ * Fencing (docs/route.md, Fencing; apache/rocketmq #11043): a live broker entry is bound to the
+ * newest connection that carried a registration of it, and carries a registration generation.
+ * Only that connection's close removes it; an UNREGISTER_BROKER from an older connection is not
+ * applied; the expiry scan removes only the generation it judged expired. So no interleaving of
+ * a late unregister, close or expiry with a newer registration removes the newer one, however
+ * the worker's fair queue orders the jobs of different connections.
+ *
+ * Change points (for anything that caches what the table answers, such as a route answer
+ * cache): every operation that changes persistent state (BrokerData, live entries' timeout,
+ * DataVersion and HA address, filter servers, topics and their QueueDatas, mappings, cluster
+ * sets) bumps ns_route_changes() once, before it releases the write lock. The writers are
+ * exactly: ns_route_register_broker (only when something changed: a re-registration with the
+ * same DataVersion and the same data bumps nothing), ns_route_unregister_broker (when
+ * applied), ns_route_on_conn_closed and ns_route_scan_not_active* (when a broker was removed),
+ * ns_route_wipe_write_perm / ns_route_add_write_perm (when a topic was touched),
+ * ns_route_delete_topic (when the topic exists), ns_route_register_topic, and
+ * ns_route_snapshot_load (ns_route_snapshot.h). Heartbeats (904, 322) change only liveness and
+ * bump nothing. Readers may see a writer's change in slices (below), so a cache must not fill
+ * from a read that overlapped a change: read ns_route_changes() before and after.
  *
  * Differences from Java, all deliberate (see docs): unregistration runs synchronously under
  * one write lock per request instead of through BatchUnregistrationService's queue; maps whose
@@ -36,15 +58,17 @@ ns_route_t *ns_route_new(const ns_config_t *cfg);
 /* Frees the table and everything in it. NULL is a no-op. */
 void ns_route_free(ns_route_t *route);
 
-/* The connection `conn_id` closed (EOF, error, idle timeout): unregisters every broker whose
- * last registration came in on it, as Java's onChannelDestroy does. Takes the read lock to
- * find out whether the connection is a broker's at all, and the write lock only then. */
+/* The connection `conn_id` closed (EOF, error, idle timeout): unregisters every broker bound to
+ * it (see Fencing: a broker that registered again on a newer connection is not), as Java's
+ * onChannelDestroy does. Takes the read lock to find out whether the connection is a broker's
+ * at all, and the write lock only then. Nothing once the table is sealed. */
 void ns_route_on_conn_closed(ns_route_t *route, uint64_t conn_id);
 
 /* The inactive-broker scan: unregisters every broker whose last heartbeat is older than its
- * heartbeatTimeoutMillis at `now_ms`, logging each one. Writes up to `max` connection ids of
- * the expired brokers to conn_ids (the caller closes them) and returns how many it wrote.
- * Takes the write lock only when something expired. */
+ * heartbeatTimeoutMillis at `now_ms`, logging each one; a broker that registered again between
+ * the scan's read and write phases is kept (its generation changed). Nothing once sealed. Writes up
+ * to `max` connection ids of the expired brokers to conn_ids (the caller closes them) and returns
+ * how many it wrote. Takes the write lock only when something expired. */
 size_t ns_route_scan_not_active(ns_route_t *route, uint64_t now_ms, uint64_t *conn_ids, size_t max);
 
 /* The same scan, asking `spare` (may be NULL) before expiring a broker: when it answers true for
@@ -72,8 +96,11 @@ typedef struct ns_route_register {
     bool has_acting_master;         /* enableActingMaster given (absent = "old version broker") */
     bool acting_master;             /* its value */
     const ns_register_body_t *body; /* topics, DataVersion, filter servers, mappings */
-    uint64_t conn_id;               /* the connection it came in on */
+    uint64_t conn_id;               /* the connection it came in on: ids grow in accept order
+                                       across every I/O loop (the fence compares them) */
     uint64_t now_ms;                /* monotonic clock */
+    uint64_t body_id;               /* identity of the request (ns_route_register_repeat); 0 =
+                                       none: a repeat of it cannot skip its work */
 } ns_route_register_t;
 
 /* What a registration answers (RegisterBrokerResult). Strings owned; free with
@@ -92,13 +119,35 @@ int ns_route_register_broker(ns_route_t *route, const ns_route_register_t *req,
                              ns_route_register_result_t *res);
 void ns_route_register_result_free(ns_route_register_result_t *res);
 
-/* Unregisters one broker (UNREGISTER_BROKER), synchronously under the write lock: removes the
- * live and filter entries of (cluster, addr), every brokerAddrs entry holding addr, and then
- * the broker name, cluster and topics as docs/protocol.md, section Unregistration says. NULL
- * fields behave as the Java code does with nulls: cluster or addr NULL -> nothing; name NULL ->
- * only the live and filter entries go; !has_id with a known, non-empty broker -> likewise. */
-void ns_route_unregister_broker(ns_route_t *route, const char *cluster, const char *addr,
-                                const char *name, bool has_id, int64_t id);
+/* A broker registers every 30 s, nearly always with what it sent last time; decoding and
+ * applying 100k topics to change nothing is most of a large broker's cost. When req->body_id
+ * (a hash the caller made of the header fields, the body's length, its CRC32 and the request
+ * version and format) equals that of the broker's last full registration, and nothing changed
+ * the broker name's BrokerData, topics or QueueDatas since (its own change counter), the
+ * registration would change nothing but liveness: this does steps 11 and 13 only (refresh,
+ * gen, connection binding, the answer) and returns true; the caller then neither decodes nor
+ * calls ns_route_register_broker. req->body may be NULL. Returns false (nothing done) in every
+ * other case. At most NS_ROUTE_REPEAT_MAX repeats in a row are answered so: then a full
+ * registration runs, so that a CRC32 collision (a changed body with the same length and
+ * CRC32, 2^-32) could hide a change for no more than that many registration periods. Write
+ * lock, briefly. */
+#define NS_ROUTE_REPEAT_MAX 8
+bool ns_route_register_repeat(ns_route_t *route, const ns_route_register_t *req,
+                              ns_route_register_result_t *res);
+
+/* Unregisters one broker (UNREGISTER_BROKER received on connection conn_id), synchronously
+ * under the write lock: removes the live and filter entries of (cluster, addr), every
+ * brokerAddrs entry holding addr, and then the broker name, cluster and topics as
+ * docs/protocol.md, section Unregistration says. NULL fields behave as the Java code does with
+ * nulls: cluster or addr NULL -> nothing; name NULL -> only the live and filter entries go;
+ * !has_id with a known, non-empty broker -> likewise.
+ * The fence: when (cluster, addr) is live and bound to a connection newer than conn_id, the
+ * request was sent before that registration and nothing is removed (an INFO line, a counter);
+ * returns false then, true otherwise. conn_id 0 (tests) is never fenced. A broker sends its
+ * unregister on the connection of its registrations (BrokerOuterAPI: one remoting client, one
+ * channel per NameServer address), so a legitimate one is never refused. */
+bool ns_route_unregister_broker(ns_route_t *route, uint64_t conn_id, const char *cluster,
+                                const char *addr, const char *name, bool has_id, int64_t id);
 
 /* Appends the TopicRouteData JSON of `topic` to out (docs/protocol.md, sections Building a
  * route and GET_ROUTEINFO_BY_TOPIC (105)). mode selects the
@@ -163,7 +212,8 @@ void ns_route_register_topic(ns_route_t *route, const char *topic, const ns_rout
                              size_t n);
 
 /* QUERY_DATA_VERSION: returns `changed` (no live entry for (cluster, addr), or its DataVersion
- * differs from *dv; dv NULL = the body was absent: always changed) and refreshes the entry's
+ * differs from *dv; dv NULL = the body was absent: always changed; an entry restored from a
+ * snapshot and not registered since: changed, so the broker registers) and refreshes the entry's
  * heartbeat. *known tells whether the entry exists; *stored receives its DataVersion then.
  * cluster/addr NULL: returns true, known false. Read lock (the refresh is atomic). */
 bool ns_route_query_data_version(ns_route_t *route, const char *cluster, const char *addr,
@@ -202,6 +252,16 @@ typedef struct ns_route_stats {
     size_t queue_datas;   /* QueueData entries over every topic */
 } ns_route_stats_t;
 void ns_route_stats(ns_route_t *route, ns_route_stats_t *out);
+
+/* The change counter (see Change points above): grows by at least one with every change of
+ * persistent state; never decreases. Any thread, no lock (an acquire load). */
+uint64_t ns_route_changes(const ns_route_t *route);
+
+/* The server is shutting down: from now on connection closes and the expiry scan remove
+ * nothing, so that the state written by the final snapshot is the one the brokers had, not the
+ * one their connections' closing leaves (every connection closes at shutdown). Requests still
+ * apply. Any thread; irreversible. */
+void ns_route_seal(ns_route_t *route);
 
 /* Test and stats helpers. Read lock. */
 size_t ns_route_topic_count(ns_route_t *route);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ns_atomic_file.h"
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_log.h"
@@ -320,6 +321,21 @@ static const opt_t opts[] = {
     {"trafficLogPath", NULL, T_STR, G_EXT, R_NEVER, D_HOME,
      "/logs/rocketmqlogs/namesrv_traffic.log", OFF(traffic_log_path), NOR,
      "file of the traffic lines"},
+    /* Route snapshot (docs/route.md, Snapshot). Switching it off removes a protection (clients
+     * see no routes after a restart) and the path names a file: 318 may touch neither. The
+     * interval applies at once, within a range that keeps it a periodic write; the maximum age
+     * is read at the start, and 318 may not make it so short that no snapshot is ever used. */
+    {"routeSnapshotEnable", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "true",
+     OFF(route_snapshot_enable), NOR,
+     "keep a snapshot of the route table and serve it at once after a restart"},
+    {"routeSnapshotPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(route_snapshot_path), NOR,
+     "the snapshot file (empty: routeSnapshot.bin in kvConfigPath's directory)"},
+    {"routeSnapshotIntervalMillis", NULL, T_LONG, G_EXT, R_RUNTIME, D_TEXT, "10000",
+     OFF(route_snapshot_interval_ms), REMOTE(100, 86400000, 1000, 3600000),
+     "how often a changed route table is written to the snapshot, ms"},
+    {"routeSnapshotMaxAgeMillis", NULL, T_LONG, G_EXT, R_NEXT_START, D_TEXT, "600000",
+     OFF(route_snapshot_max_age_ms), REMOTE(1000, INT64_MAX, 60000, 86400000),
+     "a snapshot older than this at the start is not used, ms"},
 
     /* TLS: Java's TlsSystemConfig system properties (-D there; -c, --set and tls.config.file
      * here), names and defaults as in Java 5.5.0. Never remote: they name files or switch a
@@ -1184,86 +1200,12 @@ static bool blacklisted(const ns_config_t *cfg, const char *key)
     return false;
 }
 
-static int fsync_dir_of(const char *path)
-{
-    char *dir = ns_xstrdup(path);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL)
-        strcpy(dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    int rc = 0;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        rc = -errno;
-    } else {
-        if (fsync(fd) != 0)
-            rc = -errno;
-        close(fd);
-    }
-    free(dir);
-    return rc;
-}
-
-static int mkdir_parents(const char *path)
-{
-    char *tmp = ns_xstrdup(path);
-    int rc = 0;
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-            rc = -errno;
-            break;
-        }
-        *p = '/';
-    }
-    free(tmp);
-    return rc;
-}
-
-/* Writes data to path atomically: path.tmp.<pid> in the same directory, fsync, rename, then
- * the directory is fsynced. Returns 0 or -errno. */
+/* Writes data to path atomically (ns_atomic_file.h): path.tmp.<pid> in the same directory,
+ * missing directories made first. Returns 0 or -errno. */
 static int write_atomic(const char *path, const void *data, size_t len)
 {
-    size_t plen = strlen(path) + 32;
-    char *tmp = ns_xmalloc(plen);
-    snprintf(tmp, plen, "%s.tmp.%ld", path, (long)getpid());
-    int rc = 0;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = -errno;
-        goto out;
-    }
-    const char *p = data;
-    size_t left = len;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -errno;
-            break;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    if (rc == 0 && fsync(fd) != 0)
-        rc = -errno;
-    if (close(fd) != 0 && rc == 0)
-        rc = -errno;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -errno;
-    if (rc != 0)
-        unlink(tmp);
-    else
-        rc = fsync_dir_of(path);
-out:
-    free(tmp);
-    return rc;
+    const ns_afile_opts_t o = {.make_dirs = true, .pid_suffix = true, .mode = 0644};
+    return ns_afile_write(path, data, len, &o, NULL, NULL);
 }
 
 /* Java's MixAll.string2File: mkdirs, previous content -> <path>.bak, then the new content. */
@@ -1273,10 +1215,7 @@ static int persist_locked(ns_config_t *cfg)
     if (path == NULL || path[0] == '\0')
         return -ENOENT;
     ns_buf_t body = NS_BUF_INIT, prev = NS_BUF_INIT;
-    int rc = mkdir_parents(path);
-    if (rc < 0)
-        goto out;
-    rc = read_file(path, &prev);
+    int rc = read_file(path, &prev);
     if (rc == 0) {
         size_t blen = strlen(path) + 5;
         char *bak = ns_xmalloc(blen);

@@ -1005,7 +1005,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 static void conn_start(ns_io_loop_t *loop, ns_conn_t *conn)
 {
     ns_server_t *server = loop->server;
-    conn->id = (++loop->next_seq << NS_CONN_LOOP_BITS) | loop->index;
+    uint64_t seq = __atomic_add_fetch(&server->next_conn_seq, 1, __ATOMIC_SEQ_CST);
+    conn->id = (seq << NS_CONN_LOOP_BITS) | loop->index;
     conn->last_active_ms = uv_now(&loop->loop);
     conn->next = loop->conns;
     if (loop->conns)

@@ -11,6 +11,7 @@ static uint64_t worker_busy_since;    /* atomic, 0 = idle */
 static uint64_t start_ms;             /* atomic */
 static int port;                      /* atomic */
 static bool draining, stopping;       /* atomic */
+static bool warm;                     /* atomic: the route table was restored from a snapshot */
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
@@ -25,6 +26,30 @@ void ns_health_reset(void)
     STORE(port, 0);
     STORE(draining, false);
     STORE(stopping, false);
+    STORE(warm, false);
+}
+
+void ns_health_set_warm_start(void)
+{
+    STORE(warm, true);
+}
+
+bool ns_health_warm_start(void)
+{
+    return LOAD(warm);
+}
+
+bool ns_health_waiting_for_service(const ns_config_t *cfg, uint64_t now_ms, int64_t *left_ms)
+{
+    *left_ms = 0;
+    if (!NS_CFG_GET(cfg->need_wait_for_service) || LOAD(warm))
+        return false;
+    int64_t wait_ms = (int64_t)NS_CFG_GET(cfg->wait_seconds_for_service) * 1000;
+    int64_t waited = (int64_t)(now_ms - LOAD(start_ms));
+    if (waited >= wait_ms)
+        return false;
+    *left_ms = wait_ms - waited;
+    return true;
 }
 
 void ns_health_set_listening(unsigned loops, int bound_port, uint64_t start)
@@ -106,15 +131,12 @@ bool ns_health_ready(const ns_config_t *cfg, uint64_t now_ms, char *why, size_t 
         return false;
     }
     /* The same test as proc_get_routeinfo_by_topic's "name server not ready". */
-    if (NS_CFG_GET(cfg->need_wait_for_service)) {
-        int64_t wait_ms = (int64_t)NS_CFG_GET(cfg->wait_seconds_for_service) * 1000;
-        int64_t waited = (int64_t)(now_ms - LOAD(start_ms));
-        if (waited < wait_ms) {
-            ns_set_err(why, whylen, "not ready: needWaitForService, %lld ms left",
-                       (long long)(wait_ms - waited));
-            return false;
-        }
+    int64_t left_ms;
+    if (ns_health_waiting_for_service(cfg, now_ms, &left_ms)) {
+        ns_set_err(why, whylen, "not ready: needWaitForService, %lld ms left", (long long)left_ms);
+        return false;
     }
-    ns_set_err(why, whylen, "ready: listening on port %d", LOAD(port));
+    ns_set_err(why, whylen, "ready: listening on port %d%s", LOAD(port),
+               LOAD(warm) ? ", routes restored from the snapshot" : "");
     return true;
 }

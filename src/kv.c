@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "kv_int.h"
+#include "ns_atomic_file.h"
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_log.h"
@@ -38,13 +39,9 @@ struct ns_kv {
 /* ------------------------------------------------------------------------------------------ */
 /* Fault injection (tests). */
 
-static atomic_int fail_step;
-static atomic_int fail_err;
-
 void ns__kv_fail_next(int step, int err)
 {
-    atomic_store(&fail_err, err);
-    atomic_store(&fail_step, step);
+    ns__afile_fail_next((ns_afile_step_t)step, err);
 }
 
 static void (*persist_hook)(void *);
@@ -54,15 +51,6 @@ void ns__kv_set_persist_hook(void (*hook)(void *), void *arg)
 {
     persist_hook_arg = arg;
     persist_hook = hook;
-}
-
-/* Returns -err when the armed failure is for `step` (and disarms it), else 0. */
-static int injected(int step)
-{
-    int expected = step;
-    if (step != NS__KV_STEP_NONE && atomic_compare_exchange_strong(&fail_step, &expected, 0))
-        return -atomic_load(&fail_err);
-    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -115,56 +103,12 @@ static char *path_with_suffix(const char *path, const char *suffix)
     return s;
 }
 
-/* Returns a malloc'd copy of the directory part of path ("." when there is none). */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL)
-        return ns_xstrdup(".");
-    if (slash == path)
-        return ns_xstrdup("/");
-    return ns_xstrndup(path, (size_t)(slash - path));
-}
-
-/* Creates dir and its missing parents (mkdir -p). Returns 0 or -errno. */
-static int make_dirs(const char *dir)
-{
-    struct stat st;
-    if (stat(dir, &st) == 0)
-        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-    char *copy = ns_xstrdup(dir);
-    int rc = 0;
-    for (char *p = copy + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char saved = *p;
-        *p = '\0';
-        if (mkdir(copy, 0755) != 0 && errno != EEXIST) {
-            rc = -errno;
-            break;
-        }
-        *p = saved;
-        if (saved == '\0')
-            break;
-    }
-    free(copy);
-    if (rc == 0 && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-        rc = -ENOTDIR;
-    return rc;
-}
-
-/* Writes all len bytes (retrying short writes and EINTR). With `half_then` a fault is injected
- * after half the bytes, to leave a partial file behind. Returns 0 or -errno. */
-static int write_all(int fd, const uint8_t *data, size_t len, int half_then)
+/* Writes all len bytes (retrying short writes and EINTR). Returns 0 or -errno. */
+static int write_all(int fd, const uint8_t *data, size_t len)
 {
     size_t done = 0;
     while (done < len) {
-        if (half_then != 0 && done >= len / 2)
-            return half_then;
-        size_t chunk = len - done;
-        if (half_then != 0 && done < len / 2)
-            chunk = len / 2 - done;
-        ssize_t n = write(fd, data + done, chunk);
+        ssize_t n = write(fd, data + done, len - done);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -172,7 +116,7 @@ static int write_all(int fd, const uint8_t *data, size_t len, int half_then)
         }
         done += (size_t)n;
     }
-    return half_then;
+    return 0;
 }
 
 /* Reads the whole file at path into a malloc'd, NUL-terminated buffer. Returns 0, -errno
@@ -217,7 +161,7 @@ static int write_plain(const char *path, const void *data, size_t len)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0)
         return -errno;
-    int rc = write_all(fd, data, len, 0);
+    int rc = write_all(fd, data, len);
     if (close(fd) != 0 && rc == 0)
         rc = -errno;
     return rc;
@@ -226,11 +170,10 @@ static int write_plain(const char *path, const void *data, size_t len)
 /* Makes <path>.bak hold the current content of path, as Java's string2File does before
  * overwriting: a hard link (the rename that follows gives path a new inode and leaves the old
  * one to .bak), or a copy where the file system refuses links. A missing path is no error. */
-static int keep_backup(const char *path)
+static int keep_backup(const char *path, void *arg)
 {
-    int rc = injected(NS__KV_STEP_BACKUP);
-    if (rc != 0)
-        return rc;
+    (void)arg;
+    int rc = 0;
     struct stat st;
     if (lstat(path, &st) != 0)
         return errno == ENOENT ? 0 : -errno;
@@ -257,92 +200,6 @@ out:
     return rc;
 }
 
-/* Replaces path with data atomically (see ns_kv.h). *step receives the step that failed and
- * *renamed whether the new content reached path. Returns 0 or -errno. */
-static int write_atomic(const char *path, const uint8_t *data, size_t len, int *step, bool *renamed)
-{
-    char *dir = dir_of(path);
-    char *tmp = path_with_suffix(path, ".tmp");
-    int fd = -1;
-    bool tmp_made = false;
-    int rc;
-    *renamed = false;
-
-    *step = NS__KV_STEP_MKDIR;
-    if ((rc = injected(*step)) != 0 || (rc = make_dirs(dir)) != 0)
-        goto out;
-
-    *step = NS__KV_STEP_OPEN;
-    if ((rc = injected(*step)) != 0)
-        goto out;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        rc = -errno;
-        goto out;
-    }
-    tmp_made = true;
-
-    *step = NS__KV_STEP_WRITE;
-    if ((rc = write_all(fd, data, len, injected(*step))) != 0)
-        goto out;
-
-    *step = NS__KV_STEP_FSYNC;
-    if ((rc = injected(*step)) != 0)
-        goto out;
-    if (fsync(fd) != 0) {
-        rc = -errno;
-        goto out;
-    }
-    rc = close(fd) != 0 ? -errno : 0;
-    fd = -1;
-    if (rc != 0)
-        goto out;
-
-    *step = NS__KV_STEP_BACKUP;
-    if ((rc = keep_backup(path)) != 0)
-        goto out;
-
-    *step = NS__KV_STEP_RENAME;
-    if ((rc = injected(*step)) != 0)
-        goto out;
-    if (rename(tmp, path) != 0) {
-        rc = -errno;
-        goto out;
-    }
-    tmp_made = false;
-    *renamed = true;
-
-    /* Without this the rename itself may not survive a power cut. File systems that cannot
-     * fsync a directory say EINVAL; there is nothing more to do on them. */
-    *step = NS__KV_STEP_DIRSYNC;
-    if ((rc = injected(*step)) != 0)
-        goto out;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
-        rc = -errno;
-        goto out;
-    }
-    if (fsync(dfd) != 0 && errno != EINVAL)
-        rc = -errno;
-    close(dfd);
-
-out:
-    if (fd >= 0)
-        close(fd);
-    if (tmp_made)
-        unlink(tmp);
-    free(tmp);
-    free(dir);
-    return rc;
-}
-
-static const char *step_name(int step)
-{
-    static const char *const names[] = {"",      "mkdir",  "open temp file", "write",
-                                        "fsync", "backup", "rename",         "fsync directory"};
-    return step >= 0 && (size_t)step < NS_ARRAY_SIZE(names) ? names[step] : "?";
-}
-
 /* Writes a serialized store to its file. *renamed tells whether the file now holds the new
  * content even on failure. Returns 0 or -errno, logged at ERROR. Caller holds write_lock (not
  * lock: readers go on meanwhile). */
@@ -354,13 +211,16 @@ static int persist_bytes(ns_kv_t *kv, ns_buf_t *buf, bool *renamed)
     /* Write through a symlinked kvConfig.json, as Java's FileOutputStream does, rather than
      * replacing the link with a file. A path that does not exist yet is used as it is. */
     char *real = realpath(kv->path, NULL);
-    int step = NS__KV_STEP_NONE;
-    int rc = write_atomic(real != NULL ? real : kv->path, buf->data, buf->len, &step, renamed);
+    /* Java's string2File: missing directories made, the previous content kept as .bak. */
+    const ns_afile_opts_t opts = {.make_dirs = true, .before_rename = keep_backup};
+    ns_afile_step_t step = NS_AFILE_STEP_NONE;
+    int rc =
+        ns_afile_write(real != NULL ? real : kv->path, buf->data, buf->len, &opts, &step, renamed);
     free(real);
     if (rc != 0) {
         NS_METRIC_INC(PERSIST_FAIL_KV);
-        NS_LOG_E("persist kvconfig Exception, %s: %s failed: %s", kv->path, step_name(step),
-                 ns_strerror(rc));
+        NS_LOG_E("persist kvconfig Exception, %s: %s failed: %s", kv->path,
+                 ns_afile_step_name(step), ns_strerror(rc));
     }
     return rc;
 }

@@ -5,23 +5,26 @@
 
 #include <stddef.h>
 
+#include "ns_atomic_file.h"
 #include "ns_buf.h"
 #include "ns_kv.h"
 
-/* The steps of an atomic write, in order. */
+/* The steps of an atomic write, in order: ns_atomic_file.h's (kvConfig.json is written with
+ * ns_afile_write, the .bak made by its before_rename hook). */
 enum {
-    NS__KV_STEP_NONE = 0,
-    NS__KV_STEP_MKDIR = 1,   /* creating missing parent directories */
-    NS__KV_STEP_OPEN = 2,    /* creating <path>.tmp */
-    NS__KV_STEP_WRITE = 3,   /* writing it (after half the bytes, to leave a partial file) */
-    NS__KV_STEP_FSYNC = 4,   /* fsync of <path>.tmp */
-    NS__KV_STEP_BACKUP = 5,  /* <path> -> <path>.bak */
-    NS__KV_STEP_RENAME = 6,  /* <path>.tmp -> <path> */
-    NS__KV_STEP_DIRSYNC = 7, /* fsync of the directory, after the rename */
+    NS__KV_STEP_NONE = NS_AFILE_STEP_NONE,
+    NS__KV_STEP_MKDIR = NS_AFILE_STEP_MKDIR,
+    NS__KV_STEP_OPEN = NS_AFILE_STEP_OPEN,
+    NS__KV_STEP_WRITE = NS_AFILE_STEP_WRITE,
+    NS__KV_STEP_FSYNC = NS_AFILE_STEP_FSYNC,
+    NS__KV_STEP_BACKUP = NS_AFILE_STEP_BACKUP,
+    NS__KV_STEP_RENAME = NS_AFILE_STEP_RENAME,
+    NS__KV_STEP_DIRSYNC = NS_AFILE_STEP_DIRSYNC,
 };
 
-/* Makes the next atomic write fail at `step` as if the system call had set errno to `err`
- * (positive). One shot: cleared when it fires. NS__KV_STEP_NONE disarms. For tests only. */
+/* Makes the next atomic write (of any file: ns__afile_fail_next) fail at `step` as if the system
+ * call had set errno to `err` (positive). One shot: cleared when it fires. NS__KV_STEP_NONE
+ * disarms. For tests only. */
 void ns__kv_fail_next(int step, int err);
 
 /* Calls hook(arg) at the start of every file write, with write_lock held and the table lock

@@ -17,7 +17,11 @@
 #include "ns_metrics.h"
 #include "ns_route.h"
 #include "ns_server.h"
+#include "ns_snapshot.h"
 #include "ns_traffic_log.h"
+
+/* How long the exit waits for the last route snapshot to reach the disk once encoded. */
+#define SNAPSHOT_STOP_TIMEOUT_MS 5000
 
 /* Java's exit statuses: System.exit(-1) and System.exit(-2) as seen by a shell. */
 #define EXIT_FATAL 255
@@ -94,6 +98,7 @@ int main(int argc, char **argv)
     ns_server_t *server = NULL;
     ns_acl_t *acl = NULL;
     ns_exporter_t *exporter = NULL;
+    ns_snapshot_t *snapshot = NULL;
     bool traffic = false;
 
     int rc = ns_config_parse_cli(&cfg, argc, argv);
@@ -156,11 +161,13 @@ int main(int argc, char **argv)
         goto out;
     }
     route = ns_route_new(&cfg);
+    /* Warm restart (docs/route.md, Snapshot): the routes are served from the first request. */
+    ns_health_reset();
+    ns_snapshot_restore(&cfg, route, ns_now_ms(), ns_wall_ms());
     /* Monitoring (docs/operations.md): both off by default; an exporter that cannot bind is
      * fatal, as for the broker: the operator asked for it. */
     bool prom = ns_config_metrics_enabled(&cfg);
     ns_metrics_configure(cfg.traffic_log_enable, prom);
-    ns_health_reset();
     if (prom && ns_exporter_start(&cfg, route, kv, &exporter) != 0) {
         fprintf(stderr, "Failed to start the metrics exporter on %s:%d\n",
                 cfg.metrics_prom_exporter_host[0] ? cfg.metrics_prom_exporter_host : "0.0.0.0",
@@ -172,7 +179,10 @@ int main(int argc, char **argv)
         traffic = ns_traffic_log_start(cfg.traffic_log_path) == 0;
     server = ns_server_new(&cfg, route, kv);
     ns_server_set_acl(server, acl);
+    snapshot = ns_snapshot_start(&cfg, route);
     rc = ns_server_run(server);
+    /* After a clean stop the table holds what the brokers had (ns_route_seal): write it. */
+    ns_snapshot_stop(snapshot, rc == 0, SNAPSHOT_STOP_TIMEOUT_MS);
     if (rc != 0) {
         fprintf(stderr, "Failed to bind to %s:%d: %s\n", cfg.bind_address, (int)cfg.listen_port,
                 ns_strerror(rc));

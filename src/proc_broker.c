@@ -79,6 +79,49 @@ static bool bom_reply(const ns_cmd_t *req, ns_cmd_t *resp)
     return true;
 }
 
+/* FNV-1a, 64 bits, over a field (with its length, so that fields cannot run into each other;
+ * NULL differs from ""). */
+static uint64_t id_mix(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static uint64_t id_mix_str(uint64_t h, const char *s)
+{
+    uint64_t n = s ? strlen(s) : UINT64_MAX;
+    h = id_mix(h, &n, sizeof(n));
+    return s ? id_mix(h, s, (size_t)n) : h;
+}
+
+/* The identity of a registration for ns_route_register_repeat: every header field the route
+ * table reads, the request version and body format, and the body's identity
+ * (ns_register_body_identity: the broker's per-registration mappingDataVersion left out). Never
+ * 0. */
+static uint64_t registration_id(const ns_cmd_t *req)
+{
+    uint64_t h = 1469598103934665603ULL;
+    static const char *const keys[] = {"clusterName",
+                                       "brokerAddr",
+                                       "brokerName",
+                                       "brokerId",
+                                       "haServerAddr",
+                                       "__ZONE_NAME",
+                                       "heartbeatTimeoutMillis",
+                                       "enableActingMaster"};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(keys); i++)
+        h = id_mix_str(h, ns_cmd_ext_get(req, keys[i]));
+    int32_t version = req->version;
+    uint64_t body = ns_register_body_identity(req->body, req->body_len, false);
+    h = id_mix(h, &version, sizeof(version));
+    h = id_mix(h, &body, sizeof(body));
+    return h ? h : 1;
+}
+
 int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     /* RegisterBrokerResponseHeader: the reply always carries extFields, {} when empty. */
@@ -126,6 +169,31 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         body_bytes = NULL;
         body_len = 0;
     }
+    /* Only a JSON body's repeats can be recognised (ns_register_body_identity); computing the
+     * identity of a compressed one would be a pass over bytes that repeat nothing. */
+    bool json_for_id = !compressed || req->version < NS_VERSION_V3_0_11;
+    uint64_t body_id = body_bytes != NULL && json_for_id ? registration_id(req) : 0;
+    ns_route_register_t q = {
+        .cluster = cluster,
+        .addr = addr,
+        .name = name,
+        .id = id,
+        .ha_addr = ha,
+        .zone = ns_cmd_ext_get(req, "__ZONE_NAME"),
+        .has_timeout = has_timeout,
+        .timeout_ms = timeout,
+        .has_acting_master = eam != NULL,
+        .acting_master = ns_parse_java_bool(eam),
+        .conn_id = ctx->conn_id,
+        .now_ms = ctx->now_ms,
+        .body_id = body_id,
+    };
+    ns_route_register_result_t res = {0};
+    /* The broker's last registration again, unchanged: no decode, no apply (ns_route.h). */
+    bool repeated = body_id != 0 && has_id && cluster != NULL && addr != NULL && name != NULL &&
+                    body_bytes != NULL && ns_route_register_repeat(ctx->route, &q, &res);
+    if (repeated)
+        goto answer;
     ns_register_body_t body;
     char err[256] = "";
     const ns_config_t *cfg = ctx->config;
@@ -156,23 +224,8 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         ns_register_body_free(&body);
         return exception_reply(resp, NPE_REGISTER_BROKER);
     }
-    ns_route_register_result_t res = {0};
     if (cluster != NULL && addr != NULL && name != NULL) {
-        ns_route_register_t q = {
-            .cluster = cluster,
-            .addr = addr,
-            .name = name,
-            .id = id,
-            .ha_addr = ha,
-            .zone = ns_cmd_ext_get(req, "__ZONE_NAME"),
-            .has_timeout = has_timeout,
-            .timeout_ms = timeout,
-            .has_acting_master = eam != NULL,
-            .acting_master = ns_parse_java_bool(eam),
-            .body = &body,
-            .conn_id = ctx->conn_id,
-            .now_ms = ctx->now_ms,
-        };
+        q.body = &body;
         rc = ns_route_register_broker(ctx->route, &q, &res);
     } else {
         /* Java: a NullPointerException inside registerBroker is caught and logged there; the
@@ -188,6 +241,7 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         return 0;
     }
 
+answer:
     /* 5. */
     if (res.ha_server_addr != NULL)
         ns_cmd_ext_set(resp, "haServerAddr", res.ha_server_addr);
@@ -210,8 +264,9 @@ int proc_unregister_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     int64_t id = 0;
     bool has_id = ns_cmd_ext_int64(req, "brokerId", &id);
-    /* Java queues the request and answers before it runs; we run it now (same reply). */
-    ns_route_unregister_broker(ctx->route, ns_cmd_ext_get(req, "clusterName"),
+    /* Java queues the request and answers before it runs; we run it now (same reply, also when
+     * the fence keeps a newer registration: the broker asked on a connection it has left). */
+    ns_route_unregister_broker(ctx->route, ctx->conn_id, ns_cmd_ext_get(req, "clusterName"),
                                ns_cmd_ext_get(req, "brokerAddr"), ns_cmd_ext_get(req, "brokerName"),
                                has_id, id);
     resp->code = NS_RES_SUCCESS;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "ns_common.h"
+#include "ns_health.h"
 #include "ns_kv.h"
 #include "ns_log.h"
 #include "proc_int.h"
@@ -41,7 +42,8 @@ static void set_body(ns_cmd_t *resp, ns_buf_t *b)
 int proc_get_routeinfo_by_topic(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     const ns_config_t *cfg = ctx->config;
-    if (NS_CFG_GET(cfg->need_wait_for_service)) {
+    /* needWaitForService: skipped after a warm start (ns_health.h), the routes are there. */
+    if (NS_CFG_GET(cfg->need_wait_for_service) && !ns_health_warm_start()) {
         uint64_t wait_ms = (uint64_t)(int64_t)NS_CFG_GET(cfg->wait_seconds_for_service) * 1000u;
         int64_t waited = (int64_t)(ctx->now_ms - ctx->start_ms);
         if (waited < (int64_t)wait_ms) {

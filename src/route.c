@@ -40,6 +40,25 @@ static void write_unlock(ns_route_t *r)
     NS_ASSERT(pthread_mutex_unlock(&r->write_mutex) == 0);
 }
 
+/* Maps of this many slots or more are grown outside the write lock (rehashing 1M topics takes
+ * tens of milliseconds, which route reads would otherwise wait for). */
+#define GROW_OUTSIDE_LOCK_SLOTS 32768
+
+/* Before a put of a new topic, where the table is consistent: when that put would grow a large
+ * topics map, builds the grown array with only the writer mutex held (readers go on reading
+ * the old one; no other writer exists), then swaps it in under the write lock. */
+static void topics_grow_outside_lock(ns_route_t *r)
+{
+    if (r->topics.cap < GROW_OUTSIDE_LOCK_SLOTS || !ns_hmap_needs_grow(&r->topics))
+        return;
+    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+    size_t cap;
+    ns_hmap_slot_t *slots = ns_hmap_grown_slots(&r->topics, &cap);
+    NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
+    ns_hmap_adopt_slots(&r->topics, slots, cap);
+    r->slice_left = WRITE_SLICE;
+}
+
 /* Counts one step of a long write; every WRITE_SLICE steps, lets waiting readers in. Call only
  * where the table is consistent. */
 static void write_step(ns_route_t *r)
@@ -59,6 +78,18 @@ static void rdlock(ns_route_t *r)
 static void unlock(ns_route_t *r)
 {
     NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+}
+
+/* Persistent state changed (what a snapshot holds and route answers show): the snapshot's dirty
+ * test and a cache's invalidation read it (ns_route_changes). Caller holds the write lock. */
+static void mark_changed(ns_route_t *r)
+{
+    __atomic_add_fetch(&r->changes, 1, __ATOMIC_RELEASE);
+}
+
+static bool str_eq_or_null(const char *a, const char *b)
+{
+    return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
 }
 
 static const char *str_or_null(const char *s)
@@ -267,7 +298,8 @@ static ns__route_cluster_t *cluster_get(const ns_route_t *r, const char *name)
     return ns_hmap_gets(&r->clusters, name);
 }
 
-static void cluster_add_name(ns_route_t *r, const char *cluster, const char *name)
+/* Returns whether the set changed. */
+static bool cluster_add_name(ns_route_t *r, const char *cluster, const char *name)
 {
     ns__route_cluster_t *c = cluster_get(r, cluster);
     if (c == NULL) {
@@ -275,10 +307,11 @@ static void cluster_add_name(ns_route_t *r, const char *cluster, const char *nam
         c->name = ns_xstrdup(cluster);
         ns_hmap_put(&r->clusters, c->name, strlen(c->name), c);
     }
-    if (ns_hmap_gets(&c->names, name) == NULL) {
-        char *k = ns_xstrdup(name);
-        ns_hmap_put(&c->names, k, strlen(k), k);
-    }
+    if (ns_hmap_gets(&c->names, name) != NULL)
+        return false;
+    char *k = ns_xstrdup(name);
+    ns_hmap_put(&c->names, k, strlen(k), k);
+    return true;
 }
 
 static void cluster_destroy(ns__route_cluster_t *c)
@@ -299,6 +332,7 @@ static ns__route_topic_t *topic_get(const ns_route_t *r, const char *name)
 /* b serves t: appends t to b's topic vector; returns its position there (the QueueData's bidx). */
 static uint32_t bname_add_topic(ns__route_bname_t *b, ns__route_topic_t *t)
 {
+    b->changes++;
     if (b->ntopics == b->topics_cap) {
         b->topics_cap = b->topics_cap ? b->topics_cap + b->topics_cap / 2 : 4;
         b->topics = ns_xrealloc(b->topics, b->topics_cap * sizeof(*b->topics));
@@ -312,6 +346,7 @@ static uint32_t bname_add_topic(ns__route_bname_t *b, ns__route_topic_t *t)
 static void bname_del_topic(ns__route_bname_t *b, uint32_t idx)
 {
     NS_ASSERT(idx < b->ntopics);
+    b->changes++;
     ns__route_topic_t *last = b->topics[--b->ntopics];
     if (idx == b->ntopics)
         return;
@@ -326,10 +361,10 @@ static size_t topic_alloc_size(size_t name_len, size_t qd_cap)
     return ns__route_topic_qd_offset(name_len) + qd_cap * sizeof(ns__route_qd_t);
 }
 
-/* A new, empty topic in the map (the caller inserts its first QueueData at once). */
-static ns__route_topic_t *topic_create(ns_route_t *r, const char *name)
+/* A new, empty topic in the map (the caller inserts its first QueueData at once); hash is
+ * ns_hmap_hash of the name. */
+static ns__route_topic_t *topic_create_h(ns_route_t *r, const char *name, size_t len, uint64_t hash)
 {
-    size_t len = strlen(name);
     NS_ASSERT(len < UINT32_MAX);
     ns__route_topic_t *t = ns_xmalloc(topic_alloc_size(len, 1));
     t->nqd = 0;
@@ -337,8 +372,14 @@ static ns__route_topic_t *topic_create(ns_route_t *r, const char *name)
     t->stamp = 0;
     t->name_len = (uint32_t)len;
     memcpy(t->name, name, len + 1);
-    ns_hmap_put(&r->topics, t->name, len, t);
+    ns_hmap_put_h(&r->topics, t->name, len, hash, t);
     return t;
+}
+
+static ns__route_topic_t *topic_create(ns_route_t *r, const char *name)
+{
+    size_t len = strlen(name);
+    return topic_create_h(r, name, len, ns_hmap_hash(name, len));
 }
 
 /* Inserts a QueueData for b at sorted position pos of *tp and indexes the topic under b.
@@ -448,9 +489,18 @@ static void filter_remove(ns_route_t *r, const char *cluster, const char *addr)
     filter_destroy(f);
 }
 
-static void filter_set(ns_route_t *r, const char *cluster, const char *addr, char *const *servers,
+/* Returns whether the list changed. */
+static bool filter_set(ns_route_t *r, const char *cluster, const char *addr, char *const *servers,
                        size_t n)
 {
+    ns__route_filter_t *old = ns__route_filter_get_locked(r, cluster, addr);
+    if (old != NULL && old->n == n) {
+        size_t i = 0;
+        while (i < n && strcmp(old->servers[i], servers[i] ? servers[i] : "") == 0)
+            i++;
+        if (i == n)
+            return false;
+    }
     filter_remove(r, cluster, addr);
     ns__route_filter_t *f = ns_xcalloc(1, sizeof(*f));
     f->key = make_pair_key(cluster, addr, &f->klen);
@@ -459,6 +509,7 @@ static void filter_set(ns_route_t *r, const char *cluster, const char *addr, cha
         f->servers[i] = ns_xstrdup(servers[i] ? servers[i] : "");
     f->n = n;
     ns_hmap_put(&r->filters, f->key, f->klen, f);
+    return true;
 }
 
 /* ---- mappings --------------------------------------------------------------------------- */
@@ -549,10 +600,8 @@ ns_route_t *ns_route_new(const ns_config_t *cfg)
     return r;
 }
 
-void ns_route_free(ns_route_t *r)
+void ns__route_clear(ns_route_t *r)
 {
-    if (r == NULL)
-        return;
     ns_hmap_t *m;
     m = &r->topics;
     for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
@@ -582,6 +631,13 @@ void ns_route_free(ns_route_t *r)
     for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
         free(m->slots[i].val);
     ns_hmap_clear(m);
+}
+
+void ns_route_free(ns_route_t *r)
+{
+    if (r == NULL)
+        return;
+    ns__route_clear(r);
     pthread_rwlock_destroy(&r->lock);
     pthread_mutex_destroy(&r->write_mutex);
     ns__route_notices_destroy(r);
@@ -589,6 +645,32 @@ void ns_route_free(ns_route_t *r)
 }
 
 /* ---- registration ----------------------------------------------------------------------- */
+
+/* Binds a live entry to the connection a registration came in on, unless the entry is bound to
+ * a newer connection (route.md, Fencing): connection ids grow in accept order across all I/O
+ * loops (server_int.h), a broker keeps one connection per NameServer and opens a new one only
+ * when the old one failed, so a registration from an older connection was sent before the one
+ * that bound the entry and was merely run after it (the worker's queue is fair per connection,
+ * not FIFO across them). Its data is applied as
+ * Java applies it; the binding stays, so that the old connection's close cannot remove the
+ * broker. Id 0 (tests, the snapshot) binds to no connection. */
+static void bind_conn_locked(ns_route_t *r, ns__route_live_t *lv, uint64_t conn_id, logq_t *lq)
+{
+    if (lv->conn_id == conn_id)
+        return;
+    if (conn_id != 0 && lv->conn_id > conn_id) {
+        ns__route_logq_add(lq, NS_LOG_INFO,
+                           "registration of [clusterName=%s, brokerAddr=%s] from connection %llu "
+                           "ran after one from newer connection %llu: the broker stays bound to "
+                           "the newer one",
+                           lv->cluster, lv->addr, (unsigned long long)conn_id,
+                           (unsigned long long)lv->conn_id);
+        return;
+    }
+    conn_unref(r, lv->conn_id);
+    lv->conn_id = conn_id;
+    conn_ref(r, conn_id);
+}
 
 void ns_route_register_result_free(ns_route_register_result_t *res)
 {
@@ -610,10 +692,12 @@ static void qd_set(ns__route_qd_t *qd, const ns__route_qd_t *from)
 }
 
 /* Step 10c-d: topic data of a master or prime slave. */
-static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
+/* Returns whether a topic or mapping changed. */
+static bool register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
                                    ns__route_bname_t *b, bool register_first, bool prime_slave,
                                    logq_t *lq)
 {
+    bool changed = false;
     const ns_register_body_t *body = q->body;
     ns__route_live_t *lv = ns__route_live_get_locked(r, q->cluster, q->addr);
     bool broker_changed = lv == NULL || !ns_data_version_equal(&lv->dv, &body->data_version);
@@ -639,6 +723,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
             qd_format(qs, sizeof(qs), qd);
             ns__route_logq_add(lq, NS_LOG_INFO, "deleteTopic, remove one broker's topic %s %s %s",
                                b->name, ts[i]->name, qs);
+            changed = true;
             char *tname = ns_xstrdup(ts[i]->name);
             if (topic_remove_qd(r, ts[i], b))
                 ns__route_logq_add(lq, NS_LOG_INFO, "deleteTopic, remove the topic all queue %s",
@@ -655,7 +740,9 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
         if (tc->topic_name == NULL)
             continue;
         write_step(r);
-        ns__route_topic_t *t = topic_get(r, tc->topic_name);
+        size_t name_len = strlen(tc->topic_name);
+        uint64_t hash = ns_hmap_hash(tc->topic_name, name_len);
+        ns__route_topic_t *t = ns_hmap_get_h(&r->topics, tc->topic_name, name_len, hash);
         size_t pos = 0;
         ns__route_qd_t *qd = t ? ns__route_find_qd_locked(t, b->name, &pos) : NULL;
         if (!(register_first || broker_changed || t == NULL || qd == NULL))
@@ -670,7 +757,9 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
                              .topic_sys_flag = tc->topic_sys_flag};
         char qs[256];
         if (t == NULL) {
-            t = topic_create(r, tc->topic_name);
+            changed = true;
+            topics_grow_outside_lock(r);
+            t = topic_create_h(r, tc->topic_name, name_len, hash);
             qd = topic_insert_qd(r, &t, 0, b);
             qd_set(qd, &nq);
             if (ns_log_get_level() >= NS_LOG_INFO) {
@@ -678,6 +767,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
                 ns__route_logq_add(lq, NS_LOG_INFO, "new topic registered, %s %s", t->name, qs);
             }
         } else if (qd == NULL) {
+            changed = true;
             qd = topic_insert_qd(r, &t, pos, b);
             qd_set(qd, &nq);
         } else if (qd->read_queue_nums != nq.read_queue_nums ||
@@ -690,6 +780,7 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
                 ns__route_logq_add(lq, NS_LOG_INFO, "topic changed, %s OLD: %s NEW: %s", t->name,
                                    qs, ns2);
             }
+            changed = true;
             qd_set(qd, &nq);
         }
     }
@@ -698,10 +789,13 @@ static void register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
     if (broker_changed || register_first) {
         for (size_t i = 0; i < body->mapping_count; i++) {
             const ns_mapping_info_t *mi = &body->mappings[i];
-            if (mi->topic != NULL)
+            if (mi->topic != NULL) {
                 mapping_put(r, mi, mi->topic);
+                changed = true;
+            }
         }
     }
+    return changed;
 }
 
 int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
@@ -712,10 +806,12 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     int rc = 0;
     const ns_register_body_t *body = q->body;
     bool encoded = false;
+    bool changed = false;             /* persistent state (mark_changed) */
+    ns__route_live_t *lv_done = NULL; /* the live entry, once step 11 ran */
 
     write_lock(r);
     /* 1 */
-    cluster_add_name(r, q->cluster, q->name);
+    changed |= cluster_add_name(r, q->cluster, q->name);
     /* 2 */
     bool register_first = false;
     ns__route_bname_t *b = bname_get_or_create(r, q->name);
@@ -748,7 +844,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
                     "Version:%lld, New BrokerAddr:%s, New Version:%lld.",
                     q->cluster, q->name, (long long)q->id, old_addr, (long long)old_sv, q->addr,
                     (long long)new_sv);
-                live_remove(r, q->cluster, q->addr);
+                changed |= live_remove(r, q->cluster, q->addr);
                 goto out;
             }
             /* Java leaves the replaced address's live entry behind, where nothing can ever
@@ -756,6 +852,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
             ns__route_logq_add(&lq, NS_LOG_INFO,
                                "broker %s id %lld moved from %s to %s, drop the old live entry",
                                q->name, (long long)q->id, old_addr, q->addr);
+            changed = true;
             char *oa = ns_xstrdup(old_addr);
             live_remove(r, q->cluster, oa);
             filter_remove(r, q->cluster, oa);
@@ -781,14 +878,16 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     bool is_master = q->id == 0;
     bool prime_slave = !old_version && !is_master && q->id == b->addrs[0].id;
     /* The BrokerData is final: encode it before step 10 may let readers in. */
-    ns__route_bname_encode_locked(b);
+    changed |= ns__route_bname_encode_locked(b) || register_first;
     encoded = true;
     /* 10 */
     if (is_master || prime_slave)
-        register_topics_locked(r, q, b, register_first, prime_slave, &lq);
+        changed |= register_topics_locked(r, q, b, register_first, prime_slave, &lq);
     /* 11 */
     ns__route_live_t *lv = ns__route_live_get_locked(r, q->cluster, q->addr);
+    int64_t timeout = q->has_timeout ? q->timeout_ms : NS_ROUTE_DEFAULT_BROKER_TIMEOUT_MS;
     if (lv == NULL) {
+        changed = true;
         lv = ns_xcalloc(1, sizeof(*lv));
         lv->key = make_pair_key(q->cluster, q->addr, &lv->klen);
         lv->cluster = lv->key;
@@ -800,21 +899,29 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
             "HAService: %s",
             q->cluster, q->addr, str_or_null(q->ha_addr));
     } else {
-        conn_unref(r, lv->conn_id);
+        changed |= lv->timeout_ms != timeout ||
+                   !ns_data_version_equal(&lv->dv, &body->data_version) ||
+                   !str_eq_or_null(lv->ha_addr, q->ha_addr);
     }
     __atomic_store_n(&lv->last_update_ms, q->now_ms, __ATOMIC_RELAXED);
-    lv->timeout_ms = q->has_timeout ? q->timeout_ms : NS_ROUTE_DEFAULT_BROKER_TIMEOUT_MS;
+    lv->timeout_ms = timeout;
     lv->dv = body->data_version;
-    lv->conn_id = q->conn_id;
-    conn_ref(r, q->conn_id);
+    lv->gen = ++r->gen;
+    lv->restored = false;
+    bind_conn_locked(r, lv, q->conn_id, &lq);
     free(lv->ha_addr);
     lv->ha_addr = ns__route_dup_or_null(q->ha_addr);
     /* 12 */
     if (body->has_filter_servers) {
-        if (body->filter_server_count == 0)
-            filter_remove(r, q->cluster, q->addr);
-        else
-            filter_set(r, q->cluster, q->addr, body->filter_servers, body->filter_server_count);
+        if (body->filter_server_count == 0) {
+            if (ns__route_filter_get_locked(r, q->cluster, q->addr) != NULL) {
+                filter_remove(r, q->cluster, q->addr);
+                changed = true;
+            }
+        } else {
+            changed |=
+                filter_set(r, q->cluster, q->addr, body->filter_servers, body->filter_server_count);
+        }
     }
     /* 13 */
     if (q->id != 0) {
@@ -827,6 +934,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
             }
         }
     }
+    lv_done = lv;
     /* 14 */
     if (min_id_changed && NS_CFG_GET(r->cfg->notify_min_broker_id_changed))
         ns__route_notice_min_id_locked(r, b, NULL, lv->ha_addr, &lq);
@@ -834,10 +942,55 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
 out:
     /* Steps 2 to 8 may have changed the BrokerData on the early exits too. */
     if (!encoded)
-        ns__route_bname_encode_locked(b);
+        changed |= ns__route_bname_encode_locked(b) || register_first;
+    if (changed) {
+        mark_changed(r);
+        b->changes++;
+    }
+    if (rc == 0 && lv_done != NULL) {
+        /* What a repeat of this registration may skip (ns_route_register_repeat). */
+        lv_done->rep_id = q->body_id;
+        lv_done->rep_bchanges = b->changes;
+        lv_done->rep_left = NS_ROUTE_REPEAT_MAX;
+    }
     write_unlock(r);
     ns__route_logq_flush(&lq);
     return rc;
+}
+
+bool ns_route_register_repeat(ns_route_t *r, const ns_route_register_t *q,
+                              ns_route_register_result_t *res)
+{
+    *res = (ns_route_register_result_t){0};
+    if (q->body_id == 0)
+        return false;
+    logq_t lq = {NS_BUF_INIT};
+    bool done = false;
+    write_lock(r);
+    ns__route_live_t *lv = ns__route_live_get_locked(r, q->cluster, q->addr);
+    ns__route_bname_t *b = bname_get(r, q->name);
+    if (lv != NULL && b != NULL && b->has_bd && lv->rep_id == q->body_id && lv->rep_left > 0 &&
+        lv->rep_bchanges == b->changes && !lv->restored) {
+        /* Steps 1 to 10 and 12 would change nothing: only liveness (11) and the answer (13). */
+        lv->rep_left--;
+        __atomic_store_n(&lv->last_update_ms, q->now_ms, __ATOMIC_RELAXED);
+        lv->gen = ++r->gen;
+        bind_conn_locked(r, lv, q->conn_id, &lq);
+        if (q->id != 0) {
+            const char *master = addrs_get(b, 0);
+            ns__route_live_t *ml = master ? ns__route_live_get_locked(r, q->cluster, master) : NULL;
+            if (ml != NULL) {
+                res->ha_server_addr = ns__route_dup_or_null(ml->ha_addr);
+                res->master_addr = ns_xstrdup(master);
+            }
+        }
+        NS_METRIC_INC(REGISTRATIONS);
+        NS_METRIC_INC(REGISTRATIONS_REPEATED);
+        done = true;
+    }
+    write_unlock(r);
+    ns__route_logq_flush(&lq);
+    return done;
 }
 
 /* ---- unregistration --------------------------------------------------------------------- */
@@ -858,6 +1011,8 @@ static bool unregister_locked(ns_route_t *r, const char *cluster, const char *ad
         return live_ok; /* Java: NullPointerException in brokerAddrTable.get(null) */
     ns__route_bname_t *b = bname_get(r, name);
     bool removed_name = false;
+    if (b != NULL)
+        b->changes++;
     if (b != NULL && b->has_bd) {
         if (b->naddrs > 0 && !has_id)
             return live_ok; /* Java: NullPointerException unboxing the null brokerId */
@@ -921,17 +1076,33 @@ static bool unregister_locked(ns_route_t *r, const char *cluster, const char *ad
     return live_ok;
 }
 
-void ns_route_unregister_broker(ns_route_t *r, const char *cluster, const char *addr,
-                                const char *name, bool has_id, int64_t id)
+bool ns_route_unregister_broker(ns_route_t *r, uint64_t conn_id, const char *cluster,
+                                const char *addr, const char *name, bool has_id, int64_t id)
 {
     if (cluster == NULL || addr == NULL)
-        return; /* Java: NullPointerException hashing BrokerAddrInfo; nothing changes */
+        return true; /* Java: NullPointerException hashing BrokerAddrInfo; nothing changes */
     logq_t lq = {NS_BUF_INIT};
+    bool applied = true;
     write_lock(r);
-    if (unregister_locked(r, cluster, addr, name, has_id, id, &lq))
-        NS_METRIC_INC(UNREG_REQUEST);
+    /* The fence (route.md, Fencing): a request from a connection older than the one the broker
+     * registered on last was sent before that registration. */
+    ns__route_live_t *lv = ns__route_live_get_locked(r, cluster, addr);
+    if (lv != NULL && conn_id != 0 && lv->conn_id > conn_id) {
+        applied = false;
+        ns__route_logq_add(&lq, NS_LOG_INFO,
+                           "unregisterBroker from connection %llu ignored: [clusterName=%s, "
+                           "brokerAddr=%s] registered again on newer connection %llu",
+                           (unsigned long long)conn_id, cluster, addr,
+                           (unsigned long long)lv->conn_id);
+        NS_METRIC_INC(UNREG_FENCED);
+    } else {
+        if (unregister_locked(r, cluster, addr, name, has_id, id, &lq))
+            NS_METRIC_INC(UNREG_REQUEST);
+        mark_changed(r);
+    }
     write_unlock(r);
     ns__route_logq_flush(&lq);
+    return applied;
 }
 
 /* setupUnRegisterRequest: the broker name and id that hold addr in a BrokerData of cluster. */
@@ -982,7 +1153,7 @@ static void unregister_live_locked(ns_route_t *r, ns__route_live_t *l, logq_t *l
 
 void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
 {
-    if (conn_id == 0)
+    if (conn_id == 0 || __atomic_load_n(&r->sealed, __ATOMIC_ACQUIRE))
         return;
     rdlock(r);
     bool known = ns_hmap_get(&r->conns, (const char *)&conn_id, sizeof(conn_id)) != NULL;
@@ -1009,6 +1180,7 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
         if (l != NULL) {
             unregister_live_locked(r, l, &lq);
             NS_METRIC_INC(UNREG_CONN_CLOSE);
+            mark_changed(r);
         }
         free(keys[i]);
     }
@@ -1025,6 +1197,15 @@ static bool expired(uint64_t last, int64_t timeout, uint64_t now)
     return deadline < (int64_t)now;
 }
 
+static void (*scan_hook)(void *);
+static void *scan_hook_arg;
+
+void ns__route_set_scan_hook(void (*hook)(void *), void *arg)
+{
+    scan_hook_arg = arg;
+    scan_hook = hook;
+}
+
 size_t ns_route_scan_not_active(ns_route_t *r, uint64_t now_ms, uint64_t *conn_ids, size_t max)
 {
     return ns_route_scan_not_active_sparing(r, now_ms, NULL, NULL, conn_ids, max);
@@ -1034,10 +1215,13 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
                                         void *arg, uint64_t *conn_ids, size_t max)
 {
     ns_log(NS_LOG_INFO, "start scanNotActiveBroker");
+    if (__atomic_load_n(&r->sealed, __ATOMIC_ACQUIRE))
+        return 0;
     rdlock(r);
     size_t n = 0;
     char **keys = NULL;
     size_t *klens = NULL;
+    uint64_t *gens = NULL; /* the generation judged expired: a later registration is kept */
     for (size_t i = ns_hmap_next(&r->live, 0); i < r->live.cap; i = ns_hmap_next(&r->live, i + 1)) {
         ns__route_live_t *l = r->live.slots[i].val;
         uint64_t last = __atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED);
@@ -1054,7 +1238,9 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
         if (keys == NULL) {
             keys = ns_xmalloc(r->live.count * sizeof(*keys));
             klens = ns_xmalloc(r->live.count * sizeof(*klens));
+            gens = ns_xmalloc(r->live.count * sizeof(*gens));
         }
+        gens[n] = l->gen;
         klens[n] = l->klen;
         keys[n] = ns_xmalloc(l->klen + 1);
         memcpy(keys[n], l->key, l->klen + 1);
@@ -1063,14 +1249,17 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
     unlock(r);
     if (n == 0)
         return 0;
+    if (scan_hook != NULL)
+        scan_hook(scan_hook_arg);
 
     logq_t lq = {NS_BUF_INIT};
     size_t nconn = 0;
     write_lock(r);
     for (size_t i = 0; i < n; i++) {
         ns__route_live_t *l = ns_hmap_get(&r->live, keys[i], klens[i]);
-        /* Re-check: it may have re-registered between the two locks. */
-        if (l != NULL &&
+        /* The fence: it may have registered again between the two locks (a new generation,
+         * maybe on a new connection, maybe with a new timeout) or been refreshed. */
+        if (l != NULL && l->gen == gens[i] &&
             expired(__atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED), l->timeout_ms, now_ms)) {
             ns__route_logq_add(&lq, NS_LOG_WARN,
                                "The broker channel expired, BrokerIdentityInfo [clusterName=%s, "
@@ -1080,12 +1269,14 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
                 conn_ids[nconn++] = l->conn_id;
             unregister_live_locked(r, l, &lq);
             NS_METRIC_INC(UNREG_EXPIRY);
+            mark_changed(r);
         }
         free(keys[i]);
     }
     write_unlock(r);
     free(keys);
     free(klens);
+    free(gens);
     ns__route_logq_flush(&lq);
     return nconn;
 }
@@ -1103,7 +1294,9 @@ bool ns_route_query_data_version(ns_route_t *r, const char *cluster, const char 
     rdlock(r);
     ns__route_live_t *l = ns__route_live_get_locked(r, cluster, addr);
     if (l != NULL) {
-        changed = dv == NULL || !ns_data_version_equal(&l->dv, dv);
+        /* A broker restored from a snapshot is asked to register (its connection gets bound
+         * and its data refreshed), as a Java NameServer that never knew it would. */
+        changed = dv == NULL || l->restored || !ns_data_version_equal(&l->dv, dv);
         __atomic_store_n(&l->last_update_ms, now_ms, __ATOMIC_RELAXED);
         *stored = l->dv;
         *known = true;
@@ -1138,10 +1331,13 @@ static int operate_write_perm(ns_route_t *r, const char *name, bool wipe)
             if (qd == NULL)
                 continue;
             qd->perm = wipe ? (qd->perm & ~NS_PERM_WRITE) : (NS_PERM_READ | NS_PERM_WRITE);
+            b->changes++;
             count++;
             write_step(r);
         }
     }
+    if (count > 0)
+        mark_changed(r);
     write_unlock(r);
     return count;
 }
@@ -1163,6 +1359,8 @@ void ns_route_delete_topic(ns_route_t *r, const char *topic, const char *cluster
     logq_t lq = {NS_BUF_INIT};
     write_lock(r);
     ns__route_topic_t *t = topic_get(r, topic);
+    if (t != NULL)
+        mark_changed(r);
     if (cluster == NULL || cluster[0] == '\0') {
         if (t != NULL)
             topic_drop(r, t);
@@ -1212,6 +1410,7 @@ void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_qu
         t = topic_create(r, topic);
         ns__route_logq_add(&lq, NS_LOG_INFO, "Register topic route:%s", topic);
     }
+    mark_changed(r);
     for (size_t i = 0; i < n; i++) {
         ns__route_bname_t *b = qds[i].broker_name ? bname_get(r, qds[i].broker_name) : NULL;
         if (b == NULL || !b->has_bd) {
@@ -1223,6 +1422,7 @@ void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_qu
         ns__route_qd_t *qd = ns__route_find_qd_locked(t, b->name, &pos);
         if (qd == NULL)
             qd = topic_insert_qd(r, &t, pos, b);
+        b->changes++;
         qd->read_queue_nums = qds[i].read_queue_nums;
         qd->write_queue_nums = qds[i].write_queue_nums;
         qd->perm = qds[i].perm;
@@ -1300,4 +1500,95 @@ size_t ns_route_live_count(ns_route_t *r)
     size_t n = r->live.count;
     unlock(r);
     return n;
+}
+
+uint64_t ns_route_changes(const ns_route_t *r)
+{
+    return __atomic_load_n(&r->changes, __ATOMIC_ACQUIRE);
+}
+
+void ns_route_seal(ns_route_t *r)
+{
+    __atomic_store_n(&r->sealed, true, __ATOMIC_RELEASE);
+}
+
+/* ---- builders for the snapshot decoder (route_int.h) ----------------------------------- */
+
+ns__route_bname_t *ns__route_bname_get_or_create(ns_route_t *r, const char *name)
+{
+    return bname_get_or_create(r, name);
+}
+
+bool ns__route_addrs_put_new(ns__route_bname_t *b, int64_t id, const char *addr)
+{
+    if (addrs_get(b, id) != NULL)
+        return false;
+    free(addrs_put(b, id, addr));
+    return true;
+}
+
+bool ns__route_cluster_add_name(ns_route_t *r, const char *cluster, const char *name)
+{
+    return cluster_add_name(r, cluster, name);
+}
+
+bool ns__route_topic_add_qd(ns_route_t *r, const char *name, ns__route_bname_t *b,
+                            int32_t read_queue_nums, int32_t write_queue_nums, int32_t perm,
+                            int32_t topic_sys_flag)
+{
+    ns__route_topic_t *t = topic_get(r, name);
+    size_t pos = 0;
+    if (t == NULL)
+        t = topic_create(r, name);
+    else if (ns__route_find_qd_locked(t, b->name, &pos) != NULL)
+        return false;
+    ns__route_qd_t *qd = topic_insert_qd(r, &t, pos, b);
+    qd->read_queue_nums = read_queue_nums;
+    qd->write_queue_nums = write_queue_nums;
+    qd->perm = perm;
+    qd->topic_sys_flag = topic_sys_flag;
+    return true;
+}
+
+ns__route_live_t *ns__route_live_add(ns_route_t *r, const char *cluster, const char *addr)
+{
+    if (ns__route_live_get_locked(r, cluster, addr) != NULL)
+        return NULL;
+    ns__route_live_t *lv = ns_xcalloc(1, sizeof(*lv));
+    lv->key = make_pair_key(cluster, addr, &lv->klen);
+    lv->cluster = lv->key;
+    lv->addr = lv->key + strlen(cluster) + 1;
+    ns_hmap_put(&r->live, lv->key, lv->klen, lv);
+    return lv;
+}
+
+void ns__route_filter_put(ns_route_t *r, const char *cluster, const char *addr,
+                          char *const *servers, size_t n)
+{
+    filter_set(r, cluster, addr, servers, n);
+}
+
+void ns__route_mapping_put(ns_route_t *r, const ns_mapping_info_t *info, const char *topic)
+{
+    mapping_put(r, info, topic);
+}
+
+void ns__route_mark_changed(ns_route_t *r)
+{
+    mark_changed(r);
+}
+
+uint64_t ns__route_next_gen(ns_route_t *r)
+{
+    return ++r->gen;
+}
+
+void ns__route_writers_pause(ns_route_t *r)
+{
+    NS_ASSERT(pthread_mutex_lock(&r->write_mutex) == 0);
+}
+
+void ns__route_writers_resume(ns_route_t *r)
+{
+    NS_ASSERT(pthread_mutex_unlock(&r->write_mutex) == 0);
 }

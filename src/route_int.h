@@ -52,6 +52,11 @@ typedef struct ns__route_bname {
      * changes); broker_data is re-encoded by ns__route_bname_encode_locked() after every change
      * of the BrokerData fields above. */
     ns__route_bname_json_t json[2];
+    uint32_t snap_idx; /* route_snapshot.c: this record's index in the snapshot being written
+                          (only under write_mutex) */
+    uint64_t changes;  /* bumped by every change of this name's BrokerData, topics or
+                          QueueDatas: a repeated registration may skip its work only while this
+                          stayed as it was (ns_route_register_repeat) */
 } ns__route_bname_t;
 
 /* One QueueData (32 bytes). */
@@ -103,7 +108,14 @@ typedef struct ns__route_live {
     uint64_t last_update_ms; /* atomic: refreshed under the read lock by heartbeats */
     int64_t timeout_ms;      /* heartbeatTimeoutMillis */
     ns_data_version_t dv;    /* DataVersion of the latest registration */
-    uint64_t conn_id;        /* connection of the latest registration */
+    uint64_t conn_id;        /* connection the entry is bound to (route.md, Fencing): the newest
+                                that carried a registration of it; 0 = none (restored) */
+    uint64_t gen;            /* registration generation: ns_route.gen when last registered or
+                                restored; expiry removes only the generation it judged */
+    bool restored;           /* restored from a snapshot and not registered since */
+    uint64_t rep_id;         /* body_id of the last full registration, 0 = none */
+    uint64_t rep_bchanges;   /* its broker name's `changes` right after it */
+    uint32_t rep_left;       /* repeats it may still stand for before a full one is due */
     char *ha_addr;           /* owned, NULL = null */
 } ns__route_live_t;
 
@@ -156,6 +168,10 @@ struct ns_route {
     ns_hmap_t mappings;          /* topic -> ns__route_mapping_t */
     ns_hmap_t conns;             /* 8-byte conn id -> ns__route_conn_t */
     uint32_t stamp;              /* last registration pass marker */
+    uint64_t gen;                /* last registration generation handed out (live entries) */
+    uint64_t changes;            /* atomic: bumped by every change of persistent state, see
+                                    ns_route_changes() */
+    bool sealed;                 /* atomic: ns_route_seal() was called */
     pthread_mutex_t notice_lock; /* guards the notice queue (route_notify.c) */
     ns_route_notice_t *notices;  /* queued NOTIFY_MIN_BROKER_ID_CHANGE notices */
     size_t notice_count;         /* entries in notices (read unlocked as a hint) */
@@ -187,6 +203,38 @@ void ns__route_reencode_all(ns_route_t *r);
  * topic vectors and positions, encoded pieces present). Returns NULL when they hold, else what
  * is broken. Takes the read lock. For tests and fuzzers. */
 const char *ns__route_check_consistency(ns_route_t *r);
+
+/* Builders for route_snapshot.c's decoder, which fills an empty table that no other thread
+ * uses yet (no lock needed; every link is kept as route.c keeps it). */
+ns__route_bname_t *ns__route_bname_get_or_create(ns_route_t *r, const char *name);
+/* brokerAddrs.put(id, addr); false when the id was already there (nothing changed). */
+bool ns__route_addrs_put_new(ns__route_bname_t *b, int64_t id, const char *addr);
+bool ns__route_cluster_add_name(ns_route_t *r, const char *cluster, const char *name);
+/* A QueueData of b in topic `name` (the topic created if needed); false when b already has
+ * one there (nothing changed). */
+bool ns__route_topic_add_qd(ns_route_t *r, const char *name, ns__route_bname_t *b,
+                            int32_t read_queue_nums, int32_t write_queue_nums, int32_t perm,
+                            int32_t topic_sys_flag);
+/* A new live entry (timeout, DataVersion and HA address to be filled by the caller), or NULL
+ * when (cluster, addr) has one already. Bound to no connection. */
+ns__route_live_t *ns__route_live_add(ns_route_t *r, const char *cluster, const char *addr);
+void ns__route_filter_put(ns_route_t *r, const char *cluster, const char *addr,
+                          char *const *servers, size_t n);
+void ns__route_mapping_put(ns_route_t *r, const ns_mapping_info_t *info, const char *topic);
+/* Empties every table (a snapshot that failed half-way). Caller owns the table exclusively. */
+void ns__route_clear(ns_route_t *r);
+/* Marks a change (ns_route_changes) and hands out a registration generation. */
+void ns__route_mark_changed(ns_route_t *r);
+uint64_t ns__route_next_gen(ns_route_t *r);
+/* The writer mutex alone (no rwlock): while held, no writer runs, so the tables may be read
+ * without the read lock and readers are never held up. For the snapshot encoder. */
+void ns__route_writers_pause(ns_route_t *r);
+void ns__route_writers_resume(ns_route_t *r);
+
+/* Calls hook(arg) in every expiry scan that found an expired broker, between its read phase
+ * and its write phase, with no lock held (NULL removes it). Tests use it to register between
+ * the two. */
+void ns__route_set_scan_hook(void (*hook)(void *), void *arg);
 
 /* Lookups, caller holds the lock. */
 ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname,

@@ -477,6 +477,8 @@ static void begin_shutdown(ns_server_t *server)
     if (loop0->stopping)
         return;
     ns_health_set_stopping();
+    /* Every connection closes now: their brokers stay in the table for the last snapshot. */
+    ns_route_seal(server->route);
     uv_close((uv_handle_t *)&server->sigterm, NULL);
     uv_close((uv_handle_t *)&server->sigint, NULL);
     uv_close((uv_handle_t *)&server->sighup, NULL);

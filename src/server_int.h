@@ -20,7 +20,9 @@
 #include "ns_tls.h"
 
 /* Connection ids carry the index of their loop in the low byte, so any thread can route a
- * close request to the loop that owns the connection. */
+ * close request to the loop that owns the connection, and a server-wide accept sequence above
+ * it, so that a connection accepted later has a larger id whatever its loop (the route
+ * table's fence relies on it: route.md, Fencing). Ids are never reused. */
 #define NS_CONN_LOOP_BITS 8
 #define NS_MAX_IO_LOOPS (1u << NS_CONN_LOOP_BITS)
 
@@ -75,7 +77,6 @@ struct ns_io_loop {
     ns_conn_t *conns;       /* doubly linked list of open connections */
     size_t conn_count;      /* entries in conns; only this loop writes it, atomically, as
                              * loop 0's stats timer reads every loop's (on_stats) */
-    uint64_t next_seq;      /* per-loop connection counter */
     uv_timer_t drain_timer; /* bounds the graceful drain at shutdown */
     ns_buf_t scratch;       /* handlers' reusable buffer (ns_ctx_t.scratch), loop thread only */
     uv_async_t jobs_async;  /* the worker returned jobs (returned list below) */
@@ -143,6 +144,7 @@ struct ns_server {
     uint64_t stat_requests;
     uint64_t stat_bad_frames;
     uint64_t stat_connections;
+    uint64_t next_conn_seq; /* accept sequence of connection ids (atomic, every loop) */
 };
 
 /* notifier.c: the outgoing NOTIFY_MIN_BROKER_ID_CHANGE connections, on loop 0. */

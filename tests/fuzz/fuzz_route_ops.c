@@ -178,7 +178,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         case 2:
-            ns_route_unregister_broker(route, cluster, addr, (id == 3) ? NULL : name, id != 2, id);
+            ns_route_unregister_broker(route, 0, cluster, addr, (id == 3) ? NULL : name, id != 2,
+                                       id);
             break;
         case 3:
             ns_route_on_conn_closed(route, conn);

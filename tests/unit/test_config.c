@@ -658,6 +658,10 @@ static void test_conf_file_loads_cleanly(void **state)
                          "aclEnable=false",
                          "aclReadsRequireSignature=false",
                          "aclPlainFile=",
+                         "routeSnapshotEnable=true",
+                         "routeSnapshotPath=",
+                         "routeSnapshotIntervalMillis=10000",
+                         "routeSnapshotMaxAgeMillis=600000",
 
                          "tls.server.mode=permissive",
                          "tls.test.mode.enable=true",
@@ -1265,6 +1269,13 @@ static void test_update_refuses_what_is_not_remote(void **state)
         "metricsPromExporterPort=5558\n",
         "metricsPromExporterHost=0.0.0.0\n",
         "trafficLogPath=/tmp/evil.log\n",
+        /* the route snapshot: its file, switching the warm restart off, and intervals or ages
+         * that would make it a constant write or never usable */
+        "routeSnapshotPath=/tmp/evil.bin\n",
+        "routeSnapshotEnable=false\n",
+        "routeSnapshotIntervalMillis=100\n",
+        "routeSnapshotIntervalMillis=86400000\n",
+        "routeSnapshotMaxAgeMillis=1000\n",
     };
     ns_log_set_stdout(true);
     for (size_t i = 0; i < NS_ARRAY_SIZE(refused); i++) {
@@ -1289,6 +1300,10 @@ static void test_update_refuses_what_is_not_remote(void **state)
     assert_false(NS_CFG_GET(cfg.need_wait_for_service));
     assert_int_equal(NS_CFG_GET(cfg.wait_seconds_for_service), 45);
     assert_int_equal(access(store, F_OK), -1); /* and nothing was written */
+    assert_true(cfg.route_snapshot_enable);
+    assert_string_equal(cfg.route_snapshot_path, "");
+    assert_int_equal(NS_CFG_GET(cfg.route_snapshot_interval_ms), 10000);
+    assert_int_equal(cfg.route_snapshot_max_age_ms, 600000);
 
     /* inside the remote range: applied (for the next start) and persisted */
     const char *ok = "connectionMaxPendingWriteBytes=2097152\nframeMaxLength=33554432\n";
@@ -1300,6 +1315,10 @@ static void test_update_refuses_what_is_not_remote(void **state)
     assert_int_equal(ns_config_load_file(&again, store, why, sizeof(why)), 0);
     assert_int_equal(again.frame_max_length, 33554432);
     ns_config_free(&again);
+    /* the snapshot interval applies at once within its remote range */
+    const char *iv = "routeSnapshotIntervalMillis=2000\n";
+    assert_int_equal(ns_config_update(&cfg, iv, strlen(iv), NULL, 0), NS_CONFIG_UPDATE_OK);
+    assert_int_equal(NS_CFG_GET(cfg.route_snapshot_interval_ms), 2000);
     /* the -c file and --set still take the full range */
     assert_int_equal(ns_config_set(&cfg, "connectionMaxPendingWriteBytes", "0", true, NULL, 0), 1);
     /* metricsExporterType: PROM or DISABLE (any case); RocketMQ's OTLP_GRPC and LOG refused */

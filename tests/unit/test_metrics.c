@@ -473,8 +473,8 @@ static void test_exporter_page(void **state)
     assert_non_null(strstr(p, "mqnamesrv_build_info{version=\""));
 
     /* Removals by reason, each counted once. */
-    ns_route_unregister_broker(r, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
-    ns_route_unregister_broker(r, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1); /* gone */
+    ns_route_unregister_broker(r, 0, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
+    ns_route_unregister_broker(r, 0, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1); /* gone */
     ns_route_on_conn_closed(r, 3);
     uint64_t ids[4];
     assert_int_equal(

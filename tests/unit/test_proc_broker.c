@@ -117,7 +117,7 @@ static void test_register_errors(void **state)
     register_req(&req, "0", MASTER, "h", "x", WORKED_BODY, 599);
     pt_run(t, &req);
     assert_int_equal(t->resp.code, 0);
-    ns_route_unregister_broker(t->ctx.route, "DefaultCluster", MASTER, "broker-a", true, 0);
+    ns_route_unregister_broker(t->ctx.route, 0, "DefaultCluster", MASTER, "broker-a", true, 0);
     /* bad body */
     static const char bad[] = "{\"filterServerList\":[";
     register_req(&req, "0", MASTER, "h", NULL, bad, sizeof(bad) - 1);

@@ -1104,6 +1104,43 @@ static void test_large_bodies(void **state)
     }
 }
 
+/* The identity of a body for repeated registrations: the per-registration mappingDataVersion
+ * of a 5.x broker does not count, every other byte does. */
+static void test_body_identity(void **state)
+{
+    (void)state;
+    const char *a = "{\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":1},"
+                    "\"mappingDataVersion\":{\"counter\":0,\"stateVersion\":0,\"timestamp\":"
+                    "1796108933096},\"topicConfigTable\":{\"T\":{}}}}";
+    char b[512], c[512];
+    snprintf(b, sizeof(b), "%s", a);
+    memcpy(strstr(b, "1796108933096"), "1796108944834", 13); /* the next registration */
+    snprintf(c, sizeof(c), "%s", a);
+    strstr(c, "\"T\"")[1] = 'U'; /* another topic */
+    uint64_t ia = ns_register_body_identity((const uint8_t *)a, strlen(a), false);
+    uint64_t ib = ns_register_body_identity((const uint8_t *)b, strlen(b), false);
+    uint64_t ic = ns_register_body_identity((const uint8_t *)c, strlen(c), false);
+    assert_true(ia != 0);
+    assert_int_equal(ia, ib);
+    assert_true(ia != ic);
+    /* compressed bodies count whole; the dataVersion itself always counts */
+    assert_true(ns_register_body_identity((const uint8_t *)a, strlen(a), true) !=
+                ns_register_body_identity((const uint8_t *)b, strlen(b), true));
+    snprintf(b, sizeof(b), "%s", a);
+    strstr(b, "\"counter\":1")[10] = '2';
+    assert_true(ns_register_body_identity((const uint8_t *)b, strlen(b), false) != ia);
+    /* every length, every one-bit change of a body without the member */
+    const char *p = "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{}}";
+    size_t n = strlen(p);
+    uint64_t base = ns_register_body_identity((const uint8_t *)p, n, false);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(c, p, n);
+        c[i] ^= 0x20;
+        assert_true(ns_register_body_identity((const uint8_t *)c, n, false) != base);
+        assert_true(ns_register_body_identity((const uint8_t *)p, i, false) != base);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1126,6 +1163,7 @@ int main(void)
         cmocka_unit_test(test_limits_stop_bombs_early),
         cmocka_unit_test(test_crc_and_data_version),
         cmocka_unit_test(test_large_bodies),
+        cmocka_unit_test(test_body_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -260,7 +260,7 @@ static void test_switch_broker_role(void **state)
     m.eam = s.eam = 0;
     assert_int_equal(tu_reg_topics(R, &m, 1, "TestTopic", NULL), 0);
     assert_int_equal(tu_reg_topics(R, &s, 1, "TestTopic", NULL), 0);
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
     assert_route_has(R, "TestTopic", "\"brokerAddrs\":{1:\"127.0.0.1:30911\"}");
     /* slave becomes master on the same address */
     s.id = 0;
@@ -289,7 +289,7 @@ static void test_unregister(void **state)
 {
     tu_broker_t m = tu_master();
     assert_int_equal(tu_reg_topics(R, &m, 1, "T1", "T2", NULL), 0);
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
     assert_false(has_route(R, "T1"));
     assert_false(has_route(R, "T2"));
     assert_int_equal(ns_route_topic_count(R), 0);
@@ -299,20 +299,20 @@ static void test_unregister(void **state)
     free(ci);
     /* again after re-registration; the id in the request does not matter (removal by addr) */
     assert_int_equal(tu_reg_topics(R, &m, 1, "T1", NULL), 0);
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 7);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 7);
     assert_false(has_route(R, "T1"));
     /* nulls: nothing happens, nothing crashes */
     assert_int_equal(tu_reg_topics(R, &m, 1, "T1", NULL), 0);
-    ns_route_unregister_broker(R, NULL, TU_MASTER_ADDR, TU_BROKER, true, 0);
-    ns_route_unregister_broker(R, TU_CLUSTER, NULL, TU_BROKER, true, 0);
+    ns_route_unregister_broker(R, 0, NULL, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, NULL, TU_BROKER, true, 0);
     assert_true(has_route(R, "T1"));
     assert_int_equal(ns_route_live_count(R), 1);
     /* null id with a known broker: only the live entry goes */
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, false, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, false, 0);
     assert_int_equal(ns_route_live_count(R), 0);
     assert_true(has_route(R, "T1"));
     /* null name: likewise */
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, NULL, true, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, NULL, true, 0);
     assert_true(has_route(R, "T1"));
 }
 
@@ -321,7 +321,7 @@ static void test_unregister_slave_keeps_master(void **state)
     tu_broker_t m = tu_master(), s = tu_slave();
     assert_int_equal(tu_reg_topics(R, &m, 1, "T", NULL), 0);
     assert_int_equal(tu_reg_topics(R, &s, 1, "T", NULL), 0);
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
     assert_route_has(R, "T", "\"brokerAddrs\":{0:\"127.0.0.1:10911\"}");
     assert_route_has(R, "T", "\"perm\":6");
 }
@@ -332,7 +332,7 @@ static void test_unregister_master_acting(void **state)
     tu_broker_t m = tu_master(), s = tu_slave();
     assert_int_equal(tu_reg_topics(R, &m, 1, "T", NULL), 0);
     assert_int_equal(tu_reg_topics(R, &s, 1, "T", NULL), 0);
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
     /* acting master: write bit wiped, slave shown as id 0 */
     assert_route_has(R, "T", "\"brokerAddrs\":{0:\"127.0.0.1:30911\"}");
     assert_route_has(R, "T", "\"perm\":4");
@@ -348,7 +348,7 @@ static void test_unregister_master_old_version(void **state)
     m.eam = s.eam = 0;
     assert_int_equal(tu_reg_topics(R, &m, 1, "T", NULL), 0);
     assert_int_equal(tu_reg_topics(R, &s, 1, "T", NULL), 0);
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
     assert_route_has(R, "T", "\"brokerAddrs\":{1:\"127.0.0.1:30911\"}");
     assert_route_has(R, "T", "\"perm\":6");
 }
@@ -383,8 +383,8 @@ static void test_min_broker_id_notices(void **state)
     assert_int_equal(tu_reg_topics(R, &m, 1, "T", NULL), 0);
     assert_int_equal(ns_route_take_notices(R, &v), 0);
     assert_null(v);
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
 
     cfg.notify_min_broker_id_changed = true;
     /* a slave alone: its id is not below the empty group's 0, no notice */
@@ -402,7 +402,7 @@ static void test_min_broker_id_notices(void **state)
     assert_int_equal(tu_reg_topics(R, &m, 2, "T", NULL), 0);
     assert_int_equal(ns_route_take_notices(R, &v), 0);
     /* a slave leaving does not change the smallest id */
-    ns_route_unregister_broker(R, TU_CLUSTER, "127.0.0.1:50911", TU_BROKER, true, 2);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, "127.0.0.1:50911", TU_BROKER, true, 2);
     assert_int_equal(ns_route_take_notices(R, &v), 0);
     /* the master's connection closes: the remaining slave learns it is the smallest now */
     ns_route_on_conn_closed(R, m.conn);
@@ -417,8 +417,8 @@ static void test_min_broker_id_notices(void **state)
     assert_notice(&v[0], TU_SLAVE_ADDR, 0, TU_MASTER_ADDR, NULL, "127.0.0.1:20911");
     ns_route_notices_free(v, n);
     /* the last member leaving notifies nobody */
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
     assert_int_equal(ns_route_take_notices(R, &v), 0);
 
     /* groups not in acting-master mode are not told about departures (Java checks
@@ -430,7 +430,7 @@ static void test_min_broker_id_notices(void **state)
     assert_int_equal(n, 1);
     assert_notice(&v[0], TU_SLAVE_ADDR, 0, TU_MASTER_ADDR, NULL, "127.0.0.1:20911");
     ns_route_notices_free(v, n);
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
     assert_int_equal(ns_route_take_notices(R, &v), 0);
     cfg.notify_min_broker_id_changed = false;
 }
@@ -453,7 +453,7 @@ static void test_only_slave_acting_master(void **state)
     /* the member-sync topic is never rewritten */
     assert_int_equal(tu_reg_topics(R, &s, 2, "rmq_sys_SYNC_BROKER_MEMBER_broker-a", NULL), 0);
     assert_route_has(R, "rmq_sys_SYNC_BROKER_MEMBER_broker-a", "{1:\"127.0.0.1:30911\"}");
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
     assert_false(has_route(R, "Order"));
 
     /* two groups, only one without master */
@@ -465,7 +465,7 @@ static void test_only_slave_acting_master(void **state)
     assert_int_equal(tu_reg_topics(R, &m, 1, "Order", NULL), 0);
     assert_int_equal(tu_reg_topics(R, &m2, 1, "Order", NULL), 0);
     assert_int_equal(tu_reg_topics(R, &s2, 1, "Order", NULL), 0);
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
     char *o = tu_route(R, "Order", NS_JSON_DEFAULT, NULL);
     assert_non_null(
         strstr(o, "{\"brokerAddrs\":{0:\"127.0.0.1:30911\"},\"brokerName\":\"broker-a\""));
@@ -650,7 +650,7 @@ static void test_register_topic(void **state)
     ns_route_register_topic(R, "TestTopic2", two, 2);
     assert_false(has_route(R, "TestTopic2"));
     /* unregistration removes registered topics too */
-    ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
     assert_false(has_route(R, "TestTopic1"));
 }
 
@@ -946,7 +946,7 @@ static void test_concurrent_readers_and_writers(void **state)
         if (i % 3 == 0)
             ns_route_on_conn_closed(R, m.conn);
         else if (i % 3 == 1)
-            ns_route_unregister_broker(R, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+            ns_route_unregister_broker(R, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
         ns_route_wipe_write_perm(R, TU_BROKER);
         uint64_t ids[2];
         ns_route_scan_not_active(R, (uint64_t)i * 1000, ids, 2);
@@ -1019,8 +1019,29 @@ static void test_readers_during_sliced_registration(void **state)
         assert_int_equal(tu_register(R, &z, &b, 1000, NULL), 0); /* a second broker name */
         assert_int_equal(tu_register(R, &a, &b, 1000, NULL), 0); /* changed DataVersion */
         ns_route_wipe_write_perm(R, "broker-z");
-        ns_route_unregister_broker(R, TU_CLUSTER, z.addr, z.name, true, 0);
+        ns_route_unregister_broker(R, 0, TU_CLUSTER, z.addr, z.name, true, 0);
     }
+    /* 20000 new topics: the topics map passes 24576 entries and grows from 32768 slots to
+     * 65536 outside the write lock (route.c, topics_grow_outside_lock) while the readers read. */
+    ns_register_body_t g;
+    tu_body(&g, 1, NULL);
+    g.topics = ns_xrealloc(g.topics, (20000 + 1) * sizeof(*g.topics));
+    for (size_t i = 0; i < 20000; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "Grow-%zu", i);
+        g.topics[g.topic_count++] = (ns_topic_config_t){
+            .topic_name = ns_xstrdup(name), .read_queue_nums = 8, .write_queue_nums = 8, .perm = 6};
+    }
+    tu_broker_t gb = tu_master();
+    gb.name = "broker-g";
+    gb.addr = "127.0.0.7:10911";
+    gb.conn = 7;
+    assert_int_equal(tu_register(R, &gb, &g, 1000, NULL), 0);
+    assert_int_equal(tu_register(R, &gb, &g, 1000, NULL), 0);
+    char *grown = tu_route(R, "Grow-19999", NS_JSON_DEFAULT, NULL);
+    assert_non_null(grown);
+    free(grown);
+    ns_register_body_free(&g);
     __atomic_store_n(&arg.stop, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < 2; i++)
         assert_int_equal(pthread_join(th[i], NULL), 0);
@@ -1091,9 +1112,9 @@ static void measure(ns_route_t *r, size_t ntopics)
     }
     double reads = ms_since(&t0);
     ns_buf_free(&out);
-    ns_route_unregister_broker(r, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
+    ns_route_unregister_broker(r, 0, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    ns_route_unregister_broker(r, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
+    ns_route_unregister_broker(r, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
     double unreg = ms_since(&t0);
     assert_int_equal(ns_route_topic_count(r), 0);
     ns_register_body_free(&b);

@@ -135,11 +135,11 @@ static void test_every_change_keeps_answers_fresh(void **state)
     ns_route_add_write_perm(R, "broker-a");
     check_fresh(R, "add write perm");
 
-    ns_route_unregister_broker(R, TU_CLUSTER, as.addr, as.name, true, 1);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, as.addr, as.name, true, 1);
     check_fresh(R, "slave unregistered");
     assert_int_equal(reg(R, &as, 1, 0, 6, "T1", "T2", NULL), 0);
     check_fresh(R, "slave back");
-    ns_route_unregister_broker(R, TU_CLUSTER, am.addr, am.name, true, 0);
+    ns_route_unregister_broker(R, 0, TU_CLUSTER, am.addr, am.name, true, 0);
     check_fresh(R, "master unregistered (acting master)");
     cfg.support_acting_master = false;
     check_fresh(R, "supportActingMaster off");
@@ -224,7 +224,7 @@ static void test_many_brokers_per_topic(void **state)
     assert_int_equal(n, BROKERS);
     free(js);
     for (int i = 0; i < BROKERS; i += 3) {
-        ns_route_unregister_broker(R, TU_CLUSTER, br[i].addr, br[i].name, true, 0);
+        ns_route_unregister_broker(R, 0, TU_CLUSTER, br[i].addr, br[i].name, true, 0);
         check_fresh(R, "one of many unregistered");
     }
     ns_route_wipe_write_perm(R, names[1]);

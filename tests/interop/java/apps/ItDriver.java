@@ -21,6 +21,13 @@
  *   await <id> <prefix> <n> <ms>       waits until consumer <id> has every body <prefix>-i;
  *                                      prints "received <distinct>/<n> total=<t> unexpected=<u>"
  *   close <id>                         shuts a producer or consumer down
+ *   ticker <id> <topic> <ms>           producer <id> sends one message every <ms> in the
+ *                                      background until tickstop
+ *   tickstop <id>                      stops it; prints "ticks ok=<n> noroute=<k> other=<o>"
+ *                                      (noroute: the client found no route for the topic,
+ *                                      TOPIC_NOT_EXIST), then the first errors of each kind
+ *   queues <id> <topic>                consumer <id>'s fetchSubscribeMessageQueues: prints
+ *                                      "queues <n>" or "queues error <exception>"
  */
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
@@ -52,6 +59,65 @@ import org.apache.rocketmq.tools.command.MQAdminStartup;
 public class ItDriver {
     private static final Map<String, DefaultMQProducer> producers = new ConcurrentHashMap<>();
     private static final Map<String, DefaultMQPushConsumer> consumers = new ConcurrentHashMap<>();
+    private static final Map<String, Ticker> tickers = new ConcurrentHashMap<>();
+
+    /* A producer sending on a period, counting what failed and why. */
+    private static final class Ticker extends Thread {
+        final DefaultMQProducer p;
+        final String topic;
+        final long ms;
+        volatile boolean stop;
+        int ok, noroute, other;
+        final List<String> errors = new ArrayList<>();
+
+        Ticker(DefaultMQProducer p, String topic, long ms) {
+            this.p = p;
+            this.topic = topic;
+            this.ms = ms;
+            setDaemon(true);
+        }
+
+        /* A client that found no route for the topic says so in one of these ways. */
+        static boolean noRoute(Throwable e) {
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                String m = String.valueOf(t.getMessage());
+                if (m.contains("No route info") || m.contains("TOPIC_NOT_EXIST")
+                    || m.contains("No topic route info"))
+                    return true;
+            }
+            return false;
+        }
+
+        public void run() {
+            int i = 0;
+            while (!stop) {
+                try {
+                    SendResult r = p.send(new Message(topic, ("tick-" + i++).getBytes(StandardCharsets.UTF_8)));
+                    synchronized (this) {
+                        if (r.getSendStatus() == SendStatus.SEND_OK)
+                            ok++;
+                        else
+                            other++;
+                    }
+                } catch (Exception e) {
+                    synchronized (this) {
+                        boolean nr = noRoute(e);
+                        if (nr)
+                            noroute++;
+                        else
+                            other++;
+                        if (errors.size() < 6)
+                            errors.add((nr ? "noroute: " : "other: ") + e);
+                    }
+                }
+                try {
+                    Thread.sleep(ms);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+    }
     /* consumer id -> body -> times delivered */
     private static final Map<String, Map<String, AtomicInteger>> received = new ConcurrentHashMap<>();
     private static int instanceSeq;
@@ -298,6 +364,32 @@ public class ItDriver {
                 if (c != null)
                     c.shutdown();
                 out.println("closed " + f[1]);
+                break;
+            }
+            case "ticker": {
+                Ticker t = new Ticker(producers.get(f[1]), f[2], Long.parseLong(f[3]));
+                tickers.put(f[1], t);
+                t.start();
+                out.println("ticker " + f[1] + " started");
+                break;
+            }
+            case "tickstop": {
+                Ticker t = tickers.remove(f[1]);
+                t.stop = true;
+                t.join(10000);
+                synchronized (t) {
+                    out.println("ticks ok=" + t.ok + " noroute=" + t.noroute + " other=" + t.other);
+                    for (String e : t.errors)
+                        out.println(e);
+                }
+                break;
+            }
+            case "queues": {
+                try {
+                    out.println("queues " + consumers.get(f[1]).fetchSubscribeMessageQueues(f[2]).size());
+                } catch (Exception e) {
+                    out.println("queues error " + (Ticker.noRoute(e) ? "noroute " : "") + e);
+                }
                 break;
             }
             default:

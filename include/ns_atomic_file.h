@@ -1,0 +1,65 @@
+/* Replacing a file atomically: the one helper behind every file the server writes (kvConfig.json
+ * in kv.c, the 318 properties file in config.c, the route snapshot in snapshot.c).
+ *
+ * The new content goes to a temporary file in the same directory, is fsynced, and is renamed
+ * over the path; then the directory is fsynced so that the rename survives a power cut. A
+ * reader therefore sees the old file or the new one, never a mix; a failure at any step leaves
+ * the old file as it was (only a failed directory fsync comes after the rename) and removes
+ * the temporary file.
+ *
+ * Threads: any; the calls share nothing but the one-shot fault injection below (atomics). */
+#ifndef NS_ATOMIC_FILE_H
+#define NS_ATOMIC_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The steps of a write, in order (the numbers are stable: tests name them). */
+typedef enum ns_afile_step {
+    NS_AFILE_STEP_NONE = 0,
+    NS_AFILE_STEP_MKDIR = 1,   /* creating missing parent directories (make_dirs) */
+    NS_AFILE_STEP_OPEN = 2,    /* creating the temporary file */
+    NS_AFILE_STEP_WRITE = 3,   /* writing it (an injected fault fires after half the bytes) */
+    NS_AFILE_STEP_FSYNC = 4,   /* fsync of the temporary file */
+    NS_AFILE_STEP_BACKUP = 5,  /* the caller's before_rename hook (kv.c: <path>.bak) */
+    NS_AFILE_STEP_RENAME = 6,  /* temporary file -> path */
+    NS_AFILE_STEP_DIRSYNC = 7, /* fsync of the directory, after the rename */
+} ns_afile_step_t;
+
+typedef struct ns_afile_opts {
+    bool make_dirs;  /* create missing parent directories first (mkdir -p, mode 0755) */
+    bool pid_suffix; /* temporary file <path>.tmp.<pid> instead of <path>.tmp (two processes
+                        writing one path never share a temporary file) */
+    unsigned mode;   /* permissions of a new file (before umask); 0 = 0666 */
+    /* Called after the temporary file is complete and before the rename (NULL: none); a
+     * negative errno it returns fails the write at NS_AFILE_STEP_BACKUP. */
+    int (*before_rename)(const char *path, void *arg);
+    void *arg;
+} ns_afile_opts_t;
+
+/* Replaces path with data[0..len). opts NULL = all defaults. Returns 0 or -errno; *failed_step
+ * (may be NULL) gets the step that failed (NS_AFILE_STEP_NONE on success) and *renamed (may be
+ * NULL) whether path holds the new content, which is true on success and after a failed
+ * directory fsync. */
+int ns_afile_write(const char *path, const void *data, size_t len, const ns_afile_opts_t *opts,
+                   ns_afile_step_t *failed_step, bool *renamed);
+
+/* "mkdir", "open temp file", "write", "fsync", "backup", "rename", "fsync directory". */
+const char *ns_afile_step_name(ns_afile_step_t step);
+
+/* Creates dir and its missing parents (mkdir -p). Returns 0 or -errno (-ENOTDIR when a part
+ * is not a directory). */
+int ns_afile_make_dirs(const char *dir);
+
+/* A malloc'd copy of the directory part of path ("." when there is none, "/" for /x). */
+char *ns_afile_dir_of(const char *path);
+
+/* Makes the next write (any caller) fail at `step` as if its system call had set errno to
+ * `err` (positive). One shot: cleared when it fires; NS_AFILE_STEP_NONE disarms. Tests only. */
+void ns__afile_fail_next(ns_afile_step_t step, int err);
+
+/* Returns -err when the armed failure is for `step` (and disarms it), else 0. For callers'
+ * own steps (kv.c's backup copy). */
+int ns__afile_injected(ns_afile_step_t step);
+
+#endif

@@ -1,0 +1,194 @@
+/* Atomic file replacement (ns_atomic_file.h): temporary file, fsync, rename, directory fsync. */
+#include "ns_atomic_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ns_common.h"
+
+static atomic_int fail_step;
+static atomic_int fail_err;
+
+void ns__afile_fail_next(ns_afile_step_t step, int err)
+{
+    atomic_store(&fail_err, err);
+    atomic_store(&fail_step, (int)step);
+}
+
+int ns__afile_injected(ns_afile_step_t step)
+{
+    int expected = (int)step;
+    if (step != NS_AFILE_STEP_NONE && atomic_compare_exchange_strong(&fail_step, &expected, 0))
+        return -atomic_load(&fail_err);
+    return 0;
+}
+
+const char *ns_afile_step_name(ns_afile_step_t step)
+{
+    static const char *const names[] = {"",      "mkdir",  "open temp file", "write",
+                                        "fsync", "backup", "rename",         "fsync directory"};
+    return (size_t)step < NS_ARRAY_SIZE(names) ? names[step] : "?";
+}
+
+char *ns_afile_dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        return ns_xstrdup(".");
+    if (slash == path)
+        return ns_xstrdup("/");
+    return ns_xstrndup(path, (size_t)(slash - path));
+}
+
+int ns_afile_make_dirs(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+    char *copy = ns_xstrdup(dir);
+    int rc = 0;
+    for (char *p = copy + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char saved = *p;
+        *p = '\0';
+        if (mkdir(copy, 0755) != 0 && errno != EEXIST) {
+            rc = -errno;
+            break;
+        }
+        *p = saved;
+        if (saved == '\0')
+            break;
+    }
+    free(copy);
+    if (rc == 0 && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+        rc = -ENOTDIR;
+    return rc;
+}
+
+/* Writes all len bytes (retrying short writes and EINTR). With `half_then` (an injected fault)
+ * it stops after half the bytes, leaving a partial file, and returns that fault. */
+static int write_all(int fd, const uint8_t *data, size_t len, int half_then)
+{
+    size_t done = 0;
+    while (done < len) {
+        if (half_then != 0 && done >= len / 2)
+            return half_then;
+        size_t chunk = len - done;
+        if (half_then != 0)
+            chunk = len / 2 - done;
+        ssize_t n = write(fd, data + done, chunk);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        done += (size_t)n;
+    }
+    return half_then;
+}
+
+static char *tmp_name(const char *path, bool pid_suffix)
+{
+    size_t n = strlen(path) + 32;
+    char *tmp = ns_xmalloc(n);
+    if (pid_suffix)
+        snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    else
+        snprintf(tmp, n, "%s.tmp", path);
+    return tmp;
+}
+
+int ns_afile_write(const char *path, const void *data, size_t len, const ns_afile_opts_t *opts,
+                   ns_afile_step_t *failed_step, bool *renamed)
+{
+    static const ns_afile_opts_t defaults = {0};
+    const ns_afile_opts_t *o = opts ? opts : &defaults;
+    ns_afile_step_t step_store, *step = failed_step ? failed_step : &step_store;
+    bool renamed_store, *done = renamed ? renamed : &renamed_store;
+    char *dir = ns_afile_dir_of(path);
+    char *tmp = tmp_name(path, o->pid_suffix);
+    int fd = -1;
+    bool tmp_made = false;
+    int rc;
+    *done = false;
+
+    *step = NS_AFILE_STEP_MKDIR;
+    if (o->make_dirs &&
+        ((rc = ns__afile_injected(*step)) != 0 || (rc = ns_afile_make_dirs(dir)) != 0))
+        goto out;
+
+    *step = NS_AFILE_STEP_OPEN;
+    if ((rc = ns__afile_injected(*step)) != 0)
+        goto out;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, o->mode ? (mode_t)o->mode : 0666);
+    if (fd < 0) {
+        rc = -errno;
+        goto out;
+    }
+    tmp_made = true;
+
+    *step = NS_AFILE_STEP_WRITE;
+    if ((rc = write_all(fd, data, len, ns__afile_injected(*step))) != 0)
+        goto out;
+
+    *step = NS_AFILE_STEP_FSYNC;
+    if ((rc = ns__afile_injected(*step)) != 0)
+        goto out;
+    if (fsync(fd) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    rc = close(fd) != 0 ? -errno : 0;
+    fd = -1;
+    if (rc != 0)
+        goto out;
+
+    *step = NS_AFILE_STEP_BACKUP;
+    if ((rc = ns__afile_injected(*step)) != 0)
+        goto out;
+    if (o->before_rename != NULL && (rc = o->before_rename(path, o->arg)) != 0)
+        goto out;
+
+    *step = NS_AFILE_STEP_RENAME;
+    if ((rc = ns__afile_injected(*step)) != 0)
+        goto out;
+    if (rename(tmp, path) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    tmp_made = false;
+    *done = true;
+
+    /* Without this the rename itself may not survive a power cut. File systems that cannot
+     * fsync a directory say EINVAL; there is nothing more to do on them. */
+    *step = NS_AFILE_STEP_DIRSYNC;
+    if ((rc = ns__afile_injected(*step)) != 0)
+        goto out;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        rc = -errno;
+        goto out;
+    }
+    if (fsync(dfd) != 0 && errno != EINVAL)
+        rc = -errno;
+    close(dfd);
+
+out:
+    if (rc == 0)
+        *step = NS_AFILE_STEP_NONE;
+    if (fd >= 0)
+        close(fd);
+    if (tmp_made)
+        unlink(tmp);
+    free(tmp);
+    free(dir);
+    return rc;
+}

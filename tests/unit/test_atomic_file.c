@@ -1,0 +1,167 @@
+/* Unit tests for the shared atomic file writer (ns_atomic_file.h): the new content replaces the
+ * old one whole, a failure at any step keeps the old file and leaves no temporary file, the
+ * options (directories made, pid suffix, mode, the hook before the rename) do what they say.
+ * kv.c's own use of it is covered step by step in test_kv.c. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ns_atomic_file.h"
+#include "ns_common.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/ns_afile_test.XXXXXX");
+    ns__afile_fail_next(NS_AFILE_STEP_NONE, 0);
+    return mkdtemp(dir) == NULL ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL)
+        return NULL;
+    char *buf = calloc(1, 4096);
+    size_t n = fread(buf, 1, 4095, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static void assert_content(const char *path, const char *want)
+{
+    char *got = slurp(path);
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static void test_replaces_and_makes_dirs(void **state)
+{
+    (void)state;
+    char path[160];
+    snprintf(path, sizeof(path), "%s/a/b/file", dir);
+    ns_afile_step_t step = NS_AFILE_STEP_WRITE;
+    bool renamed = false;
+    /* Without make_dirs the missing directory fails the open. */
+    assert_int_equal(ns_afile_write(path, "x", 1, NULL, &step, &renamed), -ENOENT);
+    assert_int_equal(step, NS_AFILE_STEP_OPEN);
+    assert_false(renamed);
+    ns_afile_opts_t o = {.make_dirs = true, .mode = 0600};
+    assert_int_equal(ns_afile_write(path, "first", 5, &o, &step, &renamed), 0);
+    assert_int_equal(step, NS_AFILE_STEP_NONE);
+    assert_true(renamed);
+    assert_content(path, "first");
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0077, 0);
+    assert_int_equal(ns_afile_write(path, "second", 6, &o, NULL, NULL), 0);
+    assert_content(path, "second");
+    char tmp[200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    assert_false(exists(tmp));
+}
+
+static void test_every_step_keeps_old_file(void **state)
+{
+    (void)state;
+    char path[160], tmp[200];
+    snprintf(path, sizeof(path), "%s/f", dir);
+    snprintf(tmp, sizeof(tmp), "%s/f.tmp.%ld", dir, (long)getpid());
+    ns_afile_opts_t o = {.make_dirs = true, .pid_suffix = true};
+    for (int s = NS_AFILE_STEP_MKDIR; s <= NS_AFILE_STEP_DIRSYNC; s++) {
+        assert_int_equal(ns_afile_write(path, "old content", 11, &o, NULL, NULL), 0);
+        ns__afile_fail_next((ns_afile_step_t)s, EIO);
+        ns_afile_step_t step = NS_AFILE_STEP_NONE;
+        bool renamed = true;
+        assert_int_equal(ns_afile_write(path, "new content here", 16, &o, &step, &renamed), -EIO);
+        assert_int_equal(step, s);
+        /* Only the directory fsync comes after the rename. */
+        assert_int_equal(renamed, s == NS_AFILE_STEP_DIRSYNC);
+        assert_content(path, s == NS_AFILE_STEP_DIRSYNC ? "new content here" : "old content");
+        assert_false(exists(tmp));
+    }
+    assert_string_equal(ns_afile_step_name(NS_AFILE_STEP_RENAME), "rename");
+}
+
+static int hook_calls;
+static int failing_hook(const char *path, void *arg)
+{
+    (void)path;
+    hook_calls++;
+    return *(int *)arg;
+}
+
+static void test_before_rename_hook(void **state)
+{
+    (void)state;
+    char path[160];
+    snprintf(path, sizeof(path), "%s/h", dir);
+    int answer = -ENOSPC;
+    ns_afile_opts_t o = {.before_rename = failing_hook, .arg = &answer};
+    ns_afile_step_t step;
+    assert_int_equal(ns_afile_write(path, "v", 1, &o, &step, NULL), -ENOSPC);
+    assert_int_equal(step, NS_AFILE_STEP_BACKUP);
+    assert_false(exists(path));
+    answer = 0;
+    assert_int_equal(ns_afile_write(path, "v", 1, &o, &step, NULL), 0);
+    assert_content(path, "v");
+    assert_int_equal(hook_calls, 2);
+}
+
+static void test_dir_of(void **state)
+{
+    (void)state;
+    char *d = ns_afile_dir_of("x");
+    assert_string_equal(d, ".");
+    free(d);
+    d = ns_afile_dir_of("/x");
+    assert_string_equal(d, "/");
+    free(d);
+    d = ns_afile_dir_of("/a/b/c.json");
+    assert_string_equal(d, "/a/b");
+    free(d);
+    char file[160];
+    snprintf(file, sizeof(file), "%s/plain", dir);
+    assert_int_equal(ns_afile_write(file, "", 0, NULL, NULL, NULL), 0);
+    char sub[200];
+    snprintf(sub, sizeof(sub), "%s/sub", file);
+    assert_int_equal(ns_afile_make_dirs(sub), -ENOTDIR);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_replaces_and_makes_dirs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_step_keeps_old_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_before_rename_hook, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dir_of, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
