@@ -336,6 +336,11 @@ static const opt_t opts[] = {
     {"routeSnapshotMaxAgeMillis", NULL, T_LONG, G_EXT, R_NEXT_START, D_TEXT, "600000",
      OFF(route_snapshot_max_age_ms), REMOTE(1000, INT64_MAX, 60000, 86400000),
      "a snapshot older than this at the start is not used, ms"},
+    /* Route answer cache (docs/performance.md, issue 16): applies at the next fill; 318 may
+     * neither switch it off nor make it unbounded. */
+    {"routeAnswerCacheMaxBytes", NULL, T_LONG, G_EXT, R_RUNTIME, D_TEXT, "1048576",
+     OFF(route_answer_cache_max_bytes), REMOTE(0, INT64_MAX, 65536, 1073741824),
+     "bytes of complete route answers kept, all I/O loops together (0: none)"},
 
     /* TLS: Java's TlsSystemConfig system properties (-D there; -c, --set and tls.config.file
      * here), names and defaults as in Java 5.5.0. Never remote: they name files or switch a

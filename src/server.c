@@ -31,6 +31,7 @@
 #include "ns_health.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
+#include "ns_route_cache.h"
 #include "ns_sd_notify.h"
 #include "ns_traffic_log.h"
 #include "ns_version.h"
@@ -250,6 +251,8 @@ static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
                    IDLE_CHECK_INTERVAL_MS);
     uv_timer_init(&loop->loop, &loop->drain_timer);
     loop->drain_timer.data = loop;
+    loop->route_cache =
+        ns_route_cache_new(&server->cfg->route_answer_cache_max_bytes, server->loop_count);
     ns__conn_loop_init(loop);
     return 0;
 }
@@ -643,6 +646,7 @@ int ns_server_run(ns_server_t *server)
                 close((int)(loop->close_ids[k] & ~(UINT64_C(1) << 63)));
         free(loop->close_ids);
         ns_buf_free(&loop->scratch);
+        ns_route_cache_free(loop->route_cache);
         free(loop->read_buf);
         ns_buf_free(&loop->tls_plain);
         if (uv_loop_close(&loop->loop) != 0)

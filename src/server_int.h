@@ -79,10 +79,11 @@ struct ns_io_loop {
                              * loop 0's stats timer reads every loop's (on_stats) */
     uv_timer_t drain_timer; /* bounds the graceful drain at shutdown */
     ns_buf_t scratch;       /* handlers' reusable buffer (ns_ctx_t.scratch), loop thread only */
-    uv_async_t jobs_async;  /* the worker returned jobs (returned list below) */
-    bool jobs_async_open;   /* jobs_async not closed yet (loop thread) */
-    size_t jobs_in_flight;  /* REQUEST jobs of this loop at the worker (loop thread) */
-    ns_loop_guard_t guard;  /* this loop's part of the output budget (conn.c) */
+    struct ns_route_cache *route_cache; /* route answers (ns_ctx_t.route_cache), loop thread */
+    uv_async_t jobs_async;              /* the worker returned jobs (returned list below) */
+    bool jobs_async_open;               /* jobs_async not closed yet (loop thread) */
+    size_t jobs_in_flight;              /* REQUEST jobs of this loop at the worker (loop thread) */
+    ns_loop_guard_t guard;              /* this loop's part of the output budget (conn.c) */
     uv_idle_t resume_idle;  /* runs the connections that let others go mid-read (conn.c) */
     ns_conn_t *resume_head; /* those connections, loop thread only (conn.c) */
     ns_job_t *returned;     /* finished jobs, newest first (under lock) */
