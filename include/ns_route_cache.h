@@ -11,12 +11,14 @@
  * Memory: the bytes of all entries (body, dependencies and the entry itself) stay at or under
  * the bound read from *max_bytes at every put, divided by `share` (the number of caches that
  * share that bound: one per I/O loop). Filling evicts the least recently used entries until the
- * new one fits; an answer larger than the bound is not kept. A bound of 0 keeps nothing.
+ * new one fits (once the cache is full, only keys asked for twice lately: see
+ * ns_route_cache_put); an answer larger than the bound is not kept. A bound of 0 keeps nothing.
  *
  * Errors: none (allocation failure aborts, as everywhere: ns_xmalloc). */
 #ifndef NS_ROUTE_CACHE_H
 #define NS_ROUTE_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +50,7 @@ typedef struct ns_route_cache_stats {
     uint64_t hits;      /* ns_route_cache_hit calls */
     uint64_t fills;     /* entries stored */
     uint64_t evictions; /* entries dropped to make room (not replacements) */
+    uint64_t refused;   /* puts not stored by the doorkeeper (ns_route_cache_put) */
     size_t entries;
     size_t bytes;
 } ns_route_cache_stats_t;
@@ -63,8 +66,14 @@ const ns_route_cache_entry_t *ns_route_cache_find(ns_route_cache_t *c, const voi
 /* The caller used e: it becomes the most recently used. */
 void ns_route_cache_hit(ns_route_cache_t *c, const ns_route_cache_entry_t *e);
 
+/* Whether the bound is above 0 now (else callers need not look up or fill). */
+bool ns_route_cache_enabled(const ns_route_cache_t *c);
+
 /* Stores a copy of body and deps for (key, variant), replacing any entry of that key and
- * variant, evicting the least recently used ones until it fits. */
+ * variant, evicting the least recently used ones until it fits. When it would have to evict,
+ * a key is stored only at its second put within a while (a doorkeeper: a small table of the
+ * keys refused last; 8 KiB, not counted in the bound), so that uniform reads over many more
+ * topics than fit do not evict and copy on every miss. */
 void ns_route_cache_put(ns_route_cache_t *c, const void *key, uint32_t variant, uint64_t key_stamp,
                         const ns_route_cache_dep_t *deps, uint32_t ndeps, const uint8_t *body,
                         size_t body_len);

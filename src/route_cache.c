@@ -8,8 +8,12 @@
 #include "ns_common.h"
 #include "ns_config.h"
 
+/* Doorkeeper slots (see ns_route_cache_put): 8 KiB per cache. */
+#define GHOSTS 1024
+
 struct ns_route_cache {
     const int64_t *max_bytes; /* the configured bound (all caches together) */
+    uint64_t ghosts[GHOSTS];  /* hashes of keys refused once while the cache was full */
     unsigned share;           /* caches sharing it */
     ns_route_cache_entry_t **buckets;
     size_t nbuckets;                  /* a power of two, or 0 */
@@ -38,11 +42,20 @@ void ns_route_cache_free(ns_route_cache_t *c)
     free(c);
 }
 
-static size_t bucket_of(const ns_route_cache_t *c, const void *key, uint32_t variant)
+static uint64_t key_hash(const void *key, uint32_t variant)
 {
     uint64_t h = ((uint64_t)(uintptr_t)key >> 3) ^ ((uint64_t)variant << 40);
-    h *= 0x9E3779B97F4A7C15ULL;
-    return (size_t)(h >> 32) & (c->nbuckets - 1);
+    return h * 0x9E3779B97F4A7C15ULL;
+}
+
+static size_t bucket_of(const ns_route_cache_t *c, const void *key, uint32_t variant)
+{
+    return (size_t)(key_hash(key, variant) >> 32) & (c->nbuckets - 1);
+}
+
+bool ns_route_cache_enabled(const ns_route_cache_t *c)
+{
+    return NS_CFG_GET(*c->max_bytes) > 0;
 }
 
 const ns_route_cache_entry_t *ns_route_cache_find(ns_route_cache_t *c, const void *key,
@@ -135,6 +148,20 @@ void ns_route_cache_put(ns_route_cache_t *c, const void *key, uint32_t variant, 
             c->stats.evictions++;
         }
         return;
+    }
+    if (c->stats.bytes + bytes > bound) {
+        /* Full: a key is let in only the second time it asks within a while (its hash in a
+         * doorkeeper slot), so that reads spread over far more topics than fit do not pay
+         * an eviction and a copy on every miss for entries that would go before their next
+         * read. */
+        uint64_t h = key_hash(key, variant) | 1;
+        uint64_t *g = &c->ghosts[(h >> 20) % GHOSTS];
+        if (*g != h) {
+            *g = h;
+            c->stats.refused++;
+            return;
+        }
+        *g = 0;
     }
     while (c->lru_tail != NULL && c->stats.bytes + bytes > bound) {
         entry_remove(c, c->lru_tail);

@@ -453,7 +453,8 @@ int ns_route_get_topic_route_cached(ns_route_t *r, const char *topic, ns_json_mo
     }
     /* Filter servers (per broker address) and static-topic mappings are not stamped: while
      * any exist, every answer is assembled. */
-    bool cacheable = r->filters.count == 0 && r->mappings.count == 0;
+    bool cacheable =
+        r->filters.count == 0 && r->mappings.count == 0 && ns_route_cache_enabled(cache);
     const ns_route_cache_entry_t *e = cacheable ? ns_route_cache_find(cache, t, variant) : NULL;
     if (e != NULL && cached_answer_current(e, t)) {
         ns_buf_append(out, e->body, e->body_len);

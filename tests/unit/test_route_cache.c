@@ -245,6 +245,16 @@ static void test_register_topic_and_acting_master(void **state)
     assert_true(rd(f, "T2")); /* the other variant is still there */
 }
 
+/* A put into a full cache: the doorkeeper refuses a key's first ask, takes its second. */
+static void put2(ns_route_cache_t *c, const void *key, uint64_t stamp,
+                 const ns_route_cache_dep_t *dep, const uint8_t *body, size_t len)
+{
+    ns_route_cache_put(c, key, 0, stamp, dep, 1, body, len);
+    if (ns_route_cache_find(c, key, 0) == NULL)
+        ns_route_cache_put(c, key, 0, stamp, dep, 1, body, len);
+    assert_non_null(ns_route_cache_find(c, key, 0));
+}
+
 /* The bound: bytes never exceed it, the least recently used goes first, 0 keeps nothing. */
 static void test_bound_and_eviction(void **state)
 {
@@ -257,7 +267,13 @@ static void test_bound_and_eviction(void **state)
     size_t one = sizeof(ns_route_cache_entry_t) + sizeof(dep) + sizeof(body);
     cfg.route_answer_cache_max_bytes = (int64_t)(3 * one);
     for (int i = 0; i < 10; i++) {
-        ns_route_cache_put(c, &keys[i], 0, (uint64_t)i, &dep, 1, body, sizeof(body));
+        if (i == 3) { /* full now: the first ask is refused, nothing evicted */
+            ns_route_cache_put(c, &keys[i], 0, (uint64_t)i, &dep, 1, body, sizeof(body));
+            assert_null(ns_route_cache_find(c, &keys[i], 0));
+            assert_int_equal(stats(f).refused, 1);
+            assert_int_equal(stats(f).evictions, 0);
+        }
+        put2(c, &keys[i], (uint64_t)i, &dep, body, sizeof(body));
         assert_true(stats(f).bytes <= 3 * one);
         if (i == 3) /* keys[1] used: keys[2] is the oldest now */
             ns_route_cache_hit(c, ns_route_cache_find(c, &keys[1], 0));
@@ -280,7 +296,7 @@ static void test_bound_and_eviction(void **state)
     assert_int_equal(stats(f).entries, 3);
     /* Lowered at run time: the next put trims to it. */
     cfg.route_answer_cache_max_bytes = (int64_t)one;
-    ns_route_cache_put(c, &keys[0], 0, 0, &dep, 1, body, sizeof(body));
+    put2(c, &keys[0], 0, &dep, body, sizeof(body));
     assert_true(stats(f).bytes <= one);
     assert_int_equal(stats(f).entries, 1);
     /* Zero: nothing is kept, reads still answer. */
@@ -292,8 +308,10 @@ static void test_bound_and_eviction(void **state)
     /* Shared by two loops: each keeps half. */
     cfg.route_answer_cache_max_bytes = (int64_t)(4 * one);
     ns_route_cache_t *half = ns_route_cache_new(&cfg.route_answer_cache_max_bytes, 2);
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 10; i++) {
         ns_route_cache_put(half, &keys[i], 1, 0, &dep, 1, body, sizeof(body));
+        ns_route_cache_put(half, &keys[i], 1, 0, &dep, 1, body, sizeof(body));
+    }
     ns_route_cache_stats_t hs;
     ns_route_cache_stats(half, &hs);
     assert_int_equal(hs.entries, 2);
