@@ -13,7 +13,8 @@
  * The accounts come from the file (ns_acl_accounts.h) and are replaced as a whole by a reload;
  * a file that cannot be read or parsed keeps the accounts in force (WARN).
  *
- * Threads: ns_acl_check from any thread (a read lock around the account set);
+ * Threads: ns_acl_check from any thread (a reference to the account set, taken under a mutex
+ * held for a pointer copy; the last check using a replaced set frees it);
  * ns_acl_reload/ns_acl_poll from one thread at a time (the server's loop 0). */
 #ifndef NS_ACL_H
 #define NS_ACL_H

@@ -35,6 +35,21 @@ void ns_buf_appendf(ns_buf_t *buf, const char *fmt, ...) __attribute__((format(p
 /* Appends a 32-bit big-endian integer. */
 void ns_buf_append_be32(ns_buf_t *buf, uint32_t v);
 
+/* The wire's 32-bit big-endian integers, byte by byte (never *(uint32_t *)p: alignment, UB):
+ * the one copy, for the frame, the header codec, the register body and the admin tool. */
+static inline uint32_t ns_read_be32(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static inline void ns_write_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
 /* Drops the first `n` bytes (n <= len), moving the rest to the front. */
 void ns_buf_consume(ns_buf_t *buf, size_t n);
 

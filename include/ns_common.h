@@ -56,6 +56,12 @@ void ns_set_err(char *err, size_t errlen, const char *fmt, ...)
  * end. No locale, no printf: the JSON encoders call it for every number they write. */
 char *ns_put_int(char *p, int64_t v);
 
+/* Walks a comma-separated list (config values such as tls.ciphers or
+ * proxyProtocolTrustedProxies): each call sets item/len to the next item, blanks (space, tab)
+ * around it trimmed (len 0 for an empty item), moves *cursor past it and returns true; returns
+ * false once *cursor is at the end of the string (a trailing comma ends the list). */
+bool ns_list_next(const char **cursor, const char **item, size_t *len);
+
 /* Threads other than loop 0's (the main thread) must never take the process signals the server
  * handles (SIGTERM, SIGINT, SIGHUP): libuv's handler would still forward them, but a thread
  * blocked in a call a sanitizer does not interrupt could hold one back. Call ns_signals_block()

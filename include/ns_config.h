@@ -2,8 +2,10 @@
  * (same keys, defaults and `-p` order), a few mqnamesrv extensions, the Java-properties file
  * loader and the command line.
  *
- * One table of {name, type, default, field, group, flags, range, help} in config.c drives the
- * file loader, `--set`, `-p`, 319 GET_NAMESRV_CONFIG and 318 UPDATE_NAMESRV_CONFIG.
+ * One table of {name, type, default, field, group, remote class, ranges, help} in config.c
+ * drives the file loader, `--set`, `-p`, 319 GET_NAMESRV_CONFIG and 318 UPDATE_NAMESRV_CONFIG,
+ * and the key reference of docs/config.md, conf/namesrv.conf and man/mqnamesrv.8
+ * (tools/config_reference.c writes them from ns_config_key_at(); ctest checks they match).
  *
  * Threads: the struct is filled once at startup (no lock needed then). Afterwards only 318 writes
  * it, under `lock`, storing every scalar with NS_CFG_SET and replacing (never freeing) strings.
@@ -317,5 +319,40 @@ typedef enum ns_config_update_result {
 } ns_config_update_result_t;
 ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len,
                                            char *why, size_t whylen);
+
+/* ---- the option table, for the key reference ------------------------------------------ */
+
+/* What 318 UPDATE_NAMESRV_CONFIG does with a key. */
+typedef enum ns_config_key_class {
+    NS_KEY_RUNTIME,    /* applies it at once */
+    NS_KEY_NEXT_START, /* stores and persists it; it takes effect at the next start */
+    NS_KEY_NEVER,      /* refuses the whole update (a file, a directory or a protection) */
+    NS_KEY_CLIENT,     /* NettyClientConfig: not applied; the text of one the -c file gave is
+                          rewritten as it is */
+} ns_config_key_class_t;
+
+/* One row of the option table as the reference shows it. */
+typedef struct ns_config_key {
+    const char *key;     /* the property name */
+    const char *section; /* "NamesrvConfig", "NettyServerConfig", "NettyClientConfig" or
+                            "mqnamesrv" (our extensions) */
+    const char *type;    /* "string", "boolean", "int" or "long" */
+    ns_config_key_class_t remote;
+    const char *def;        /* the default as text ("" for empty); NULL: unset */
+    const char *def_prefix; /* written before def: "$HOME" (a path in the home directory),
+                               "$" (def names an environment variable), else "" */
+    bool cpus;              /* the default is the number of usable CPUs (def is NULL) */
+    bool number;            /* int or long: the ranges below apply */
+    int64_t min, max;       /* numbers: what -c and --set accept */
+    int64_t rmin, rmax;     /* numbers: what 318 may set */
+    bool secret;            /* printed masked by -p, the boot log and 319 */
+    const char *help;       /* what it does (NULL only for NettyClientConfig keys) */
+} ns_config_key_t;
+
+/* Rows in the option table, in its order (the -p order within each section). */
+size_t ns_config_key_count(void);
+
+/* Row i (< ns_config_key_count()). The strings are static. */
+void ns_config_key_at(size_t i, ns_config_key_t *out);
 
 #endif

@@ -69,6 +69,10 @@ void *ns_hmap_remove(ns_hmap_t *m, const char *key, size_t klen);
  *       use m->slots[i].key, m->slots[i].val */
 size_t ns_hmap_next(const ns_hmap_t *m, size_t i);
 
+/* Looks up the composite key "a\0b" (strlen(a) + 1 + strlen(b) bytes), as the tables keyed by
+ * a pair of names (cluster and broker address) store it; no allocation for short pairs. */
+void *ns_hmap_get_pair(const ns_hmap_t *m, const char *a, const char *b);
+
 /* Shorthands for NUL-terminated keys. */
 static inline void *ns_hmap_gets(const ns_hmap_t *m, const char *key)
 {

@@ -1,11 +1,9 @@
 /* JSON as the RocketMQ 5.5.0 NameServer reads and writes it (fastjson2 2.0.x; 4.x servers used
  * fastjson 1.2.x, whose escaping differs slightly, see docs/compatibility.md).
  *
- * Reading: cJSON, after a pass that (1) makes every string literal read as Java reads it from
- * request bytes (ns_json_read_string: fastjson2's lexer, malformed UTF-8 as U+FFFD or as
- * fastjson2's looser decoder has it, U+0000 kept as Java text's C0 80, see ns_utf8.h) and, in
- * lenient mode, (2) quotes the bare integer object keys fastjson writes for
- * Map<Integer|Long,...> ({0:"a"} -> {"0":"a"}). So every string in the tree is Java text.
+ * Reading: ns_json_read_string reads one string literal as Java does; the cJSON trees built on
+ * it are in ns_json_tree.h, the one header that shows cJSON, included only by the modules that
+ * read JSON bodies into trees.
  * Writing: a small streaming writer that reproduces Java's output byte for byte in both modes
  * it uses (docs/protocol.md, section JSON we write): the default mode (bare integer map keys) and
  * the "standard" mode of route answers to version >= 401 clients (quoted integer keys, longs above
@@ -18,11 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cjson/cJSON.h>
-
 #include "ns_buf.h"
 
-/* Nesting cap for parsed bodies: cJSON recurses per level; real bodies nest 5 deep. */
+/* Nesting cap for parsed bodies (cJSON recurses per level, so does register_body.c's reader);
+ * real bodies nest 5 deep. */
 #define NS_JSON_MAX_DEPTH 64
 
 /* Reads the JSON string literal at in[0] (a '"') as Java 5.5.0 reads one from request bytes
@@ -36,39 +33,6 @@
  * \u with any 4 bytes, ...). Appends the content as Java text to out and returns the length of
  * the literal, quotes included, or 0 where Java throws (out then holds partial content). */
 size_t ns_json_read_string(const uint8_t *in, size_t len, bool name, ns_buf_t *out);
-
-/* Flags of ns_json_parse_java() and ns_json_prepare(). */
-#define NS_JSON_LENIENT                                                                            \
-    0x1 /* bare integer keys, nesting capped at NS_JSON_MAX_DEPTH, any byte                        \
-           <= 0x20 as whitespace after the value (else: only " \t\n\r") */
-#define NS_JSON_DECODED_TEXT                                                                       \
-    0x2 /* the input is text Java decoded as a whole before parsing it                             \
-           (ns_utf8_decode_java with NS_UTF8_KEEP_NUL): its literals                               \
-           are read as fastjson2 reads a String, without the byte-level                            \
-           rules of ns_json_read_string, and only JSON's escapes */
-
-/* Makes JSON text ready for cJSON, so that cJSON reads every string as Java does (and, with
- * NS_JSON_LENIENT, bare integer keys): returns 0 when json can be given to cJSON as it is, 1
- * when the text to give it was written to out (NUL-terminated), -1 for a string Java refuses
- * or (lenient) nesting past NS_JSON_MAX_DEPTH. For callers that run cJSON themselves. */
-int ns_json_prepare(const uint8_t *json, size_t len, unsigned flags, ns_buf_t *out);
-
-/* Parses json[0..len) (not NUL-terminated) into a cJSON tree whose strings (names and values)
- * are Java text, read as ns_json_read_string() reads them. Returns the root (caller frees with
- * cJSON_Delete) or NULL for anything that is not JSON: a leading UTF-8 byte-order mark (which
- * fastjson2 refuses and cJSON would skip), a string Java refuses, bytes other than
- * whitespace after the value, an empty input; in lenient mode also deeper nesting (refused
- * before cJSON recurses). Memory: the input is copied only when something must be rewritten. */
-cJSON *ns_json_parse_java(const uint8_t *json, size_t len, unsigned flags);
-
-/* ns_json_parse_java(json, len, NS_JSON_LENIENT): parses json[0..len) into a cJSON tree,
- * accepting bare integer object keys and nesting up to NS_JSON_MAX_DEPTH. Returns the root (caller
- * frees with cJSON_Delete) or NULL for anything that is not JSON: deeper nesting (refused before
- * cJSON recurses), bytes other than whitespace after the value, an empty input. A bare key is an
- * optional '-' and digits directly in key position ({ 12 : or ,-3:); it is quoted before cJSON sees
- * it, so the tree holds the key "12". Keys inside strings are never touched. cJSON numbers are
- * doubles, so integers beyond 2^53 lose precision (see ns_json_get_int64). */
-cJSON *ns_json_parse_lenient(const uint8_t *json, size_t len);
 
 /* True when json[0..len) is the literal null with optional whitespace around it: Java's
  * decoders turn such a body into a null object instead of failing. */
@@ -129,25 +93,6 @@ void ns_jsonw_kv_string(ns_jsonw_t *w, const char *key, const char *s);
 void ns_jsonw_kv_int(ns_jsonw_t *w, const char *key, int64_t v);
 void ns_jsonw_kv_long(ns_jsonw_t *w, const char *key, int64_t v);
 void ns_jsonw_kv_bool(ns_jsonw_t *w, const char *key, bool v);
-
-/* Typed reads from a parsed object, with fastjson's lenience (numbers given as strings are
- * accepted, as fastjson does for int/long fields). Each returns false, leaving *out untouched,
- * when the member is absent, null or of an unusable type. */
-bool ns_json_get_int64(const cJSON *obj, const char *key, int64_t *out);
-bool ns_json_get_int32(const cJSON *obj, const char *key, int32_t *out);
-bool ns_json_get_bool(const cJSON *obj, const char *key, bool *out);
-/* Returns the member's string value (a view into the tree) or NULL. */
-const char *ns_json_get_string(const cJSON *obj, const char *key);
-
-/* The same conversions on one item, telling "absent" from "wrong": each returns 1 with *out
- * set, 0 when item is NULL or JSON null (*out untouched), or NS_EJSON when the item cannot be
- * converted (an object, an array, a non-numeric string, a fraction or an out-of-range number
- * for the integer kinds). Integers: JSON numbers (exact up to 2^53, cJSON keeps doubles) or
- * strings holding an optional sign and decimal digits (exact over the whole range). Booleans:
- * true/false, the strings "true"/"false" (any case), "1"/"0", and the numbers 1/0. */
-int ns_json_item_int64(const cJSON *item, int64_t *out);
-int ns_json_item_int32(const cJSON *item, int32_t *out);
-int ns_json_item_bool(const cJSON *item, bool *out);
 
 /* Parses s[0..len) like Java's Long.parseLong / Integer.parseInt (ASCII digits only): an
  * optional '+' or '-', then at least one digit, nothing else, within range. Returns true with

@@ -4,7 +4,10 @@
  * Strings are Java text (ns_utf8.h), as the request decoders make them: a U+0000 inside is the
  * two bytes C0 80 (so "victim\u0000evil" is its own key), and the file writes it \u0000.
  *
- * Thread-safe: one mutex inside. Every change is written atomically before the call returns:
+ * Thread-safe, with two mutexes inside: one guards the table and is held only for memory work
+ * (so readers never wait for a disk), the other serialises the changes across their file write
+ * and fsync (so a failed write is rolled back with no other change in between). Every change
+ * is written atomically before the call returns:
  * the whole file goes to <path>.tmp in the same directory (fsync'd), the previous file is
  * hard-linked (or, where links fail, copied) to <path>.bak as Java keeps it, the temp file is
  * renamed over <path> and the directory is fsync'd. So the file is always either the old or

@@ -1,7 +1,8 @@
 /* Request processing: the table of request codes and the dispatcher. Handlers read a decoded
  * request and fill a response; they never touch sockets, so every code is tested without a
- * loop. Called from any I/O thread: handlers share state only through the route table (its
- * rwlock), the KV store (its mutex) and the config (atomic RUNTIME fields, its mutex). */
+ * loop. Called on the I/O loops (the codes whose row is marked LOOP) and on the worker thread
+ * (every other code): handlers share state only through the route table (its rwlock and writer
+ * mutex), the KV store (its two mutexes) and the config (atomic RUNTIME fields, its mutex). */
 #ifndef NS_PROC_H
 #define NS_PROC_H
 

@@ -13,10 +13,11 @@
  *
  * Fencing (docs/route.md, Fencing; apache/rocketmq #11043): a live broker entry is bound to the
  * newest connection that carried a registration of it, and carries a registration generation.
- * Only that connection's close removes it; an UNREGISTER_BROKER from an older connection is not
- * applied; the expiry scan removes only the generation it judged expired. So no interleaving of
- * a late unregister, close or expiry with a newer registration removes the newer one, however
- * the worker's fair queue orders the jobs of different connections.
+ * Only that connection's close removes it; an UNREGISTER_BROKER from an older broker
+ * connection (one that carried a registration) is not applied; the expiry scan removes only the
+ * generation it judged expired. So no interleaving of a late unregister, close or expiry with a
+ * newer registration removes the newer one, however the worker's fair queue orders the jobs of
+ * different connections.
  *
  * Change points (for anything that caches what the table answers, such as a route answer
  * cache): every operation that changes persistent state (BrokerData, live entries' timeout,
@@ -141,9 +142,11 @@ bool ns_route_register_repeat(ns_route_t *route, const ns_route_register_t *req,
  * docs/protocol.md, section Unregistration says. NULL fields behave as the Java code does with
  * nulls: cluster or addr NULL -> nothing; name NULL -> only the live and filter entries go;
  * !has_id with a known, non-empty broker -> likewise.
- * The fence: when (cluster, addr) is live and bound to a connection newer than conn_id, the
- * request was sent before that registration and nothing is removed (an INFO line, a counter);
- * returns false then, true otherwise. conn_id 0 (tests) is never fenced. A broker sends its
+ * The fence: when (cluster, addr) is live and bound to a connection newer than conn_id, and
+ * conn_id carried a registration (of any broker) and has not closed, the request was sent by
+ * the broker before it registered on the newer connection and nothing is removed (an INFO
+ * line, a counter); returns false then, true otherwise (a connection that never registered,
+ * such as an admin tool's, is never fenced). conn_id 0 (tests) is never fenced. A broker sends its
  * unregister on the connection of its registrations (BrokerOuterAPI: one remoting client, one
  * channel per NameServer address), so a legitimate one is never refused. */
 bool ns_route_unregister_broker(ns_route_t *route, uint64_t conn_id, const char *cluster,

@@ -1,6 +1,7 @@
 /* The network server: libuv event loops taking long-lived TCP connections, decoding remoting
- * frames, dispatching them through the request table and writing the answers; the timers
- * (inactive-broker scan, KV dump, idle connections) and signal handling. */
+ * frames, dispatching them through the request table and writing the answers; the request
+ * worker thread (registrations and every other write); the timers (inactive-broker scan, KV
+ * dump, idle connections) and signal handling. */
 #ifndef NS_SERVER_H
 #define NS_SERVER_H
 

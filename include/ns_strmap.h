@@ -1,4 +1,5 @@
-/* A small string-keyed hash map (separate chaining, power-of-two bucket count, FNV-1a).
+/* A string-keyed map that owns its keys and values, over the project's one hash table
+ * (ns_hmap.h: open addressing, seeded hash).
  *
  * The map owns a copy of every key and, through the free function given at creation, every
  * value. Values may be NULL: a key mapped to NULL is present (ns_strmap_find() says so) but

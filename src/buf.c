@@ -75,7 +75,8 @@ void ns_buf_appendf(ns_buf_t *buf, const char *fmt, ...)
 
 void ns_buf_append_be32(ns_buf_t *buf, uint32_t v)
 {
-    uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+    uint8_t b[4];
+    ns_write_be32(b, v);
     ns_buf_append(buf, b, 4);
 }
 

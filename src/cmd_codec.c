@@ -17,6 +17,7 @@
 #include "cmd_int.h"
 #include "ns_common.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 #include "ns_utf8.h"
 
 /* The binary header's fixed fields: code(2) language(1) version(2) opaque(4) flag(4)
@@ -568,14 +569,9 @@ static int decode_json(const uint8_t *hdr, size_t len, ns_cmd_t *out)
 
 /* ---- binary decoding ---------------------------------------------------------------------- */
 
-static uint32_t read_be32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
 static int32_t read_i32(const uint8_t *p)
 {
-    uint32_t v = read_be32(p);
+    uint32_t v = ns_read_be32(p);
     return v <= INT32_MAX ? (int32_t)v : (int32_t)(v - 0x80000000u) + INT32_MIN;
 }
 
@@ -776,14 +772,6 @@ static void put_be16(ns_buf_t *b, uint16_t v)
     ns_buf_append(b, x, 2);
 }
 
-static void set_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
 /* Appends Java text as the UTF-8 Java sends (U+0000 as a 0x00 byte) behind its length. */
 static void put_bin_str16(ns_buf_t *b, const char *s, size_t len, size_t wire_len)
 {
@@ -830,7 +818,7 @@ static int encode_binary(const ns_cmd_t *cmd, ns_buf_t *b)
         if (b->len - ext_at > MAX_HEADER_LEN)
             return NS_ETOOBIG;
     }
-    set_be32(b->data + ext_at, (uint32_t)(b->len - ext_at - 4));
+    ns_write_be32(b->data + ext_at, (uint32_t)(b->len - ext_at - 4));
     return 0;
 }
 

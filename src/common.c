@@ -148,3 +148,21 @@ void ns_signals_restore(const sigset_t *saved)
 {
     pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
+
+bool ns_list_next(const char **cursor, const char **item, size_t *len)
+{
+    const char *p = *cursor;
+    if (*p == '\0')
+        return false;
+    const char *comma = strchr(p, ',');
+    const char *end = comma ? comma : p + strlen(p);
+    const char *a = p, *b = end;
+    while (a < b && (*a == ' ' || *a == '\t'))
+        a++;
+    while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+        b--;
+    *item = a;
+    *len = (size_t)(b - a);
+    *cursor = comma ? comma + 1 : end;
+    return true;
+}

@@ -64,7 +64,7 @@ typedef struct opt {
     size_t off;          /* offset of the field in ns_config_t */
     int64_t min, max;    /* numbers: accepted range when strict (Java checks nothing) */
     int64_t rmin, rmax;  /* numbers: the part of it 318 may set (a safe range for limits) */
-    const char *help;    /* one line, for conf/namesrv.conf and tests */
+    const char *help;    /* what it does: the key reference (ns_config_key_at) is made of it */
 } opt_t;
 
 /* A password: printed as SECRET_MASK by -p, the boot log and 319 (318 still persists it). */
@@ -114,99 +114,138 @@ static bool check_proxy_acl(const char *v, char *err, size_t errlen)
 static const opt_t opts[] = {
     /* NamesrvConfig */
     {"rocketmqHome", NULL, T_STR, G_NAMESRV, R_NEVER, D_ENV, "ROCKETMQ_HOME", OFF(rocketmq_home),
-     NOR, "RocketMQ installation directory; startup refuses to run without it"},
+     NOR,
+     "RocketMQ installation directory; startup refuses to run when it is unset "
+     "(exit status 254)."},
     {"kvConfigPath", NULL, T_STR, G_NAMESRV, R_NEVER, D_HOME, "/namesrv/kvConfig.json",
-     OFF(kv_config_path), NOR, "KV config store file"},
+     OFF(kv_config_path), NOR, "KV config store file (PUT_KV_CONFIG and friends)."},
     {"configStorePath", NULL, T_STR, G_NAMESRV, R_NEVER, D_HOME, "/namesrv/namesrv.properties",
-     OFF(config_store_path), NOR, "where 318 persists the config (replaced by the -c path)"},
+     OFF(config_store_path), NOR,
+     "Where UPDATE_NAMESRV_CONFIG saves the settings; replaced by the -c path "
+     "when -c is given."},
     {"productEnvName", NULL, T_STR, G_NAMESRV, 0, D_TEXT, "center", OFF(product_env_name), NOR,
-     "product environment name (clusterTest only)"},
+     "Product environment name (clusterTest mode only; not supported by "
+     "mqnamesrv)."},
     {"clusterTest", NULL, T_BOOL, G_NAMESRV, 0, D_TEXT, "false", OFF(cluster_test), NOR,
-     "cluster test mode"},
+     "Cluster test mode: every request is a route query (not supported by "
+     "mqnamesrv)."},
     {"orderMessageEnable", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
-     OFF(order_message_enable), NOR, "add orderTopicConf from the KV store to routes"},
+     OFF(order_message_enable), NOR,
+     "Add orderTopicConf from the ORDER_TOPIC_CONFIG KV namespace to topic "
+     "routes."},
     {"returnOrderTopicConfigToBroker", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "true",
      OFF(return_order_topic_config_to_broker), NOR,
-     "answer REGISTER_BROKER with the ORDER_TOPIC_CONFIG namespace"},
+     "Answer REGISTER_BROKER with the ORDER_TOPIC_CONFIG namespace."},
     {"clientRequestThreadPoolNums", NULL, T_INT, G_NAMESRV, 0, D_TEXT, "8",
-     OFF(client_request_thread_pool_nums), I32, "Java route-query pool size (accepted, unused)"},
+     OFF(client_request_thread_pool_nums), I32,
+     "Java's route-query pool size: accepted and shown, not used (mqnamesrv "
+     "runs event loops)."},
     {"defaultThreadPoolNums", NULL, T_INT, G_NAMESRV, 0, D_TEXT, "16",
-     OFF(default_thread_pool_nums), I32, "Java default pool size (accepted, unused)"},
+     OFF(default_thread_pool_nums), I32, "Java's default pool size: accepted and shown, not used."},
     {"clientRequestThreadPoolQueueCapacity", NULL, T_INT, G_NAMESRV, 0, D_TEXT, "50000",
      OFF(client_request_thread_pool_queue_capacity), I32,
-     "Java route-query queue capacity (accepted, unused)"},
+     "Java's route-query queue capacity: accepted and shown, not used."},
     {"defaultThreadPoolQueueCapacity", NULL, T_INT, G_NAMESRV, 0, D_TEXT, "10000",
      OFF(default_thread_pool_queue_capacity), I32,
-     "Java default queue capacity (accepted, unused)"},
+     "Java's default queue capacity: accepted and shown, not used."},
     {"scanNotActiveBrokerInterval", NULL, T_LONG, G_NAMESRV, 0, D_TEXT, "5000",
      OFF(scan_not_active_broker_interval), REMOTE(1, INT64_MAX, 100, 60000),
-     "inactive-broker scan period, ms"},
+     "Inactive-broker scan period, ms."},
     {"unRegisterBrokerQueueCapacity", NULL, T_INT, G_NAMESRV, 0, D_TEXT, "3000",
-     OFF(unregister_broker_queue_capacity), I32, "pending unregistrations before refusing"},
+     OFF(unregister_broker_queue_capacity), I32, "Pending unregistrations before refusing more."},
     {"supportActingMaster", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
-     OFF(support_acting_master), NOR, "let a slave act as master in routes"},
+     OFF(support_acting_master), NOR,
+     "Let a slave act as master in routes when its master is gone."},
     {"enableAllTopicList", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "true",
-     OFF(enable_all_topic_list), NOR, "serve GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206)"},
+     OFF(enable_all_topic_list), NOR, "Serve GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206)."},
     {"enableTopicList", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "true", OFF(enable_topic_list),
-     NOR, "serve topic list queries 224 and 311-313"},
+     NOR, "Serve the topic list queries 224 and 311 to 313."},
     {"notifyMinBrokerIdChanged", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
-     OFF(notify_min_broker_id_changed), NOR, "send NOTIFY_MIN_BROKER_ID_CHANGE to brokers"},
+     OFF(notify_min_broker_id_changed), NOR,
+     "Send NOTIFY_MIN_BROKER_ID_CHANGE (905) to the brokers of a group when "
+     "its smallest broker id changes: a master registering tells its slaves; "
+     "an acting-master group losing its smallest id tells the rest. The "
+     "outgoing connections use the NettyClientConfig keys connectTimeoutMillis "
+     "and clientChannelMaxIdleTimeSeconds."},
     {"enableControllerInNamesrv", NULL, T_BOOL, G_NAMESRV, 0, D_TEXT, "false",
-     OFF(enable_controller_in_namesrv), NOR, "embedded controller (not supported by mqnamesrv)"},
+     OFF(enable_controller_in_namesrv), NOR,
+     "Start the embedded controller (not supported by mqnamesrv)."},
     {"needWaitForService", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
-     OFF(need_wait_for_service), NOR, "refuse route queries during waitSecondsForService"},
+     OFF(need_wait_for_service), NOR,
+     "Refuse route queries during the first waitSecondsForService seconds "
+     "(skipped after a warm start)."},
     /* with needWaitForService, route queries are refused this long after the start: 318 may not
      * make that years */
     {"waitSecondsForService", NULL, T_INT, G_NAMESRV, R_RUNTIME, D_TEXT, "45",
      OFF(wait_seconds_for_service), REMOTE(INT32_MIN, INT32_MAX, 0, 600),
-     "seconds after start before routes are served"},
+     "Seconds after start before routes are served when needWaitForService is "
+     "true."},
     {"deleteTopicWithBrokerRegistration", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
-     OFF(delete_topic_with_broker_registration), NOR, "drop topics a broker no longer registers"},
+     OFF(delete_topic_with_broker_registration), NOR,
+     "Drop the topics a broker no longer lists when it registers."},
     {"configBlackList", NULL, T_STR, G_NAMESRV, R_NEVER, D_TEXT,
      "configBlackList;configStorePath;kvConfigPath", OFF(config_black_list), NOR,
-     "keys 318 may not change, ';'-separated"},
+     "Keys UPDATE_NAMESRV_CONFIG may not change, ';'-separated (in addition to "
+     "rocketmqHome, kvConfigPath, configStorePath and configBlackList)."},
 
     /* NettyServerConfig (listenPort: class default 0, NamesrvStartup sets 9876) */
     {"bindAddress", NULL, T_STR, G_SERVER, 0, D_TEXT, "0.0.0.0", OFF(bind_address), NOR,
-     "listen address"},
+     "Listen address."},
     {"listenPort", NULL, T_INT, G_SERVER, 0, D_TEXT, "9876", OFF(listen_port),
-     REMOTE(0, 65535, 1, 65535), "listen port (0: any free port)"},
+     REMOTE(0, 65535, 1, 65535), "Listen port (0: any free port, see portFile)."},
     {"serverWorkerThreads", NULL, T_INT, G_SERVER, 0, D_TEXT, "8", OFF(server_worker_threads), I32,
-     "Java worker threads (accepted, unused)"},
+     "Java's Netty worker threads: accepted and shown, not used (see "
+     "ioThreads)."},
     {"serverCallbackExecutorThreads", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
-     OFF(server_callback_executor_threads), I32, "Java callback threads (accepted, unused)"},
+     OFF(server_callback_executor_threads), I32,
+     "Java's callback threads: accepted and shown, not used."},
     {"serverSelectorThreads", NULL, T_INT, G_SERVER, 0, D_TEXT, "3", OFF(server_selector_threads),
-     I32, "Java selector threads (accepted, unused; see ioThreads)"},
+     I32, "Java's selector threads: accepted and shown, not used (see ioThreads)."},
     {"serverOnewaySemaphoreValue", NULL, T_INT, G_SERVER, 0, D_TEXT, "256",
-     OFF(server_oneway_semaphore_value), I32, "Java oneway permits (accepted, unused)"},
+     OFF(server_oneway_semaphore_value), I32,
+     "Java's oneway permits: accepted and shown, not used."},
     {"serverAsyncSemaphoreValue", NULL, T_INT, G_SERVER, 0, D_TEXT, "64",
-     OFF(server_async_semaphore_value), I32, "Java async permits (accepted, unused)"},
+     OFF(server_async_semaphore_value), I32, "Java's async permits: accepted and shown, not used."},
     {"serverChannelMaxIdleTimeSeconds", NULL, T_INT, G_SERVER, 0, D_TEXT, "120",
      OFF(server_channel_max_idle_time_seconds), REMOTE(INT32_MIN, INT32_MAX, 60, 86400),
-     "close a connection idle this long, seconds (0: never)"},
+     "Close a connection idle (no read, no write) this many seconds (0: "
+     "never)."},
     {"serverSocketSndBufSize", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
      OFF(server_socket_snd_buf_size), REMOTE(INT32_MIN, INT32_MAX, 0, 64 << 20),
-     "SO_SNDBUF of accepted sockets (0: OS default)"},
+     "SO_SNDBUF of accepted connections, bytes (0: the operating system's "
+     "default)."},
     {"serverSocketRcvBufSize", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
      OFF(server_socket_rcv_buf_size), REMOTE(INT32_MIN, INT32_MAX, 0, 64 << 20),
-     "SO_RCVBUF of accepted sockets (0: OS default)"},
+     "SO_RCVBUF of accepted connections, bytes (0: the operating system's "
+     "default)."},
     {"writeBufferHighWaterMark", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
-     OFF(write_buffer_high_water_mark), I32, "Netty write high water mark (accepted, unused)"},
+     OFF(write_buffer_high_water_mark), I32,
+     "Netty's write-buffer high water mark: accepted and shown, not used (see "
+     "connectionMaxPendingWriteBytes)."},
     {"writeBufferLowWaterMark", NULL, T_INT, G_SERVER, 0, D_TEXT, "0",
-     OFF(write_buffer_low_water_mark), I32, "Netty write low water mark (accepted, unused)"},
+     OFF(write_buffer_low_water_mark), I32,
+     "Netty's write-buffer low water mark: accepted and shown, not used."},
     {"serverSocketBacklog", NULL, T_INT, G_SERVER, 0, D_TEXT, "1024", OFF(server_socket_backlog),
-     REMOTE(INT32_MIN, INT32_MAX, 1, 65535), "listen backlog"},
+     REMOTE(INT32_MIN, INT32_MAX, 1, 65535), "Listen backlog."},
     {"serverNettyWorkerGroupEnable", NULL, T_BOOL, G_SERVER, 0, D_TEXT, "true",
-     OFF(server_netty_worker_group_enable), NOR, "Netty worker group (accepted, unused)"},
+     OFF(server_netty_worker_group_enable), NOR,
+     "Netty worker group: accepted and shown, not used."},
     {"serverPooledByteBufAllocatorEnable", NULL, T_BOOL, G_SERVER, 0, D_TEXT, "true",
-     OFF(server_pooled_byte_buf_allocator_enable), NOR, "Netty pooled buffers (accepted, unused)"},
+     OFF(server_pooled_byte_buf_allocator_enable), NOR,
+     "Netty pooled buffers: accepted and shown, not used."},
     {"enableShutdownGracefully", NULL, T_BOOL, G_SERVER, 0, D_TEXT, "false",
-     OFF(enable_shutdown_gracefully), NOR, "Netty graceful shutdown (accepted, unused)"},
+     OFF(enable_shutdown_gracefully), NOR,
+     "Graceful shutdown: on SIGTERM or SIGINT keep serving for "
+     "shutdownWaitTimeSeconds, answering GO_AWAY (1500) to clients newer than "
+     "5.3.1 so that they move to another NameServer, then stop; a second "
+     "signal stops at once."},
     {"shutdownWaitTimeSeconds", NULL, T_INT, G_SERVER, 0, D_TEXT, "30",
      OFF(shutdown_wait_time_seconds), REMOTE(INT32_MIN, INT32_MAX, 0, 300),
-     "Netty shutdown wait (accepted, unused)"},
+     "How long a graceful shutdown (enableShutdownGracefully) keeps serving, "
+     "seconds."},
     {"useEpollNativeSelector", NULL, T_BOOL, G_SERVER, 0, D_TEXT, "false",
-     OFF(use_epoll_native_selector), NOR, "Netty epoll (accepted, unused: libuv uses epoll)"},
+     OFF(use_epoll_native_selector), NOR,
+     "Netty's epoll switch: accepted and shown, not used (libuv uses epoll)."},
 
     /* NettyClientConfig: printed by -p, accepted by -c, otherwise unused */
     {"clientWorkerThreads", NULL, T_INT, G_CLIENT, 0, D_TEXT, "4",
@@ -255,146 +294,209 @@ static const opt_t opts[] = {
      * never reads cannot make us buffer without end. ioThreads: 256 is far above any useful
      * count of event loops. */
     {"frameMaxLength", NULL, T_LONG, G_EXT, 0, D_TEXT, "16777216", OFF(frame_max_length),
-     REMOTE(1024, INT32_MAX, 1 << 20, 256 << 20), "largest frame accepted from a peer, bytes"},
+     REMOTE(1024, INT32_MAX, 1 << 20, 256 << 20),
+     "Largest frame accepted from a peer, bytes; a longer one closes the "
+     "connection. Java: -Dcom.rocketmq.remoting.frameMaxLength."},
     {"connectionMaxPendingWriteBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "67108864",
      OFF(max_conn_output_bytes), REMOTE(0, INT64_MAX, 1 << 20, 1 << 30),
-     "reply bytes queued to a peer that does not read before it is cut off (0: no limit)"},
+     "Reply bytes queued to a peer that does not read before its connection is "
+     "cut (0: no limit)."},
     {"logPath", NULL, T_STR, G_EXT, R_NEVER, D_HOME, "/logs/rocketmqlogs/namesrv.log",
-     OFF(log_path), NOR, "log file (empty: no file)"},
+     OFF(log_path), NOR, "Log file (empty: log to stdout only)."},
     {"logLevel", NULL, T_STR, G_EXT, R_RUNTIME, D_TEXT, "INFO", OFF(log_level), NOR,
-     "ERROR, WARN, INFO or DEBUG"},
+     "Log level: ERROR, WARN, INFO or DEBUG."},
     {"portFile", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(port_file), NOR,
-     "write the bound port to this file once listening (empty: none)"},
+     "Write the bound port number to this file once listening (empty: do not)."},
     {"ioThreads", NULL, T_INT, G_EXT, 0, D_TEXT, "0", OFF(io_threads), RANGE(0, 256),
-     "I/O event loop threads (0: one per CPU)"},
+     "I/O event-loop threads (0: one per CPU, right for a machine of its own); one more "
+     "thread, the worker, runs registrations and every other write. On a small machine shared "
+     "with other busy work, 1 gives more route reads per CPU-second (docs/performance.md, I/O "
+     "loops)."},
 
     /* Budgets (issue 13; docs/operations.md lists what each one does when it is hit). Every
      * one is process-wide or per peer, has a default that protects, and 318 may only tune it
      * within a range that still does; 0 ("none") only from the -c file. */
     {"serverMaxPartialFrameBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "268435456",
      OFF(max_partial_frame_bytes), REMOTE(0, INT64_MAX, 16 << 20, 16LL << 30),
-     "bytes of frames being received, all peers together (0: no limit)"},
+     "Bytes of frames being received, all peers together; a large frame (over "
+     "64 KiB) that does not fit is refused and its connection closed (0: no "
+     "limit)."},
     {"frameReceiveTimeoutMillis", NULL, T_LONG, G_EXT, 0, D_TEXT, "30000",
      OFF(frame_receive_timeout_ms), REMOTE(0, INT64_MAX, 1000, 600000),
-     "time for a frame to arrive once begun, ms (0: no limit)"},
+     "Time a frame has to arrive once its first bytes did, ms, counted while "
+     "the server reads the connection; a slower one closes the connection (0: "
+     "no limit)."},
     {"serverMaxWorkerQueueBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "67108864",
      OFF(max_worker_queue_bytes), REMOTE(0, INT64_MAX, 16 << 20, 4LL << 30),
-     "bytes of requests queued for the worker, all peers together (0: no limit)"},
+     "Bytes of requests queued for the worker (registrations, writes, lists), "
+     "all peers together; a request that does not fit waits for its "
+     "connection's earlier ones, or is answered SYSTEM_BUSY (0: no limit)."},
     {"connectionMaxWorkerRequests", NULL, T_INT, G_EXT, 0, D_TEXT, "16",
      OFF(conn_max_worker_requests), REMOTE(1, 65536, 1, 1024),
-     "requests one peer may have queued for the worker"},
+     "Requests one connection may have queued for the worker; at the bound it "
+     "is not read until half are back (its first request always goes)."},
     {"connectionMaxWorkerBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "4194304",
      OFF(conn_max_worker_bytes), REMOTE(0, INT64_MAX, 1 << 20, 1 << 30),
-     "bytes one peer may have queued for the worker (0: no limit)"},
+     "Bytes of requests one connection may have queued for the worker; at the "
+     "bound it is not read until half are back (0: no limit)."},
     {"serverMaxPendingWriteBytes", NULL, T_LONG, G_EXT, 0, D_TEXT, "268435456",
      OFF(max_pending_write_bytes), REMOTE(0, INT64_MAX, 16 << 20, 16LL << 30),
-     "reply bytes queued for peers that do not read, all together (0: no limit)"},
+     "Reply bytes queued for peers that do not read, all together; when a "
+     "reply would not fit, the peer holding the most on its I/O loop is cut "
+     "(0: no limit). See connectionMaxPendingWriteBytes for one peer."},
     {"registerBodyMaxInflatedBytes", NULL, T_LONG, G_EXT, R_RUNTIME, D_TEXT, "268435456",
      OFF(register_max_inflated), REMOTE(1 << 20, 4LL << 30, 1 << 20, 1 << 30),
-     "bytes a compressed register body may inflate to"},
+     "Bytes a compressed REGISTER_BROKER body may inflate to; past it the "
+     "registration is refused (Java's \"Failed to decode "
+     "RegisterBrokerBody\")."},
     {"registerBodyMaxInflateRatio", NULL, T_INT, G_EXT, R_RUNTIME, D_TEXT, "100",
      OFF(register_max_ratio), REMOTE(0, 100000, 10, 1000),
-     "inflated bytes per compressed byte of a register body, past 1 MiB (0: no limit)"},
+     "Inflated bytes per compressed byte a REGISTER_BROKER body may reach once "
+     "past 1 MiB (real bodies: 3 to 31); past it the registration is refused "
+     "(0: no limit)."},
     {"registerBodyMaxCpuMillis", NULL, T_INT, G_EXT, R_RUNTIME, D_TEXT, "1000",
      OFF(register_max_cpu_ms), REMOTE(0, 3600000, 10, 60000),
-     "CPU time decoding one compressed register body may take, ms (0: no limit)"},
+     "CPU time decoding one compressed REGISTER_BROKER body may take, ms; past "
+     "it the registration is refused (0: no limit)."},
 
     /* ACL (docs/operations.md, Security): protections and a file, so 318 may touch none. */
     {"aclEnable", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false", OFF(acl_enable), NOR,
-     "check signed requests against the account file (the 4.x broker's key)"},
+     "Check signed requests (RocketMQ's ACL RPC hook: AccessKey and Signature) "
+     "against the account file: broker requests need a valid signature of any "
+     "account, admin requests one of an account with admin: true; reads stay "
+     "anonymous (see aclReadsRequireSignature). The 4.x broker's key. With "
+     "aclEnable=true a missing or unreadable account file stops the start."},
     {"aclReadsRequireSignature", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false",
      OFF(acl_reads_require_signature), NOR,
-     "with aclEnable: route and list reads need a signature too"},
+     "With aclEnable: route, list and config reads need a signature too."},
     {"aclPlainFile", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(acl_plain_file), NOR,
-     "ACL account file, relative to rocketmqHome (empty: conf/plain_acl.yml)"},
+     "The account file (the 4.x broker's plain_acl.yml format), relative to "
+     "rocketmqHome unless absolute (empty: conf/plain_acl.yml); reread when it "
+     "changes and on SIGHUP. conf/plain_acl.yml.example shows the format."},
     /* Monitoring (docs/operations.md). The exporter keys open, or move, a listening port: 318
      * may change none of them, not even for the next start. The traffic log's file is named by
      * trafficLogPath (never remote); switching the lines on takes effect at the next start. */
     {"metricsExporterType", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "DISABLE",
-     OFF(metrics_exporter_type), NOR, "PROM: serve /metrics, /livez, /readyz over HTTP; DISABLE"},
+     OFF(metrics_exporter_type), NOR,
+     "PROM: serve Prometheus metrics, /livez and /readyz over HTTP; DISABLE: "
+     "no HTTP port at all (the default: a drop-in NameServer opens no port it "
+     "was not asked for). RocketMQ 5.x's OTLP_GRPC and LOG are refused at "
+     "start."},
     {"metricsPromExporterPort", NULL, T_INT, G_EXT, R_NEVER, D_TEXT, "5557",
-     OFF(metrics_prom_exporter_port), RANGE(0, 65535), "HTTP port of the exporter (0: any free)"},
+     OFF(metrics_prom_exporter_port), RANGE(0, 65535),
+     "Port of the exporter (0: any free port, logged at start)."},
     {"metricsPromExporterHost", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "",
-     OFF(metrics_prom_exporter_host), NOR, "HTTP address of the exporter (empty: every address)"},
+     OFF(metrics_prom_exporter_host), NOR,
+     "Address of the exporter, IPv4 or IPv6 (empty: every IPv4 address)."},
     {"trafficLogEnable", NULL, T_BOOL, G_EXT, R_NEXT_START, D_TEXT, "false",
-     OFF(traffic_log_enable), NOR, "write Java's per-second request/response code lines"},
+     OFF(traffic_log_enable), NOR,
+     "Write Java's per-second traffic lines (\"Port: 9876, RequestCode "
+     "Distribution: {105:12, 103:1}\" and ResponseCode Distribution) to "
+     "trafficLogPath, for log tooling that parses them."},
     {"trafficLogPath", NULL, T_STR, G_EXT, R_NEVER, D_HOME,
      "/logs/rocketmqlogs/namesrv_traffic.log", OFF(traffic_log_path), NOR,
-     "file of the traffic lines"},
+     "File of the traffic lines (Java's namesrv_traffic.log)."},
     /* Route snapshot (docs/route.md, Snapshot). Switching it off removes a protection (clients
      * see no routes after a restart) and the path names a file: 318 may touch neither. The
      * interval applies at once, within a range that keeps it a periodic write; the maximum age
      * is read at the start, and 318 may not make it so short that no snapshot is ever used. */
     {"routeSnapshotEnable", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "true",
      OFF(route_snapshot_enable), NOR,
-     "keep a snapshot of the route table and serve it at once after a restart"},
+     "Keep a snapshot of the route table (brokers, topics, queue data, mappings, filter "
+     "servers; not connections) and load it before listening: after a restart every broker is "
+     "served at once and kept for its own heartbeat timeout until it registers again (Java "
+     "answers TOPIC_NOT_EXIST until then). Written when the table changed, every "
+     "routeSnapshotIntervalMillis, and at SIGTERM."},
     {"routeSnapshotPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(route_snapshot_path), NOR,
-     "the snapshot file (empty: routeSnapshot.bin in kvConfigPath's directory)"},
+     "The snapshot file. Empty: routeSnapshot.bin in kvConfigPath's directory."},
     {"routeSnapshotIntervalMillis", NULL, T_LONG, G_EXT, R_RUNTIME, D_TEXT, "10000",
      OFF(route_snapshot_interval_ms), REMOTE(100, 86400000, 1000, 3600000),
-     "how often a changed route table is written to the snapshot, ms"},
+     "How often a changed route table is written, ms. A kill -9 loses at most this much of "
+     "the latest changes."},
     {"routeSnapshotMaxAgeMillis", NULL, T_LONG, G_EXT, R_NEXT_START, D_TEXT, "600000",
      OFF(route_snapshot_max_age_ms), REMOTE(1000, INT64_MAX, 60000, 86400000),
-     "a snapshot older than this at the start is not used, ms"},
+     "A snapshot written longer ago than this is not used (WARN, the table starts empty), ms."},
     /* Route answer cache (docs/performance.md, issue 16): applies at the next fill; 318 may
      * neither switch it off nor make it unbounded. */
     {"routeAnswerCacheMaxBytes", NULL, T_LONG, G_EXT, R_RUNTIME, D_TEXT, "1048576",
      OFF(route_answer_cache_max_bytes), REMOTE(0, INT64_MAX, 65536, 1073741824),
-     "bytes of complete route answers kept, all I/O loops together (0: none)"},
+     "Bytes of complete route answers (GET_ROUTEINFO_BY_TOPIC bodies) kept for the route-read "
+     "fast path, all I/O loops together: each loop keeps its share, the least recently used go "
+     "first. An answer is kept until its topic's queue data or the broker data of one of its "
+     "broker names change; about 1 KB per topic and JSON mode at four brokers per topic "
+     "(docs/performance.md). 0: none."},
 
     /* TLS: Java's TlsSystemConfig system properties (-D there; -c, --set and tls.config.file
      * here), names and defaults as in Java 5.5.0. Never remote: they name files or switch a
      * protection. */
     {"tls.server.mode", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "permissive", OFF(tls.server_mode),
-     NOR, "disabled, permissive (TLS and plaintext on one port) or enforcing (TLS only)"},
+     NOR,
+     "disabled (TLS refused), permissive (TLS and plaintext on one port) or "
+     "enforcing (TLS only); anything else stops startup (Java silently takes "
+     "permissive)."},
     {"tls.test.mode.enable", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "true",
      OFF(tls.test_mode_enable), NOR,
-     "serve a self-signed certificate made at start, ignoring tls.server.certPath/keyPath (Java's "
-     "default)"},
+     "Test mode (Java's default): a self-signed certificate for \"localhost\" "
+     "is made at start and tls.server.certPath/keyPath are ignored."},
     {"tls.server.certPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL, OFF(tls.server_cert_path),
-     NOR, "server certificate chain, PEM"},
+     NOR, "Server certificate chain, PEM (outside test mode)."},
     {"tls.server.keyPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL, OFF(tls.server_key_path), NOR,
-     "server private key, PEM (PKCS#8 or traditional, encrypted or not)"},
+     "Server private key, PEM (PKCS#8 or traditional, encrypted with "
+     "tls.server.keyPassword or not)."},
     {"tls.server.keyPassword", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL,
-     OFF(tls.server_key_password), NOR, "password of an encrypted server key (printed masked)"},
+     OFF(tls.server_key_password), NOR, "Password of an encrypted server key (printed masked)."},
     {"tls.server.need.client.auth", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "none",
      OFF(tls.server_need_client_auth), NOR,
-     "ask clients for a certificate: none, optional or require"},
+     "Ask clients for a certificate: none, optional or require (any case); "
+     "anything else stops startup (Java takes none)."},
     {"tls.server.authClient", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false",
      OFF(tls.server_auth_client), NOR,
-     "check client certificates against tls.server.trustCertPath (false: accept any)"},
+     "Check client certificates against tls.server.trustCertPath (false: any "
+     "certificate is taken)."},
     {"tls.server.trustCertPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL,
      OFF(tls.server_trust_cert_path), NOR,
-     "CA certificates (PEM) for client certificates (empty: the system store)"},
+     "CA certificates (PEM) client certificates must chain to (empty: the "
+     "system's trust store)."},
     {"tls.ciphers", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL, OFF(tls.ciphers), NOR,
-     "cipher suites, comma-separated IANA/Java or OpenSSL names (empty: OpenSSL's defaults)"},
+     "Cipher suites, comma-separated: Java/IANA names "
+     "(TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256) or "
+     "OpenSSL names (empty: OpenSSL's defaults)."},
     {"tls.protocols", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL, OFF(tls.protocols), NOR,
-     "protocols, comma-separated: TLSv1.3, TLSv1.2, TLSv1.1, TLSv1 (empty: OpenSSL's defaults)"},
+     "Protocols, comma-separated: TLSv1.3, TLSv1.2, TLSv1.1, TLSv1 (empty: "
+     "OpenSSL's defaults)."},
     {"tls.config.file", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "/etc/rocketmq/tls.properties",
      OFF(tls.config_file), NOR,
-     "tls.* keys read after -c and --set; its values win (missing file: none)"},
+     "A properties file of tls.* keys read after -c and --set, whose values "
+     "win (missing: nothing read; empty: none)."},
     {"tls.enable", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false", OFF(tls.enable), NOR,
-     "default of useTLS: the notifier's connections to brokers use TLS"},
+     "The default of useTLS: the NOTIFY_MIN_BROKER_ID_CHANGE connections to "
+     "brokers use TLS (Java: tls.enable if given, else whether tls.server.mode "
+     "is enforcing)."},
     {"tls.client.certPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL, OFF(tls.client_cert_path),
-     NOR, "notifier's client certificate chain, PEM (not sent in test mode)"},
+     NOR, "The notifier's client certificate chain, PEM (not sent in test mode)."},
     {"tls.client.keyPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL, OFF(tls.client_key_path), NOR,
-     "notifier's client private key, PEM"},
+     "The notifier's client private key, PEM."},
     {"tls.client.keyPassword", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL,
-     OFF(tls.client_key_password), NOR, "password of an encrypted client key (printed masked)"},
+     OFF(tls.client_key_password), NOR, "Password of an encrypted client key (printed masked)."},
     {"tls.client.authServer", NULL, T_BOOL, G_EXT, R_NEVER, D_TEXT, "false",
      OFF(tls.client_auth_server), NOR,
-     "check brokers' certificates against tls.client.trustCertPath (false: accept any)"},
+     "Check brokers' certificates against tls.client.trustCertPath (false: "
+     "accept any)."},
     {"tls.client.trustCertPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, NULL,
      OFF(tls.client_trust_cert_path), NOR,
-     "CA certificates (PEM) for brokers' certificates (empty: the system store)"},
+     "CA certificates (PEM) for brokers' certificates (empty: the system's "
+     "trust store)."},
     /* Ours. 10 s is Netty's SslHandler handshake timeout. */
     {"tlsHandshakeTimeoutMillis", NULL, T_LONG, G_EXT, R_NEVER, D_TEXT, "10000",
      OFF(tls.handshake_timeout_ms), RANGE(100, 600000),
-     "close a connection whose TLS handshake or PROXY header is not done in this time, ms"},
+     "(mqnamesrv) A TLS handshake or PROXY protocol header begun but not "
+     "finished in this many ms closes the connection (Netty's SslHandler waits "
+     "10 s)."},
     {"proxyProtocolTrustedProxies", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(tls.proxy_trusted),
      NOR,
-     "peers allowed to send a PROXY header: IPs or CIDRs, comma-separated; empty: any (Java); "
-     "none: nobody"},
+     "(mqnamesrv) Peers allowed to open with a PROXY protocol header: IP "
+     "addresses and CIDR blocks, comma-separated; empty: any peer (as Java); "
+     "none: no peer."},
 };
 
 #define NOPTS NS_ARRAY_SIZE(opts)
@@ -441,6 +543,45 @@ static unsigned opt_flags(const opt_t *o)
 }
 
 static const opt_t *find_opt(const char *key, bool for_update);
+
+size_t ns_config_key_count(void)
+{
+    return NOPTS;
+}
+
+void ns_config_key_at(size_t i, ns_config_key_t *out)
+{
+    static const char *const sections[] = {
+        [G_NAMESRV] = "NamesrvConfig",
+        [G_SERVER] = "NettyServerConfig",
+        [G_CLIENT] = "NettyClientConfig",
+        [G_EXT] = "mqnamesrv",
+    };
+    static const char *const types[] = {
+        [T_STR] = "string", [T_BOOL] = "boolean", [T_INT] = "int", [T_LONG] = "long"};
+    static const ns_config_key_class_t classes[] = {
+        [R_NEXT_START] = NS_KEY_NEXT_START, [R_RUNTIME] = NS_KEY_RUNTIME, [R_NEVER] = NS_KEY_NEVER};
+    NS_ASSERT(i < NOPTS);
+    const opt_t *o = &opts[i];
+    *out = (ns_config_key_t){
+        .key = o->key,
+        .section = sections[o->group],
+        .type = types[o->type],
+        .remote = o->group == G_CLIENT ? NS_KEY_CLIENT : classes[o->remote],
+        .def = o->def,
+        .def_prefix = o->dkind == D_HOME  ? "$HOME"
+                      : o->dkind == D_ENV ? "$"
+                                          : "",
+        .cpus = o->dkind == D_NCPU,
+        .number = o->type == T_INT || o->type == T_LONG,
+        .min = o->min,
+        .max = o->max,
+        .rmin = o->rmin,
+        .rmax = o->rmax,
+        .secret = (opt_flags(o) & F_SECRET) != 0,
+        .help = o->help,
+    };
+}
 
 /* ---- small helpers -------------------------------------------------------------------- */
 

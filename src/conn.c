@@ -96,6 +96,8 @@ static void on_close(uv_handle_t *handle);
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
 static void drain_conn(ns_conn_t *c);
 static void update_reading(ns_conn_t *conn);
+static void drain_check(ns_io_loop_t *loop);
+static void on_job_done(ns_job_t *job);
 
 /* Close callback for a connection that never got linked into its loop. */
 static void free_conn_handle(uv_handle_t *handle)
@@ -155,7 +157,7 @@ static void conn_free(ns_conn_t *conn)
     if (server->worker == NULL)
         ns_route_on_conn_closed(server->route, conn->id);
     else if (conn->sent_registration)
-        ns__worker_submit_simple(server->worker, NS_JOB_CONN_CLOSED, conn->id);
+        ns__worker_submit_conn_closed(server->worker, conn->id);
     else if (conn->used_worker)
         ns__worker_forget_conn(server->worker, conn->id);
     free(conn);
@@ -193,12 +195,12 @@ static void on_close(uv_handle_t *handle)
     conn->segs = NULL;
     conn->seg_count = conn->seg_cap = 0;
     if (conn->jobs > 0) {
-        conn->handle_closed = true; /* ns__conn_job_done frees it */
+        conn->handle_closed = true; /* on_job_done frees it */
         ns__worker_conn_closed(loop->server->worker, conn->id);
     } else {
         conn_free(conn);
     }
-    ns__loop_conn_gone(loop);
+    drain_check(loop);
 }
 
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
@@ -534,8 +536,9 @@ static void submit_job(ns_conn_t *conn, ns_cmd_t *req, size_t bytes)
     job->bytes = bytes;
     job->next = NULL;
     job->kind = NS_JOB_REQUEST;
-    job->loop = conn->loop;
-    job->conn = conn;
+    job->port = &conn->loop->port;
+    job->done = on_job_done;
+    job->owner = conn;
     job->conn_id = conn->id;
     memcpy(job->peer, conn->peer, sizeof(job->peer));
     job->req = *req; /* moves ownership of the strings */
@@ -548,16 +551,19 @@ static void submit_job(ns_conn_t *conn, ns_cmd_t *req, size_t bytes)
     job->dropped = false;
     job->code = req->code;
     job->known_broker = conn->guard.known_broker;
+    job->expired = NULL;
+    job->expired_count = 0;
     conn->used_worker = true;
     conn->sent_registration |= req->code == NS_REQ_REGISTER_BROKER;
     conn->jobs++;
-    ns__loop_job_out(conn->loop);
     ns__worker_submit(conn->loop->server->worker, job);
 }
 
-void ns__conn_job_done(ns_job_t *job)
+/* A request is back from the worker (on the loop's thread): its reply goes out unless the
+ * connection closed meanwhile; a closed connection is freed with its last job. */
+static void on_job_done(ns_job_t *job)
 {
-    ns_conn_t *conn = job->conn;
+    ns_conn_t *conn = job->owner;
     conn->jobs--;
     bool may_resume = ns_conn_guard_worker_done(&conn->guard, conn->jobs, job->bytes,
                                                 &conn->loop->server->limits.guard);
@@ -724,11 +730,16 @@ void ns__conn_loop_init(ns_io_loop_t *loop)
 {
     uv_idle_init(&loop->loop, &loop->resume_idle);
     loop->resume_idle.data = loop;
+    uv_timer_init(&loop->loop, &loop->drain_timer);
+    loop->drain_timer.data = loop;
 }
 
-void ns__conn_loop_close(ns_io_loop_t *loop)
+void ns__conn_loop_free(ns_io_loop_t *loop)
 {
-    uv_close((uv_handle_t *)&loop->resume_idle, NULL);
+    ns_buf_free(&loop->scratch);
+    free(loop->read_buf);
+    loop->read_buf = NULL;
+    ns_buf_free(&loop->tls_plain);
 }
 
 /* The connection goes on with its buffered frames in the next loop iteration. */
@@ -1168,8 +1179,37 @@ static void drain_conn(ns_conn_t *c)
     }
 }
 
-void ns__conn_drain_all(ns_io_loop_t *loop)
+static void close_all(ns_io_loop_t *loop)
 {
+    ns_conn_t *next;
+    for (ns_conn_t *c = loop->conns; c != NULL; c = next) {
+        next = c->next;
+        ns__conn_close(c, "server shutdown");
+    }
+}
+
+static void on_drain_timeout(uv_timer_t *timer)
+{
+    ns_io_loop_t *loop = timer->data;
+    if (loop->conn_count > 0)
+        NS_LOG_W("shutdown: closing %zu connection(s) that did not read their replies",
+                 loop->conn_count);
+    NS_METRIC_ADD(CUT_SHUTDOWN_UNREAD, loop->conn_count);
+    close_all(loop);
+    uv_close((uv_handle_t *)timer, NULL);
+}
+
+/* A connection was freed: at shutdown, the last one takes the drain timer with it. */
+static void drain_check(ns_io_loop_t *loop)
+{
+    if (loop->stopping && loop->conn_count == 0 &&
+        !uv_is_closing((uv_handle_t *)&loop->drain_timer))
+        uv_close((uv_handle_t *)&loop->drain_timer, NULL);
+}
+
+void ns__conn_loop_stop(ns_io_loop_t *loop, uint64_t drain_ms)
+{
+    uv_close((uv_handle_t *)&loop->resume_idle, NULL);
     ns_conn_t *next;
     for (ns_conn_t *c = loop->conns; c != NULL; c = next) {
         next = c->next;
@@ -1177,17 +1217,12 @@ void ns__conn_drain_all(ns_io_loop_t *loop)
             continue;
         uv_read_stop((uv_stream_t *)&c->handle);
         /* A connection with requests at the worker is drained when the last one is back
-         * (ns__conn_job_done); the drain timer bounds the wait. */
+         * (on_job_done); the drain timer bounds the wait. */
         if (c->jobs == 0)
             drain_conn(c);
     }
-}
-
-void ns__conn_close_all(ns_io_loop_t *loop)
-{
-    ns_conn_t *next;
-    for (ns_conn_t *c = loop->conns; c != NULL; c = next) {
-        next = c->next;
-        ns__conn_close(c, "server shutdown");
-    }
+    if (loop->conn_count == 0)
+        uv_close((uv_handle_t *)&loop->drain_timer, NULL);
+    else
+        uv_timer_start(&loop->drain_timer, on_drain_timeout, drain_ms, 0);
 }

@@ -79,8 +79,7 @@ bool ns_conn_guard_partial_hold(ns_conn_guard_t *g, const uint8_t *in, size_t le
     ns_frame_t frame;
     if (ns_frame_decode(in, len, lim->frame_max, &frame) != NS_FRAME_NEED_MORE)
         return true; /* whole frames waiting for the worker, or bad bytes refused when decoded */
-    size_t need =
-        (((size_t)in[0] << 24) | ((size_t)in[1] << 16) | ((size_t)in[2] << 8) | in[3]) + 4;
+    size_t need = (size_t)ns_read_be32(in) + 4;
     if (need <= NS_GUARD_SMALL_FRAME) {
         ns_budget_charge(NS_BUDGET_PARTIAL_FRAMES, need);
     } else if (!ns_budget_take(NS_BUDGET_PARTIAL_FRAMES, need, g->known_broker)) {

@@ -1,31 +1,20 @@
 /* RocketMQ remoting framing (see ns_frame.h). */
 #include "ns_frame.h"
 
-static uint32_t read_be32(const uint8_t *p) /* never *(uint32_t *)p: alignment, UB */
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
-static void write_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
+#include "ns_buf.h"
 
 ns_frame_status_t ns_frame_decode(const uint8_t *buf, size_t len, size_t max_frame, ns_frame_t *out)
 {
     if (len < 4)
         return NS_FRAME_NEED_MORE;
-    uint32_t total = read_be32(buf);
+    uint32_t total = ns_read_be32(buf);
     /* Refuse a bad length before buffering its bytes: no waiting for 4 GiB. total counts the
      * header word, so less than 4 can never be a frame; Java counts the prefix in the max. */
     if (total < 4 || (uint64_t)total + 4 > (uint64_t)max_frame)
         return NS_FRAME_EBADLEN;
     if (len < 8)
         return NS_FRAME_NEED_MORE;
-    uint32_t word = read_be32(buf + 4);
+    uint32_t word = ns_read_be32(buf + 4);
     uint8_t type = (uint8_t)(word >> 24);
     size_t header_len = word & 0x00FFFFFFu;
     if (type != NS_SERIALIZE_JSON && type != NS_SERIALIZE_ROCKETMQ)
@@ -46,8 +35,8 @@ ns_frame_status_t ns_frame_decode(const uint8_t *buf, size_t len, size_t max_fra
 void ns_frame_write_prefix(uint8_t out[8], uint8_t serialize_type, size_t header_len,
                            size_t body_len)
 {
-    write_be32(out, (uint32_t)(4 + header_len + body_len));
-    write_be32(out + 4, ((uint32_t)serialize_type << 24) | ((uint32_t)header_len & 0x00FFFFFFu));
+    ns_write_be32(out, (uint32_t)(4 + header_len + body_len));
+    ns_write_be32(out + 4, ((uint32_t)serialize_type << 24) | ((uint32_t)header_len & 0x00FFFFFFu));
 }
 
 const char *ns_frame_strerror(ns_frame_status_t status)

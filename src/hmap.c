@@ -121,6 +121,21 @@ void ns_hmap_adopt_slots(ns_hmap_t *m, ns_hmap_slot_t *slots, size_t cap)
     m->cap = cap;
 }
 
+void *ns_hmap_get_pair(const ns_hmap_t *m, const char *a, const char *b)
+{
+    if (m->count == 0)
+        return NULL;
+    size_t al = strlen(a), bl = strlen(b);
+    char stack[256];
+    char *key = al + bl + 2 <= sizeof(stack) ? stack : ns_xmalloc(al + bl + 2);
+    memcpy(key, a, al + 1);
+    memcpy(key + al + 1, b, bl + 1);
+    void *v = ns_hmap_get(m, key, al + 1 + bl);
+    if (key != stack)
+        free(key);
+    return v;
+}
+
 static void grow(ns_hmap_t *m)
 {
     size_t ncap;

@@ -1,5 +1,6 @@
 /* fastjson-compatible JSON: a lenient reader on top of cJSON and a byte-exact writer. */
 #include "ns_json.h"
+#include "ns_json_tree.h"
 
 #include <stdlib.h>
 #include <string.h>

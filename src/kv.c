@@ -1,5 +1,6 @@
-/* KV config store: namespace -> key -> value, one mutex, persisted after every change with an
- * atomic write (see ns_kv.h), in the file format of Java's KVConfigSerializeWrapper. */
+/* KV config store: namespace -> key -> value, two mutexes (the table's, the writers'), persisted
+ * after every change with an atomic write (see ns_kv.h), in the file format of Java's
+ * KVConfigSerializeWrapper. */
 #include "ns_kv.h"
 
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "ns_atomic_file.h"
 #include "ns_common.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
 #include "ns_strmap.h"

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns_common.h"
+
 /* The v2 signature, and the word a v1 line starts with. */
 static const uint8_t V2_SIG[12] = {0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D,
                                    0x0A, 0x51, 0x55, 0x49, 0x54, 0x0A};
@@ -340,16 +342,10 @@ bool ns_proxy_acl_parse(const char *text, ns_proxy_acl_t *out, char *err, size_t
     }
     if (strcmp(p, "none") == 0)
         return true;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        const char *end = comma ? comma : p + strlen(p);
-        const char *a = p, *b = end;
-        while (a < b && (*a == ' ' || *a == '\t'))
-            a++;
-        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
-            b--;
+    const char *a;
+    size_t n;
+    while (ns_list_next(&p, &a, &n)) {
         char item[NS_PROXY_ADDR_MAX + 8];
-        size_t n = (size_t)(b - a);
         if (n == 0 || n >= sizeof(item) || out->count == NS_PROXY_ACL_MAX) {
             snprintf(err, errlen, n == 0 ? "empty entry" : "too many or too long entries");
             return false;
@@ -361,7 +357,6 @@ bool ns_proxy_acl_parse(const char *text, ns_proxy_acl_t *out, char *err, size_t
             return false;
         }
         out->count++;
-        p = comma ? comma + 1 : end;
     }
     return true;
 }

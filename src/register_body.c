@@ -14,6 +14,7 @@
 #include "ns_common.h"
 #include "ns_crc32.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 #include "ns_utf8.h"
 #include "register_body_int.h"
 

@@ -110,34 +110,6 @@ static char *make_pair_key(const char *cluster, const char *addr, size_t *klen)
     return k;
 }
 
-/* Looks a pair key up without allocating for the common short case. */
-static void *pair_get(const ns_hmap_t *m, const char *cluster, const char *addr)
-{
-    size_t c = strlen(cluster), a = strlen(addr);
-    char stackbuf[256];
-    char *k = c + a + 2 <= sizeof(stackbuf) ? stackbuf : ns_xmalloc(c + a + 2);
-    memcpy(k, cluster, c + 1);
-    memcpy(k + c + 1, addr, a + 1);
-    void *v = ns_hmap_get(m, k, c + 1 + a);
-    if (k != stackbuf)
-        free(k);
-    return v;
-}
-
-ns__route_live_t *ns__route_live_get_locked(const ns_route_t *r, const char *cluster,
-                                            const char *addr)
-{
-    return pair_get(&r->live, cluster, addr);
-}
-
-ns__route_filter_t *ns__route_filter_get_locked(const ns_route_t *r, const char *cluster,
-                                                const char *addr)
-{
-    if (r->filters.count == 0)
-        return NULL;
-    return pair_get(&r->filters, cluster, addr);
-}
-
 ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname, size_t *pos)
 {
     ns__route_qd_t *qd = ns__route_topic_qds(t);
@@ -171,17 +143,23 @@ static void qd_format(char *out, size_t len, const ns__route_qd_t *q)
 
 /* ---- connections ------------------------------------------------------------------------ */
 
-static void conn_ref(ns_route_t *r, uint64_t id)
+/* The record of connection id (made at its first registration). */
+static ns__route_conn_t *conn_note(ns_route_t *r, uint64_t id)
 {
-    if (id == 0)
-        return;
     ns__route_conn_t *c = ns_hmap_get(&r->conns, (const char *)&id, sizeof(id));
     if (c == NULL) {
         c = ns_xcalloc(1, sizeof(*c));
         c->id = id;
         ns_hmap_put(&r->conns, (const char *)&c->id, sizeof(c->id), c);
     }
-    c->refs++;
+    return c;
+}
+
+static void conn_ref(ns_route_t *r, uint64_t id)
+{
+    if (id == 0)
+        return;
+    conn_note(r, id)->refs++;
 }
 
 static void conn_unref(ns_route_t *r, uint64_t id)
@@ -189,12 +167,14 @@ static void conn_unref(ns_route_t *r, uint64_t id)
     if (id == 0)
         return;
     ns__route_conn_t *c = ns_hmap_get(&r->conns, (const char *)&id, sizeof(id));
-    if (c == NULL)
-        return;
-    if (--c->refs == 0) {
-        ns_hmap_remove(&r->conns, (const char *)&c->id, sizeof(c->id));
-        free(c);
-    }
+    if (c != NULL && c->refs > 0)
+        c->refs--; /* the entry stays until the connection closes (ns__route_conn_t) */
+}
+
+/* Whether connection id carried a registration and has not closed (the unregister fence). */
+static bool conn_registered(const ns_route_t *r, uint64_t id)
+{
+    return id != 0 && ns_hmap_get(&r->conns, (const char *)&id, sizeof(id)) != NULL;
 }
 
 /* ---- broker names, clusters, topics ----------------------------------------------------- */
@@ -665,6 +645,7 @@ static void bind_conn_locked(ns_route_t *r, ns__route_live_t *lv, uint64_t conn_
     if (lv->conn_id == conn_id)
         return;
     if (conn_id != 0 && lv->conn_id > conn_id) {
+        conn_note(r, conn_id); /* a broker connection: its late unregister is fenced too */
         ns__route_logq_add(lq, NS_LOG_INFO,
                            "registration of [clusterName=%s, brokerAddr=%s] from connection %llu "
                            "ran after one from newer connection %llu: the broker stays bound to "
@@ -1093,10 +1074,12 @@ bool ns_route_unregister_broker(ns_route_t *r, uint64_t conn_id, const char *clu
     logq_t lq = {NS_BUF_INIT};
     bool applied = true;
     write_lock(r);
-    /* The fence (route.md, Fencing): a request from a connection older than the one the broker
-     * registered on last was sent before that registration. */
+    /* The fence (route.md, Fencing): a request from a broker connection (one that carried a
+     * registration) older than the one the broker registered on last was sent before that
+     * registration. A connection that never registered anything (an admin tool) is not a
+     * broker's old connection: its request applies as in Java. */
     ns__route_live_t *lv = ns__route_live_get_locked(r, cluster, addr);
-    if (lv != NULL && conn_id != 0 && lv->conn_id > conn_id) {
+    if (lv != NULL && conn_id != 0 && lv->conn_id > conn_id && conn_registered(r, conn_id)) {
         applied = false;
         ns__route_logq_add(&lq, NS_LOG_INFO,
                            "unregisterBroker from connection %llu ignored: [clusterName=%s, "
@@ -1195,6 +1178,7 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
     }
     free(keys);
     free(klens);
+    free(ns_hmap_remove(&r->conns, (const char *)&conn_id, sizeof(conn_id)));
     write_unlock(r);
     ns__route_logq_flush(&lq);
 }

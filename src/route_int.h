@@ -1,5 +1,6 @@
-/* Internals of the route module shared by route.c (tables, registration, unregistration) and
- * route_query.c (JSON answers). Everything here is protected by ns_route.lock. */
+/* Internals of the route module shared by its files: route.c (tables, registration,
+ * unregistration), route_query.c (JSON answers), route_notify.c, route_logq.c and
+ * route_stats.c. Everything here is protected by ns_route.lock. */
 #ifndef NS_ROUTE_INT_H
 #define NS_ROUTE_INT_H
 
@@ -139,10 +140,12 @@ typedef struct ns__route_mapping {
     size_t n;
 } ns__route_mapping_t;
 
-/* Live entries per connection, so that closing a client connection costs one lookup. */
+/* A connection that carried a registration, from its first one until it closes: closing a
+ * client connection that registered nothing costs one lookup, and the unregister fence tells a
+ * broker's old connection from an admin tool's (route.md, Fencing). */
 typedef struct ns__route_conn {
     uint64_t id; /* the key (its 8 bytes) */
-    size_t refs; /* live entries whose conn_id is id */
+    size_t refs; /* live entries whose conn_id is id (0: it registered, its brokers moved on) */
 } ns__route_conn_t;
 
 /* A copy of s, or NULL for NULL (Java's null fields). */
@@ -262,9 +265,15 @@ void ns__route_set_scan_hook(void (*hook)(void *), void *arg);
 /* Lookups, caller holds the lock. */
 ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname,
                                          size_t *pos);
-ns__route_live_t *ns__route_live_get_locked(const ns_route_t *r, const char *cluster,
-                                            const char *addr);
-ns__route_filter_t *ns__route_filter_get_locked(const ns_route_t *r, const char *cluster,
-                                                const char *addr);
+static inline ns__route_live_t *ns__route_live_get_locked(const ns_route_t *r, const char *cluster,
+                                                          const char *addr)
+{
+    return ns_hmap_get_pair(&r->live, cluster, addr);
+}
+static inline ns__route_filter_t *ns__route_filter_get_locked(const ns_route_t *r,
+                                                              const char *cluster, const char *addr)
+{
+    return ns_hmap_get_pair(&r->filters, cluster, addr);
+}
 
 #endif

@@ -3,12 +3,12 @@
  *
  * Loop 0 runs on the main thread. It owns the listening socket, the signal handlers and the
  * periodic jobs; accepted sockets are handed round-robin to every loop (itself included),
- * where they stay for their whole life. Handlers run on the loop that read the request and
- * share state only through the route table's rwlock, the KV store's mutex and the config's
- * atomics, so loops never wait for each other except on those locks.
+ * where they stay for their whole life. Handlers run on the loop that read the request (or on
+ * the worker, below) and share state only through the route table's locks, the KV store's
+ * mutexes and the config's atomics, so loops never wait for each other except on those locks.
  *
  * Requests that are not cheap (registrations, admin writes, KV writes, big lists) run on the
- * worker thread (worker.c), which hands the replies back through each loop's jobs_async.
+ * worker thread (worker.c), which hands the replies back through each loop's port.
  *
  * Periodic jobs on loop 0:
  *   - inactive-broker scan, every scanNotActiveBrokerInterval (first after 5 s), run by the
@@ -46,8 +46,6 @@
 /* How often loop 0 looks whether the ACL account file changed (one stat). */
 #define ACL_POLL_MS 2000
 
-typedef enum loop_request { REQ_CLOSE_CONN, REQ_ADOPT_FD } loop_request_t;
-
 static void begin_shutdown(ns_server_t *server);
 
 static void free_handle(uv_handle_t *handle)
@@ -72,83 +70,35 @@ void ns_server_free(ns_server_t *server)
     free(server);
 }
 
-/* ---- cross-loop requests ---------------------------------------------------------------- */
+/* ---- the inbox: messages from other threads ---------------------------------------- */
 
-/* Queues a request for `loop` from any thread. Ids of REQ_ADOPT_FD are file descriptors. */
-static void post_request(ns_io_loop_t *loop, loop_request_t kind, uint64_t value)
+/* Any thread: queues a message for `loop`. A socket for a loop that is shutting down is closed
+ * here. */
+static void post_msg(ns_io_loop_t *loop, ns_loop_msg_t msg)
 {
     pthread_mutex_lock(&loop->lock);
     if (loop->wakeup_closed) { /* the loop is shutting down: nothing to do any more */
         pthread_mutex_unlock(&loop->lock);
-        if (kind == REQ_ADOPT_FD)
-            close((int)value);
+        if (msg.kind == NS_LOOP_ADOPT_FD)
+            close(msg.u.fd);
         return;
     }
-    if (loop->close_count == loop->close_cap) {
-        loop->close_cap = loop->close_cap ? loop->close_cap * 2 : 16;
-        loop->close_ids = ns_xrealloc(loop->close_ids, loop->close_cap * sizeof(uint64_t));
+    if (loop->inbox_count == loop->inbox_cap) {
+        loop->inbox_cap = loop->inbox_cap ? loop->inbox_cap * 2 : 16;
+        loop->inbox = ns_xrealloc(loop->inbox, loop->inbox_cap * sizeof(*loop->inbox));
     }
-    /* The top bit tells the two kinds apart: conn ids never reach it, fds are small. */
-    loop->close_ids[loop->close_count++] =
-        kind == REQ_ADOPT_FD ? (value | (UINT64_C(1) << 63)) : value;
+    loop->inbox[loop->inbox_count++] = msg;
     uv_async_send(&loop->wakeup); /* under the lock: stop_loop cannot close it meanwhile */
     pthread_mutex_unlock(&loop->lock);
 }
 
-void ns__server_close_conn(ns_server_t *server, uint64_t id)
+/* Asks the loop owning connection `id` to close it. */
+static void post_close_conn(ns_server_t *server, uint64_t id)
 {
     unsigned index = (unsigned)(id & (NS_MAX_IO_LOOPS - 1));
     if (id != 0 && index < server->loop_count)
-        post_request(&server->loops[index], REQ_CLOSE_CONN, id);
-}
-
-/* ---- jobs coming back from the worker --------------------------------------------------- */
-
-void ns__loop_job_out(ns_io_loop_t *loop)
-{
-    loop->jobs_in_flight++;
-}
-
-void ns__loop_return_job(ns_io_loop_t *loop, ns_job_t *job)
-{
-    pthread_mutex_lock(&loop->lock);
-    job->next = loop->returned;
-    loop->returned = job;
-    /* jobs_async stays open while this loop has jobs out, so this is always safe. */
-    uv_async_send(&loop->jobs_async);
-    pthread_mutex_unlock(&loop->lock);
-}
-
-static void close_jobs_async_if_done(ns_io_loop_t *loop)
-{
-    if (loop->stopping && loop->jobs_in_flight == 0 && loop->jobs_async_open) {
-        loop->jobs_async_open = false;
-        uv_close((uv_handle_t *)&loop->jobs_async, NULL);
-    }
-}
-
-static void on_jobs_returned(uv_async_t *handle)
-{
-    ns_io_loop_t *loop = handle->data;
-    pthread_mutex_lock(&loop->lock);
-    ns_job_t *list = loop->returned;
-    loop->returned = NULL;
-    pthread_mutex_unlock(&loop->lock);
-    /* The list is newest first: reverse it, replies go out in the order the worker ran them. */
-    ns_job_t *fifo = NULL;
-    while (list != NULL) {
-        ns_job_t *next = list->next;
-        list->next = fifo;
-        fifo = list;
-        list = next;
-    }
-    while (fifo != NULL) {
-        ns_job_t *next = fifo->next;
-        loop->jobs_in_flight--;
-        ns__conn_job_done(fifo);
-        fifo = next;
-    }
-    close_jobs_async_if_done(loop);
+        post_msg(&server->loops[index],
+                 (ns_loop_msg_t){.kind = NS_LOOP_CLOSE_CONN, .u.conn_id = id});
 }
 
 static void stop_loop(ns_io_loop_t *loop);
@@ -157,25 +107,27 @@ static void on_wakeup(uv_async_t *handle)
 {
     ns_io_loop_t *loop = handle->data;
     pthread_mutex_lock(&loop->lock);
-    uint64_t *ids = loop->close_ids;
-    size_t count = loop->close_count;
+    ns_loop_msg_t *msgs = loop->inbox;
+    size_t count = loop->inbox_count;
     bool stop = loop->stop_requested;
-    loop->close_ids = NULL;
-    loop->close_count = loop->close_cap = 0;
+    loop->inbox = NULL;
+    loop->inbox_count = loop->inbox_cap = 0;
     pthread_mutex_unlock(&loop->lock);
 
     for (size_t i = 0; i < count; i++) {
-        if (ids[i] >> 63) {
-            int fd = (int)(ids[i] & ~(UINT64_C(1) << 63));
+        switch (msgs[i].kind) {
+        case NS_LOOP_ADOPT_FD:
             if (loop->stopping)
-                close(fd);
+                close(msgs[i].u.fd);
             else
-                ns__conn_adopt(loop, fd);
-        } else {
-            ns__conn_close_by_id(loop, ids[i], "broker expired");
+                ns__conn_adopt(loop, msgs[i].u.fd);
+            break;
+        case NS_LOOP_CLOSE_CONN:
+            ns__conn_close_by_id(loop, msgs[i].u.conn_id, "broker expired");
+            break;
         }
     }
-    free(ids);
+    free(msgs);
     if (stop)
         stop_loop(loop);
 }
@@ -191,24 +143,6 @@ static void on_idle_check(uv_timer_t *timer)
     ns__conn_check_budgets(loop, uv_now(&loop->loop));
 }
 
-static void on_drain_timeout(uv_timer_t *timer)
-{
-    ns_io_loop_t *loop = timer->data;
-    if (loop->conn_count > 0)
-        NS_LOG_W("shutdown: closing %zu connection(s) that did not read their replies",
-                 loop->conn_count);
-    NS_METRIC_ADD(CUT_SHUTDOWN_UNREAD, loop->conn_count);
-    ns__conn_close_all(loop);
-    uv_close((uv_handle_t *)timer, NULL);
-}
-
-void ns__loop_conn_gone(ns_io_loop_t *loop)
-{
-    if (loop->stopping && loop->conn_count == 0 &&
-        !uv_is_closing((uv_handle_t *)&loop->drain_timer))
-        uv_close((uv_handle_t *)&loop->drain_timer, NULL);
-}
-
 static void stop_loop(ns_io_loop_t *loop)
 {
     if (loop->stopping)
@@ -217,19 +151,13 @@ static void stop_loop(ns_io_loop_t *loop)
     if (loop->listening)
         uv_close((uv_handle_t *)&loop->listener, NULL);
     uv_close((uv_handle_t *)&loop->idle_timer, NULL);
-    ns__conn_loop_close(loop);
     pthread_mutex_lock(&loop->lock);
     loop->wakeup_closed = true;
     pthread_mutex_unlock(&loop->lock);
     uv_close((uv_handle_t *)&loop->wakeup, NULL);
-    /* jobs_async stays until every job of this loop is back from the worker. */
-    close_jobs_async_if_done(loop);
-    ns__conn_drain_all(loop);
-    if (loop->conn_count == 0) {
-        uv_close((uv_handle_t *)&loop->drain_timer, NULL);
-    } else {
-        uv_timer_start(&loop->drain_timer, on_drain_timeout, DRAIN_TIMEOUT_MS, 0);
-    }
+    /* The port stays open until every job of this loop is back from the worker. */
+    ns__worker_port_close(&loop->port);
+    ns__conn_loop_stop(loop, DRAIN_TIMEOUT_MS);
 }
 
 static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
@@ -242,15 +170,11 @@ static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
     pthread_mutex_init(&loop->lock, NULL);
     uv_async_init(&loop->loop, &loop->wakeup, on_wakeup);
     loop->wakeup.data = loop;
-    uv_async_init(&loop->loop, &loop->jobs_async, on_jobs_returned);
-    loop->jobs_async.data = loop;
-    loop->jobs_async_open = true;
+    ns__worker_port_init(&loop->port, &loop->loop);
     uv_timer_init(&loop->loop, &loop->idle_timer);
     loop->idle_timer.data = loop;
     uv_timer_start(&loop->idle_timer, on_idle_check, IDLE_CHECK_INTERVAL_MS,
                    IDLE_CHECK_INTERVAL_MS);
-    uv_timer_init(&loop->loop, &loop->drain_timer);
-    loop->drain_timer.data = loop;
     loop->route_cache =
         ns_route_cache_new(&server->cfg->route_answer_cache_max_bytes, server->loop_count);
     ns__conn_loop_init(loop);
@@ -294,7 +218,8 @@ static void on_connection(uv_stream_t *listener, int status)
         if (uv_fileno((uv_handle_t *)tmp, &fd) == 0) {
             int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
             if (dup_fd >= 0)
-                post_request(&server->loops[target], REQ_ADOPT_FD, (uint64_t)dup_fd);
+                post_msg(&server->loops[target],
+                         (ns_loop_msg_t){.kind = NS_LOOP_ADOPT_FD, .u.fd = dup_fd});
             else
                 NS_LOG_W("accept: dup failed: %s", strerror(errno));
         }
@@ -356,11 +281,27 @@ static int write_port_file(const char *path, int port)
 
 /* ---- periodic jobs and signals (loop 0) ------------------------------------------------ */
 
+/* Loop 0: the scan is back; the expired brokers' connections close on their loops. */
+static void on_scan_done(ns_job_t *job)
+{
+    ns_server_t *server = job->owner;
+    for (size_t i = 0; i < job->expired_count; i++)
+        post_close_conn(server, job->expired[i]);
+    free(job->expired);
+    free(job);
+}
+
 static void on_scan(uv_timer_t *timer)
 {
     ns_server_t *server = timer->data;
-    /* The scan takes the route table's write side: it runs on the worker, not on loop 0. */
-    ns__worker_submit_simple(server->worker, NS_JOB_SCAN, 0);
+    /* The scan takes the route table's write side: it runs on the worker, not on loop 0, and
+     * comes back here with the connections of the brokers it expired. */
+    ns_job_t *job = ns_xcalloc(1, sizeof(*job));
+    job->kind = NS_JOB_SCAN;
+    job->port = &server->loops[0].port;
+    job->done = on_scan_done;
+    job->owner = server;
+    ns__worker_submit(server->worker, job);
 }
 
 static void on_kv_log(uv_timer_t *timer)
@@ -563,12 +504,13 @@ int ns_server_run(ns_server_t *server)
             if (server->loops[i].listening)
                 uv_close((uv_handle_t *)&server->loops[i].listener, NULL);
             uv_close((uv_handle_t *)&server->loops[i].wakeup, NULL);
-            uv_close((uv_handle_t *)&server->loops[i].jobs_async, NULL);
+            ns__worker_port_close(&server->loops[i].port);
             uv_close((uv_handle_t *)&server->loops[i].idle_timer, NULL);
-            ns__conn_loop_close(&server->loops[i]);
-            uv_close((uv_handle_t *)&server->loops[i].drain_timer, NULL);
+            ns__conn_loop_stop(&server->loops[i], 0);
             uv_run(&server->loops[i].loop, UV_RUN_DEFAULT);
+            ns__conn_loop_free(&server->loops[i]);
             uv_loop_close(&server->loops[i].loop);
+            ns__worker_port_destroy(&server->loops[i].port);
             pthread_mutex_destroy(&server->loops[i].lock);
         }
         return rc;
@@ -641,16 +583,15 @@ int ns_server_run(ns_server_t *server)
     for (unsigned i = 0; i < server->loop_count; i++) {
         ns_io_loop_t *loop = &server->loops[i];
         /* Descriptors handed over after the loop stopped were queued but never adopted. */
-        for (size_t k = 0; k < loop->close_count; k++)
-            if (loop->close_ids[k] >> 63)
-                close((int)(loop->close_ids[k] & ~(UINT64_C(1) << 63)));
-        free(loop->close_ids);
-        ns_buf_free(&loop->scratch);
+        for (size_t k = 0; k < loop->inbox_count; k++)
+            if (loop->inbox[k].kind == NS_LOOP_ADOPT_FD)
+                close(loop->inbox[k].u.fd);
+        free(loop->inbox);
+        ns__conn_loop_free(loop);
         ns_route_cache_free(loop->route_cache);
-        free(loop->read_buf);
-        ns_buf_free(&loop->tls_plain);
         if (uv_loop_close(&loop->loop) != 0)
             NS_LOG_W("event loop %u closed with open handles", i);
+        ns__worker_port_destroy(&loop->port);
         pthread_mutex_destroy(&loop->lock);
     }
     log_guards(true);

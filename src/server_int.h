@@ -1,5 +1,8 @@
-/* Internals shared by server.c (loops, listeners, timers, signals) and conn.c (one TCP
- * connection: read, decode, dispatch, write). */
+/* Internals of the network module: server.c (the loops, the listener, the inbox of
+ * cross-thread messages, timers, signals), conn.c (one TCP connection: read, decode, dispatch,
+ * write), worker.c (the request worker and each loop's port to it), notifier.c (outgoing
+ * notices) and server_tls.c (the TLS contexts). Calls go one way: server.c -> conn.c ->
+ * worker.c; the worker reaches a loop only through a job's port and done callback. */
 #ifndef NS_SERVER_INT_H
 #define NS_SERVER_INT_H
 
@@ -33,65 +36,102 @@ typedef struct ns_notifier ns_notifier_t;
 
 /* Work for the request worker (worker.c). */
 typedef enum ns_job_kind {
-    NS_JOB_REQUEST,     /* run req, send resp back to loop/conn */
+    NS_JOB_REQUEST,     /* run req, hand resp back to the loop that submitted it */
     NS_JOB_CONN_CLOSED, /* connection conn_id closed: unregister its brokers */
-    NS_JOB_SCAN,        /* the inactive-broker scan */
+    NS_JOB_SCAN,        /* the inactive-broker scan: the connections of expired brokers back */
 } ns_job_kind_t;
 
-typedef struct ns_job {
-    struct ns_job *next; /* the loop's returned list */
-    ns_jobq_item_t qi;   /* the worker's queue (worker.c sets it up) */
-    ns_job_kind_t kind;
-    ns_io_loop_t *loop; /* REQUEST: the loop the reply goes back to */
-    ns_conn_t *conn;    /* REQUEST: the connection (kept alive while it has jobs) */
-    uint64_t conn_id;   /* the connection's id */
-    char peer[64];      /* REQUEST: "ip:port", for the handlers' logs */
-    ns_cmd_t req;       /* REQUEST: the decoded request; its body points into body[] */
-    ns_cmd_t resp;      /* REQUEST: the response, filled by the worker */
-    bool send;          /* REQUEST: resp is to be sent (not oneway) */
-    bool known_broker;  /* REQUEST: its connection's last registration succeeded (lane) */
-    bool dropped;       /* REQUEST: returned without running (its connection closed) */
-    int32_t code;       /* REQUEST: the request code (req is freed on the worker) */
-    uint64_t queued_at; /* ns_metrics_clock() at submission (0: metrics do not time) */
-    size_t bytes;       /* REQUEST: size of this allocation (the worker-queue budget) */
-    uint8_t body[];     /* REQUEST: copy of the request body */
-} ns_job_t;
+typedef struct ns_job ns_job_t;
 
-/* One I/O event loop with its own listening socket (SO_REUSEPORT) and connections. Loop 0 runs
- * on the main thread and also owns the signals and the periodic jobs. */
+/* Runs on the thread of the loop the job was submitted from, once the worker is done with it
+ * (ran it, or dropped a request unrun): the job belongs to the callback, which frees it. */
+typedef void (*ns_job_done_fn)(ns_job_t *job);
+
+/* A loop's port to the worker, as libuv's loop has for its thread pool: the jobs the loop
+ * submits come back through it and their done callbacks run on the loop's thread. Every field
+ * is worker.c's (ns__worker_port_*); the loop only embeds it. */
+typedef struct ns_worker_port {
+    uv_async_t async;     /* the worker returned jobs (returned below) */
+    pthread_mutex_t lock; /* guards returned */
+    ns_job_t *returned;   /* finished jobs, newest first (under lock) */
+    size_t in_flight;     /* jobs submitted through this port and not done yet (loop thread) */
+    bool closing;         /* the loop stops: async closes once in_flight is 0 (loop thread) */
+    bool open;            /* async not closed yet (loop thread) */
+} ns_worker_port_t;
+
+struct ns_job {
+    ns_job_t *next;    /* the port's returned list */
+    ns_jobq_item_t qi; /* the worker's queue (worker.c sets it up) */
+    ns_job_kind_t kind;
+    ns_worker_port_t *port; /* where the job comes back; NULL: the worker frees it */
+    ns_job_done_fn done;    /* with port: runs on the port's loop and frees the job */
+    void *owner;            /* the submitter's (REQUEST: its connection, kept alive while it
+                               has jobs) */
+    uint64_t conn_id;       /* the connection's id */
+    char peer[64];          /* REQUEST: "ip:port", for the handlers' logs */
+    ns_cmd_t req;           /* REQUEST: the decoded request; its body points into body[] */
+    ns_cmd_t resp;          /* REQUEST: the response, filled by the worker */
+    bool send;              /* REQUEST: resp is to be sent (not oneway) */
+    bool known_broker;      /* REQUEST: its connection's last registration succeeded (lane) */
+    bool dropped;           /* REQUEST: returned without running (its connection closed) */
+    int32_t code;           /* REQUEST: the request code (req is freed on the worker) */
+    uint64_t *expired;      /* SCAN: the connections of the brokers it expired (owned) */
+    size_t expired_count;   /* SCAN: entries in expired */
+    uint64_t queued_at;     /* ns_metrics_clock() at submission (0: metrics do not time) */
+    size_t bytes;           /* REQUEST: size of this allocation (the worker-queue budget) */
+    uint8_t body[];         /* REQUEST: copy of the request body */
+};
+
+/* What other threads ask of a loop (server.c's inbox). */
+typedef enum ns_loop_msg_kind {
+    NS_LOOP_CLOSE_CONN, /* close connection conn_id ("broker expired") */
+    NS_LOOP_ADOPT_FD,   /* adopt the accepted socket fd (loop 0 hands connections round) */
+} ns_loop_msg_kind_t;
+
+typedef struct ns_loop_msg {
+    ns_loop_msg_kind_t kind;
+    union {
+        uint64_t conn_id; /* NS_LOOP_CLOSE_CONN */
+        int fd;           /* NS_LOOP_ADOPT_FD: owned by the message until adopted or closed */
+    } u;
+} ns_loop_msg_t;
+
+/* One I/O event loop and its connections. Loop 0 runs on the main thread and also owns the
+ * listening socket, the signals and the periodic jobs. Each group of fields has one owner. */
 struct ns_io_loop {
+    /* server.c */
     ns_server_t *server;   /* owner */
     unsigned index;        /* position in server->loops, low byte of conn ids */
     uv_loop_t loop;        /* the libuv loop */
-    uv_tcp_t listener;     /* this loop's listening socket */
+    uv_tcp_t listener;     /* loop 0 only: the listening socket */
     bool listening;        /* listener initialised (must be closed) */
-    uv_async_t wakeup;     /* cross-thread requests: close connections, stop */
+    uv_async_t wakeup;     /* the inbox below has messages, or stop was requested */
     uv_timer_t idle_timer; /* closes connections idle past serverChannelMaxIdleTimeSeconds */
     uv_thread_t thread;    /* loops >= 1 only */
-    pthread_mutex_t lock;  /* guards the request fields below */
-    uint64_t *close_ids;   /* connection ids other threads asked us to close */
-    size_t close_count;
-    size_t close_cap;
-    bool stop_requested;    /* shut down: stop accepting, drain, close everything */
-    bool stopping;          /* this loop has begun shutting down (loop thread only) */
+    pthread_mutex_t lock;  /* guards the inbox: inbox, inbox_count, inbox_cap, stop_requested,
+                              wakeup_closed */
+    ns_loop_msg_t *inbox;  /* messages from other threads, oldest first (under lock) */
+    size_t inbox_count;
+    size_t inbox_cap;
+    bool stop_requested; /* shut down: stop accepting, drain, close everything (under lock) */
+    bool wakeup_closed;  /* wakeup may no longer be signalled (under lock) */
+    bool stopping;       /* this loop has begun shutting down (loop thread; conn.c reads it) */
+    /* worker.c */
+    ns_worker_port_t port; /* the jobs this loop submitted come back here */
+    /* conn.c, loop thread only */
     ns_conn_t *conns;       /* doubly linked list of open connections */
     size_t conn_count;      /* entries in conns; only this loop writes it, atomically, as
                              * loop 0's stats timer reads every loop's (on_stats) */
     uv_timer_t drain_timer; /* bounds the graceful drain at shutdown */
-    ns_buf_t scratch;       /* handlers' reusable buffer (ns_ctx_t.scratch), loop thread only */
-    struct ns_route_cache *route_cache; /* route answers (ns_ctx_t.route_cache), loop thread */
-    uv_async_t jobs_async;              /* the worker returned jobs (returned list below) */
-    bool jobs_async_open;               /* jobs_async not closed yet (loop thread) */
-    size_t jobs_in_flight;              /* REQUEST jobs of this loop at the worker (loop thread) */
-    ns_loop_guard_t guard;              /* this loop's part of the output budget (conn.c) */
-    uv_idle_t resume_idle;  /* runs the connections that let others go mid-read (conn.c) */
-    ns_conn_t *resume_head; /* those connections, loop thread only (conn.c) */
-    ns_job_t *returned;     /* finished jobs, newest first (under lock) */
-    bool wakeup_closed;     /* wakeup and jobs_async may no longer be signalled (under lock) */
-    uint8_t *read_buf;      /* READ_CHUNK bytes every connection without a partial frame reads
-                               into (conn.c); NULL until the first read */
-    ns_buf_t tls_plain;     /* what TLS connections without a partial frame decrypt into
-                               (conn.c); the ciphertext is in read_buf meanwhile */
+    ns_buf_t scratch;       /* handlers' reusable buffer (ns_ctx_t.scratch) */
+    struct ns_route_cache *route_cache; /* route answers (ns_ctx_t.route_cache) */
+    ns_loop_guard_t guard;              /* this loop's part of the output budget */
+    uv_idle_t resume_idle;              /* runs the connections that let others go mid-read */
+    ns_conn_t *resume_head;             /* those connections */
+    uint8_t *read_buf;  /* READ_CHUNK bytes every connection without a partial frame reads
+                           into; NULL until the first read */
+    ns_buf_t tls_plain; /* what TLS connections without a partial frame decrypt into; the
+                           ciphertext is in read_buf meanwhile */
 };
 
 /* The connection limits, read from the configuration once at start: 318 persists changes of
@@ -194,39 +234,23 @@ void ns__conn_close_by_id(ns_io_loop_t *loop, uint64_t id, const char *why);
 /* Closes every connection idle longer than idle_ms at now_ms. */
 void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms);
 
-/* Shutdown: stops reading every connection, closes the idle ones and lets the others finish
- * their queued writes before closing. */
-void ns__conn_drain_all(ns_io_loop_t *loop);
-
-/* Closes every connection at once. */
-void ns__conn_close_all(ns_io_loop_t *loop);
-
-/* The loop's part of conn.c (the handle that resumes connections which let the others go):
- * set up with the loop, closed when it stops. Loop thread. */
-void ns__conn_loop_init(ns_io_loop_t *loop);
-void ns__conn_loop_close(ns_io_loop_t *loop);
-
-/* Runs a REQUEST job's reply on its loop: sends resp unless the connection closed, then frees
- * the job; the connection is freed here if it closed while the job was out. */
-void ns__conn_job_done(ns_job_t *job);
-
 /* Every second: closes every connection whose pending frame has been arriving for longer than
  * frameReceiveTimeoutMillis (while it was read: our own pauses do not count); while the output
  * budget is spent, cuts this loop's largest holder and resumes connections waiting for room. */
 void ns__conn_check_budgets(ns_io_loop_t *loop, uint64_t now_ms);
 
-/* server.c: called by conn.c whenever a connection of `loop` is freed. */
-void ns__loop_conn_gone(ns_io_loop_t *loop);
+/* The loop's part of conn.c (the handles that resume connections which let the others go and
+ * bound the drain at shutdown). Loop thread. */
+void ns__conn_loop_init(ns_io_loop_t *loop);
 
-/* server.c, any thread: hands a finished REQUEST job back to its loop. */
-void ns__loop_return_job(ns_io_loop_t *loop, ns_job_t *job);
+/* The loop stops (loop thread): stops reading every connection, closes the idle ones, lets the
+ * others finish their queued writes (a connection with requests at the worker once they are
+ * back) and cuts those still open after drain_ms. conn.c's handles close with the last
+ * connection. */
+void ns__conn_loop_stop(ns_io_loop_t *loop, uint64_t drain_ms);
 
-/* server.c, any thread: asks the loop owning connection `id` to close it ("broker
- * expired"). Dropped once that loop is shutting down. */
-void ns__server_close_conn(ns_server_t *server, uint64_t id);
-
-/* server.c, loop thread: a REQUEST job leaves for the worker (counted until it returns). */
-void ns__loop_job_out(ns_io_loop_t *loop);
+/* After the loop has run dry: frees conn.c's per-loop buffers. */
+void ns__conn_loop_free(ns_io_loop_t *loop);
 
 /* worker.c */
 
@@ -234,14 +258,22 @@ void ns__loop_job_out(ns_io_loop_t *loop);
 ns_worker_t *ns__worker_start(ns_server_t *server);
 
 /* Runs every job still queued, stops the thread and frees the worker. NULL is a no-op. Call
- * after the loops have stopped (no REQUEST job may be queued then). */
+ * after the loops have stopped (every job with a port is back then). */
 void ns__worker_stop(ns_worker_t *w);
 
-/* Queues a job (takes ownership). Any thread. */
+/* A loop's port (loop thread): set up with the loop; closed when it stops, which takes effect
+ * once every job submitted through it is back (the loop runs until then); destroyed after the
+ * loop has run dry. */
+void ns__worker_port_init(ns_worker_port_t *port, uv_loop_t *loop);
+void ns__worker_port_close(ns_worker_port_t *port);
+void ns__worker_port_destroy(ns_worker_port_t *port);
+
+/* Queues a job (takes ownership until it is done). With job->port set, call on that port's
+ * loop thread: the job comes back there and job->done runs; without, the worker frees it. */
 void ns__worker_submit(ns_worker_t *w, ns_job_t *job);
 
-/* Queues a CONN_CLOSED or SCAN job. Any thread. */
-void ns__worker_submit_simple(ns_worker_t *w, ns_job_kind_t kind, uint64_t conn_id);
+/* Queues a CONN_CLOSED job (no port). Any thread. */
+void ns__worker_submit_conn_closed(ns_worker_t *w, uint64_t conn_id);
 
 /* Connection conn_id closed with requests still queued: those whose only effect is their reply
  * or is undone by the close (registrations, heartbeats, reads) come back to their loop at once,

@@ -85,14 +85,15 @@ static void init_once_fn(void)
     NS_ASSERT(app_data_index >= 0);
 }
 
-ns_tls_t *ns__tls_of(const SSL *ssl)
+/* A handshake that starts on a session whose first handshake is done (TLS 1.2 and older) is a
+ * renegotiation: the session is marked, and ends. */
+static void info_cb(const SSL *ssl, int where, int ret)
 {
-    return app_data_index >= 0 ? SSL_get_ex_data(ssl, app_data_index) : NULL;
-}
-
-void ns__tls_saw_renegotiation(ns_tls_t *t)
-{
-    if (t->done)
+    (void)ret;
+    if (!(where & SSL_CB_HANDSHAKE_START) || SSL_version(ssl) >= TLS1_3_VERSION)
+        return;
+    ns_tls_t *t = SSL_get_ex_data(ssl, app_data_index);
+    if (t != NULL && t->done)
         t->renegotiation = true;
 }
 
@@ -132,6 +133,7 @@ ns_tls_t *ns_tls_new(ns_tls_ctx_t *ctx)
     BIO_set_data(bio, t);
     SSL_set_bio(ssl, bio, bio); /* one BIO both ways: one reference, freed with the SSL */
     SSL_set_ex_data(ssl, app_data_index, t);
+    SSL_set_info_callback(ssl, info_cb);
     if (ctx->server) {
         SSL_set_accept_state(ssl);
     } else {

@@ -292,23 +292,16 @@ static const char *openssl_cipher_name(STACK_OF(SSL_CIPHER) * all, const char *n
  * unknown there) and calls fn for each non-empty one. */
 static void each_item(const char *list, void (*fn)(void *arg, const char *item), void *arg)
 {
-    const char *p = list;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        const char *end = comma ? comma : p + strlen(p);
-        const char *a = p, *b = end;
-        while (a < b && (*a == ' ' || *a == '\t'))
-            a++;
-        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
-            b--;
-        if (b > a) {
+    const char *p = list, *a;
+    size_t len;
+    while (ns_list_next(&p, &a, &len)) {
+        if (len > 0) {
             char item[128];
-            size_t n = (size_t)(b - a) < sizeof(item) - 1 ? (size_t)(b - a) : sizeof(item) - 1;
+            size_t n = len < sizeof(item) - 1 ? len : sizeof(item) - 1;
             memcpy(item, a, n);
             item[n] = '\0';
             fn(arg, item);
         }
-        p = comma ? comma + 1 : end;
     }
 }
 
@@ -441,16 +434,6 @@ static int set_ciphers_protocols(SSL_CTX *sc, const ns_tls_settings_t *s, const 
 
 /* ---- building a context ---------------------------------------------------------------- */
 
-static void info_cb(const SSL *ssl, int where, int ret)
-{
-    (void)ret;
-    if (!(where & SSL_CB_HANDSHAKE_START) || SSL_version(ssl) >= TLS1_3_VERSION)
-        return;
-    ns_tls_t *t = ns__tls_of(ssl);
-    if (t != NULL)
-        ns__tls_saw_renegotiation(t);
-}
-
 static SSL_CTX *build(bool server, const ns_tls_settings_t *s, const warner_t *w, char *desc,
                       size_t desclen, char *err, size_t errlen)
 {
@@ -462,7 +445,6 @@ static SSL_CTX *build(bool server, const ns_tls_settings_t *s, const warner_t *w
     }
     SSL_CTX_set_mode(sc, SSL_MODE_RELEASE_BUFFERS); /* idle sessions hold no record buffers */
     SSL_CTX_set_options(sc, SSL_OP_NO_COMPRESSION);
-    SSL_CTX_set_info_callback(sc, info_cb);
     SSL_CTX_set_default_passwd_cb(sc, password_cb);
     if (server)
         SSL_CTX_set_session_cache_mode(sc, SSL_SESS_CACHE_OFF); /* tickets only: bounded memory */

@@ -1,4 +1,4 @@
-/* Shared between tls_ctx.c (contexts) and tls.c (sessions) only. */
+/* What tls_ctx.c (contexts) gives tls.c (sessions); calls go that way only. */
 #ifndef NS_TLS_INT_H
 #define NS_TLS_INT_H
 
@@ -40,11 +40,5 @@ SSL_CTX *ns__tls_ctx_acquire(ns_tls_ctx_t *ctx);
 
 /* A certificate subject as RFC 2253 text ("CN=ns1,O=example") into out. */
 void ns__tls_name_text(const X509_NAME *name, char *out, size_t outlen);
-
-/* The session an SSL object belongs to (set by tls.c), for the info callback of tls_ctx.c. */
-ns_tls_t *ns__tls_of(const SSL *ssl);
-/* Called by the info callback when a handshake starts on a session whose first handshake is
- * done: a renegotiation. */
-void ns__tls_saw_renegotiation(ns_tls_t *t);
 
 #endif

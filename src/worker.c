@@ -13,12 +13,14 @@
  * flight sends every further request here too (conn.c), and its own FIFO keeps them in order,
  * so its effects and answers stay in order.
  *
- * Requests come back to their loop through ns__loop_return_job(); connection-closed and scan
- * jobs do not come back. When a connection closes, its queued requests that only produce a
- * reply (or whose effect the close undoes: registrations) come back unrun; at shutdown all of
- * them do. The expiry scan never expires a broker with a registration in the queue. The thread
- * runs at a lower priority than the loops (WORKER_NICE), so that on a busy machine route reads
- * get the CPU first and registrations take what is left. */
+ * A job with a port comes back to the loop that submitted it, and its done callback runs there
+ * (requests: the reply; the scan: the connections to close), as libuv's thread pool hands
+ * work back to its loop; connection-closed jobs have no port and end here. When a connection
+ * closes, its queued requests that only produce a reply (or whose effect the close undoes:
+ * registrations) come back unrun; at shutdown all of them do. The expiry scan never expires a
+ * broker with a registration in the queue. The thread runs at a lower priority than the loops
+ * (WORKER_NICE), so that on a busy machine route reads get the CPU first and registrations take
+ * what is left. */
 #include "server_int.h"
 
 #include <errno.h>
@@ -106,7 +108,6 @@ static void run_request(ns_worker_t *w, ns_job_t *job)
                          job->resp.code == NS_RES_SUCCESS ? NS_JOBQ_KNOWN : NS_JOBQ_OTHER);
         pthread_mutex_unlock(&w->lock);
     }
-    ns__loop_return_job(job->loop, job);
 }
 
 /* ---- the brokers whose registrations wait in the queue --------------------------------- */
@@ -131,47 +132,33 @@ static void collect_broker(const ns_jobq_item_t *item, void *arg)
         return;
     const char *cluster = ns_cmd_ext_get(&job->req, "clusterName");
     const char *addr = ns_cmd_ext_get(&job->req, "brokerAddr");
-    if (cluster == NULL || addr == NULL)
+    if (cluster == NULL || addr == NULL || ns_hmap_get_pair(&set->keys, cluster, addr) != NULL)
         return;
     size_t cl = strlen(cluster), al = strlen(addr);
     char *key = ns_xmalloc(cl + al + 2);
     memcpy(key, cluster, cl + 1);
     memcpy(key + cl + 1, addr, al + 1);
-    if (ns_hmap_get(&set->keys, key, cl + al + 1) != NULL)
-        free(key);
-    else
-        ns_hmap_put(&set->keys, key, cl + al + 1, key);
+    ns_hmap_put(&set->keys, key, cl + al + 1, key);
 }
 
 static bool spare_queued(void *arg, const char *cluster, const char *addr)
 {
     queued_brokers_t *set = arg;
-    size_t cl = strlen(cluster), al = strlen(addr);
-    char stack[512];
-    char *key = cl + al + 2 <= sizeof(stack) ? stack : ns_xmalloc(cl + al + 2);
-    memcpy(key, cluster, cl + 1);
-    memcpy(key + cl + 1, addr, al + 1);
-    bool found = ns_hmap_get(&set->keys, key, cl + al + 1) != NULL;
-    if (key != stack)
-        free(key);
-    return found;
+    return ns_hmap_get_pair(&set->keys, cluster, addr) != NULL;
 }
 
 /* The scan runs here, so no registration is in progress meanwhile; the ones still queued (or
  * heartbeats queued behind them) keep their brokers alive. */
-static void run_scan(ns_worker_t *w)
+static void run_scan(ns_worker_t *w, ns_job_t *job)
 {
     ns_server_t *server = w->server;
     queued_brokers_t queued = {.keys = NS_HMAP_INIT};
     pthread_mutex_lock(&w->lock);
     ns_jobq_foreach(&w->queue, collect_broker, &queued);
     pthread_mutex_unlock(&w->lock);
-    uint64_t *ids = ns_xmalloc(SCAN_MAX_CLOSE * sizeof(uint64_t));
-    size_t n = ns_route_scan_not_active_sparing(server->route, ns_now_ms(), spare_queued, &queued,
-                                                ids, SCAN_MAX_CLOSE);
-    for (size_t i = 0; i < n; i++)
-        ns__server_close_conn(server, ids[i]);
-    free(ids);
+    job->expired = ns_xmalloc(SCAN_MAX_CLOSE * sizeof(uint64_t));
+    job->expired_count = ns_route_scan_not_active_sparing(server->route, ns_now_ms(), spare_queued,
+                                                          &queued, job->expired, SCAN_MAX_CLOSE);
     for (size_t i = ns_hmap_next(&queued.keys, 0); i < queued.keys.cap;
          i = ns_hmap_next(&queued.keys, i + 1))
         free(queued.keys.slots[i].val);
@@ -188,13 +175,78 @@ static void forward_notices(ns_worker_t *w)
         ns__notifier_post(w->server->notifier, v, n);
 }
 
+/* ---- ports: the way back to the loops ------------------------------------------------- */
+
+static void port_return(ns_job_t *job)
+{
+    ns_worker_port_t *port = job->port;
+    pthread_mutex_lock(&port->lock);
+    job->next = port->returned;
+    port->returned = job;
+    /* The async stays open while the port has jobs out, so this is always safe. */
+    uv_async_send(&port->async);
+    pthread_mutex_unlock(&port->lock);
+}
+
+static void port_close_if_done(ns_worker_port_t *port)
+{
+    if (port->closing && port->in_flight == 0 && port->open) {
+        port->open = false;
+        uv_close((uv_handle_t *)&port->async, NULL);
+    }
+}
+
+static void on_port_returned(uv_async_t *handle)
+{
+    ns_worker_port_t *port = handle->data;
+    pthread_mutex_lock(&port->lock);
+    ns_job_t *list = port->returned;
+    port->returned = NULL;
+    pthread_mutex_unlock(&port->lock);
+    /* The list is newest first: reverse it, replies go out in the order the worker ran them. */
+    ns_job_t *fifo = NULL;
+    while (list != NULL) {
+        ns_job_t *next = list->next;
+        list->next = fifo;
+        fifo = list;
+        list = next;
+    }
+    while (fifo != NULL) {
+        ns_job_t *next = fifo->next;
+        port->in_flight--;
+        fifo->done(fifo);
+        fifo = next;
+    }
+    port_close_if_done(port);
+}
+
+void ns__worker_port_init(ns_worker_port_t *port, uv_loop_t *loop)
+{
+    *port = (ns_worker_port_t){.open = true};
+    pthread_mutex_init(&port->lock, NULL);
+    uv_async_init(loop, &port->async, on_port_returned);
+    port->async.data = port;
+}
+
+void ns__worker_port_close(ns_worker_port_t *port)
+{
+    port->closing = true;
+    port_close_if_done(port);
+}
+
+void ns__worker_port_destroy(ns_worker_port_t *port)
+{
+    pthread_mutex_destroy(&port->lock);
+}
+
+/* ---- running jobs ---------------------------------------------------------------------- */
+
 static void run(ns_worker_t *w, ns_job_t *job)
 {
     switch (job->kind) {
     case NS_JOB_REQUEST:
         run_request(w, job);
-        forward_notices(w);
-        return; /* the loop frees it */
+        break;
     case NS_JOB_CONN_CLOSED:
         ns_route_on_conn_closed(w->server->route, job->conn_id);
         pthread_mutex_lock(&w->lock);
@@ -202,11 +254,14 @@ static void run(ns_worker_t *w, ns_job_t *job)
         pthread_mutex_unlock(&w->lock);
         break;
     case NS_JOB_SCAN:
-        run_scan(w);
+        run_scan(w, job);
         break;
     }
     forward_notices(w);
-    free(job);
+    if (job->port != NULL)
+        port_return(job); /* its loop frees it */
+    else
+        free(job);
 }
 
 static void *worker_main(void *arg)
@@ -279,6 +334,8 @@ void ns__worker_stop(ns_worker_t *w)
 
 void ns__worker_submit(ns_worker_t *w, ns_job_t *job)
 {
+    if (job->port != NULL)
+        job->port->in_flight++; /* on the port's loop thread */
     job->next = NULL;
     job->queued_at = ns_metrics_clock();
     NS_METRIC_INC(WORKER_SUBMITTED);
@@ -330,7 +387,7 @@ static void return_dropped(ns_jobq_item_t *list, const char *why)
         ns_cmd_free(&job->req);
         job->dropped = true;
         job->send = false;
-        ns__loop_return_job(job->loop, job);
+        port_return(job);
     }
     if (n == 0)
         return;
@@ -368,10 +425,10 @@ void ns__worker_begin_shutdown(ns_worker_t *w)
     return_dropped(list, "shutting down");
 }
 
-void ns__worker_submit_simple(ns_worker_t *w, ns_job_kind_t kind, uint64_t conn_id)
+void ns__worker_submit_conn_closed(ns_worker_t *w, uint64_t conn_id)
 {
     ns_job_t *job = ns_xcalloc(1, sizeof(*job));
-    job->kind = kind;
+    job->kind = NS_JOB_CONN_CLOSED;
     job->conn_id = conn_id;
     ns__worker_submit(w, job);
 }

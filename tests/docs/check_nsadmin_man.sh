@@ -3,13 +3,7 @@
 # that `nsadmin help` lists.  Usage: check_nsadmin_man.sh <nsadmin binary> <man page>
 set -euo pipefail
 bin=$1 page=$2
-command -v groff >/dev/null || { echo "groff is missing (bin/install-deps --test)" >&2; exit 1; }
-warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
-if [[ -n $warnings ]]; then
-    echo "groff warns about $page:" >&2
-    echo "$warnings" >&2
-    exit 1
-fi
+"$(dirname "${BASH_SOURCE[0]}")/check_man_renders.sh" "$page"
 status=0
 commands=$("$bin" help | awk '/^   [a-zA-Z]/ {print $1}')
 [[ -n $commands ]] || { echo "nsadmin help lists no command" >&2; exit 1; }

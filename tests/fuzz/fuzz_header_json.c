@@ -1,6 +1,7 @@
 /* Fuzzes the JSON header decoder and encoder: the fast path and cJSON must agree wherever the
  * fast path accepts, and every decodable header must survive re-encoding (roundtrip.h). */
 #include "cmd_int.h"
+#include "ns_json_tree.h"
 #include "roundtrip.h"
 
 static void same_cmd(const ns_cmd_t *a, const ns_cmd_t *b)

@@ -7,6 +7,7 @@
 
 #include "fuzz.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 #include "ns_utf8.h"
 
 /* Java text: strict UTF-8 (no surrogates, no overlongs) but U+0000 as C0 80; the reader

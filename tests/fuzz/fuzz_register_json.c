@@ -5,6 +5,7 @@
 #include "fuzz.h"
 #include "ns_common.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 #include "ns_register_body.h"
 #include "ns_utf8.h"
 #include "../../src/register_body_int.h" /* fuzz targets do not see src/ */

@@ -8,6 +8,7 @@
 #include "ns_common.h"
 #include "ns_config.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 #include "ns_log.h"
 #include "ns_register_body.h"
 #include "ns_route.h"

@@ -345,7 +345,7 @@ static void test_malformed_utf8_is_not_echoed(void **state)
     close(fd);
     /* a JSON header fastjson2 throws on: Java closes the connection, so do we */
     static const char *const fatal[] = {("a\xff"
-                                         "b"),
+                                         "b"), /* one literal: \xff then b */
                                         "\x80", "\xe2"};
     for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
         fd = rmq_connect(srv.port);

@@ -12,6 +12,7 @@
 #include "cmd_int.h"
 #include "codec_test_util.h"
 #include "ns_buf.h"
+#include "ns_json_tree.h"
 #include "ns_cmd.h"
 #include "ns_utf8.h"
 #include "vectors_test_util.h"

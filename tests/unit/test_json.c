@@ -11,6 +11,7 @@
 
 #include "ns_common.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 #include "ns_register_body.h"
 #include "ns_utf8.h"
 #include "vectors_test_util.h"

@@ -29,6 +29,7 @@
 
 #include "kv_int.h"
 #include "ns_common.h"
+#include "ns_json_tree.h"
 #include "ns_kv.h"
 #include "ns_log.h"
 

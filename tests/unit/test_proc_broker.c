@@ -326,8 +326,10 @@ static void test_register_topic_bad_bodies(void **state)
         "null",
         "{\"queueDatas\":[null]}",
         "{\"queueDatas\":null}",
-        "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"perm\":\"6\",\"readQueueNums\":null,"
-        "\"writeQueueNums\":\"+2\"}]}",
+        /* one literal in two pieces: parenthesised, so clang's -Wstring-concatenation sees
+         * that the missing comma is meant */
+        ("{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"perm\":\"6\",\"readQueueNums\":null,"
+         "\"writeQueueNums\":\"+2\"}]}"),
     };
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         pt_req(&req, NS_REQ_REGISTER_TOPIC_IN_NAMESRV, 479, good[i], strlen(good[i]), "topic",

@@ -213,7 +213,7 @@ static void test_escape_round_trip(void **state)
         "trail ",
         "\t\f",
         ("a\xc0\x80"
-         "b"),
+         "b"), /* one literal (clang -Wstring-concatenation) */
         "\xc0\x80",
         "caf\xc3\xa9",
         "\xf0\x9f\x98\x80",

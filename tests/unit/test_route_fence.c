@@ -152,6 +152,19 @@ static void test_unfenced_cases(void **state)
     /* connection 0 (tests, no connection) is never fenced */
     assert_true(unreg_on(R, 0));
     assert_false(has_route(R, "T"));
+    /* an admin tool's connection, older than B but never carrying a registration, is not a
+     * broker's old connection: its unregister applies, as in Java */
+    const uint64_t tool = CONN_ID(1, 1);
+    assert_int_equal(reg_on(R, CONN_B, 1), 0);
+    assert_true(unreg_on(R, tool));
+    assert_false(has_route(R, "T"));
+    /* nor is a broker connection that has closed (its close ran after all its requests) */
+    assert_int_equal(reg_on(R, CONN_A, 1), 0);
+    assert_int_equal(reg_on(R, CONN_B, 1), 0);
+    ns_route_on_conn_closed(R, CONN_A);
+    assert_true(has_route(R, "T"));
+    assert_true(unreg_on(R, CONN_A));
+    assert_false(has_route(R, "T"));
 }
 
 /* A registration from a connection older than the entry's is applied (its data) but keeps the

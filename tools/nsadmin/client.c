@@ -180,11 +180,6 @@ static int send_all(nsa_conn_t *c, const uint8_t *p, size_t len, uint64_t deadli
     return 0;
 }
 
-static uint32_t be32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
 static bool printable_prefix(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -198,7 +193,7 @@ static bool bad_prefix(const nsa_conn_t *c, char *err, size_t errlen)
 {
     const uint8_t *p = c->rx.data;
     size_t have = c->rx.len;
-    uint32_t total = be32(p);
+    uint32_t total = ns_read_be32(p);
     bool text = printable_prefix(p, 4);
     char shown[200];
     if (text || total < 4 || (uint64_t)total + 4 > c->cfg->max_reply) {
@@ -237,7 +232,7 @@ static size_t read_frame(nsa_conn_t *c, uint64_t deadline, char *err, size_t err
         if (c->rx.len >= 4) {
             if (bad_prefix(c, err, errlen))
                 return 0;
-            size_t frame_len = (size_t)be32(c->rx.data) + 4;
+            size_t frame_len = (size_t)ns_read_be32(c->rx.data) + 4;
             if (c->rx.len >= 8 && c->rx.len >= frame_len)
                 return frame_len;
             if (frame_len > c->rx.len)
@@ -253,7 +248,7 @@ static size_t read_frame(nsa_conn_t *c, uint64_t deadline, char *err, size_t err
         }
         if (io == NSA_IO_ERROR)
             return 0;
-        size_t expect = c->rx.len >= 4 ? (size_t)be32(c->rx.data) + 4 : 0;
+        size_t expect = c->rx.len >= 4 ? (size_t)ns_read_be32(c->rx.data) + 4 : 0;
         if (io == NSA_IO_EOF) {
             if (c->rx.len == 0)
                 ns_set_err(err, errlen, "connection closed by the peer before any reply");

@@ -7,6 +7,7 @@
 
 #include "ns_common.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 
 void fj_init(fj_t *w, ns_buf_t *out, bool pretty)
 {

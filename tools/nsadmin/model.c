@@ -8,6 +8,7 @@
 #include "ns_buf.h"
 #include "ns_common.h"
 #include "ns_json.h"
+#include "ns_json_tree.h"
 #include "ns_properties.h"
 #include "ns_utf8.h"
 
