@@ -1605,8 +1605,8 @@ static int decode_compressed(dec_t *d, const uint8_t *body, size_t len, int32_t 
         return fail(d->err, d->errlen, NS_ETOOBIG, "compressed body too large");
     if (inflateInit(&z.zs) != Z_OK)
         return fail(d->err, d->errlen, NS_EZLIB, "inflateInit failed");
-    const uint8_t *p;
-    size_t n;
+    const uint8_t *p = NULL;
+    size_t n = 0;
     int32_t count;
     int rc = zin_item(&z, "DataVersion", &p, &n, d->err, d->errlen);
     if (rc < 0)
@@ -1761,6 +1761,8 @@ static uint64_t id_hash(uint64_t h, const uint8_t *p, size_t n)
 uint64_t ns_register_body_identity(const uint8_t *body, size_t len, bool compressed)
 {
     static const char key[] = "\"mappingDataVersion\":{";
+    if (body == NULL)
+        len = 0; /* no body: nothing to hash (and no NULL handed to memcpy) */
     size_t skip_from = len, skip_to = len;
     if (!compressed && body != NULL) {
         size_t window = len < 65536 ? len : 65536;
