@@ -19,7 +19,7 @@
 #
 #   bench/compare.sh [--targets echo,c,c1,java,rust] [--loads 64x1,256x1,1024x1,64x16,storm,churn]
 #                    [--duration S] [--warmup S] [--first-warmup S] [--max-windows N]
-#                    [--callgrind] [--quick] [--base BIN]
+#                    [--callgrind] [--quick] [--base BIN] [--c-set KEY=VALUE]...
 #                    [--out DIR]
 #   bench/compare.sh [--out DIR] --table results.tsv...   (re-print earlier runs as one table)
 #   bench/compare.sh --targets none --loads none --callgrind   (the instruction count alone)
@@ -29,6 +29,8 @@
 #   storm  300 brokers x 10,000 topics (width 4) re-registering back to back, 16 readers x 1
 #   churn  40 brokers x 1,000 topics (width 4), 20 broker restarts/s, 16 readers x 1
 # --callgrind: instructions per route request of mqnamesrv (valgrind, docs/performance.md).
+# --c-set KEY=VALUE: passed as --set to this build's servers (c, c1 and the callgrind run; not
+# to b, which may not know the key), e.g. --c-set routeAnswerCacheMaxBytes=67108864.
 # --quick: a smoke check (1 s windows, loads 16x1 and a small storm, echo and c unless
 # --targets says so; the bench.compare ctest): fails when a target answered nothing or
 # anything but valid answers; the figures then mean nothing. Bounded: every nsbench run has a fixed duration.
@@ -45,6 +47,7 @@ first_warmup=30
 max_windows=5
 inner_warmup=1 # nsbench's own --warmup inside every run (not measured)
 callgrind=0
+c_sets=()
 quick=0
 out=
 targets_set=0
@@ -59,9 +62,10 @@ while [[ $# -gt 0 ]]; do
     --callgrind) callgrind=1; shift ;;
     --quick) quick=1; shift ;;
     --base) base_bin=$2; shift 2 ;;
+    --c-set) c_sets+=(--set "$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --table) table_only=1; shift; table_files=("$@"); break ;;
-    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -173,12 +177,12 @@ start_server() {
         >"$dir/server.out" 2>&1 &
       ;;
     c | c1 | b)
-      local io=0 bin=$mqnamesrv
+      local io=0 bin=$mqnamesrv sets=("${c_sets[@]+"${c_sets[@]}"}")
       [[ $target == c1 ]] && io=1
-      [[ $target == b ]] && bin=${base_bin:?target b needs --base BIN}
+      [[ $target == b ]] && bin=${base_bin:?target b needs --base BIN} && sets=()
       ROCKETMQ_HOME=$dir "$bin" --set listenPort="$port" --set bindAddress=127.0.0.1 \
         --set "kvConfigPath=$dir/kvConfig.json" --set "configStorePath=$dir/namesrv.properties" \
-        --set logPath= --set ioThreads=$io >"$dir/server.out" 2>&1 &
+        --set logPath= --set ioThreads=$io "${sets[@]+"${sets[@]}"}" >"$dir/server.out" 2>&1 &
       ;;
     java)
       echo "listenPort=$port" >"$dir/namesrv.conf"
@@ -319,7 +323,8 @@ callgrind_route() {
   port=$(free_port)
   ROCKETMQ_HOME=$dir valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$dir/cg.out" \
     "$mqnamesrv" --set listenPort="$port" --set bindAddress=127.0.0.1 --set "kvConfigPath=$dir/kv.json" \
-    --set "configStorePath=$dir/ns.properties" --set logPath= --set ioThreads=1 >"$dir/server.out" 2>&1 &
+    --set "configStorePath=$dir/ns.properties" --set logPath= --set ioThreads=1 \
+    "${c_sets[@]+"${c_sets[@]}"}" >"$dir/server.out" 2>&1 &
   pid=$!
   "$nsbench" -w ready -a "127.0.0.1:$port" --timeout-ms 120000 --label cg >/dev/null
   "$nsbench" -w route -a "127.0.0.1:$port" -T 20000 -B 200 -W 4 -c 16 -p 4 -d 14 --warmup 3 \

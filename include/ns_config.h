@@ -170,6 +170,7 @@ typedef struct ns_config {
                                                   kvConfigPath); never remote */
     int64_t route_snapshot_interval_ms;        /* routeSnapshotIntervalMillis, RUNTIME */
     int64_t route_snapshot_max_age_ms;         /* routeSnapshotMaxAgeMillis, next start */
+    int64_t route_answer_cache_max_bytes;      /* routeAnswerCacheMaxBytes, RUNTIME */
     ns_tls_config_t tls;                       /* tls.* and the PROXY protocol (see above) */
     unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
                                                    (319 shows it) */

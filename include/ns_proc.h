@@ -70,6 +70,8 @@ typedef struct ns_ctx {
     ns_acl_t *acl;       /* aclEnable: the access check the dispatcher runs; NULL = off */
     uint64_t t0;         /* ns_metrics_clock() when the request was queued for the worker;
                                0 = from ns_metrics_request_start() (the I/O loops' batches) */
+    struct ns_route_cache *route_cache; /* the dispatching loop's answer cache (owned by that
+                                           thread, ns_route_cache.h); NULL = none */
 } ns_ctx_t;
 
 /* Requests above this version (MQVersion V5_3_1) understand GO_AWAY and are sent elsewhere

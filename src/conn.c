@@ -609,6 +609,7 @@ static ns_ctx_t loop_ctx(ns_conn_t *conn)
         .going_away = __atomic_load_n(&server->going_away, __ATOMIC_RELAXED),
         .scratch = &conn->loop->scratch,
         .acl = server->acl,
+        .route_cache = conn->loop->route_cache,
     };
 }
 

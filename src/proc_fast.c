@@ -121,7 +121,7 @@ bool ns_proc_route_fast(ns_ctx_t *ctx, const ns_frame_t *frame, ns_buf_t *out)
     ns_buf_reserve(out, 8 + HEADER_MAX);
     size_t header_len = write_success_header(out->data + start + 8, rr.serialize_type, rr.opaque);
     out->len = start + 8 + header_len;
-    if (ns_route_get_topic_route(ctx->route, topic, mode, NULL, NULL, out) != 0) {
+    if (ns_route_get_topic_route_cached(ctx->route, topic, mode, ctx->route_cache, out) != 0) {
         out->len = start; /* no route: the complete path answers 17 with its remark */
         return false;
     }

@@ -32,10 +32,12 @@ static void write_lock(ns_route_t *r)
     NS_ASSERT(pthread_mutex_lock(&r->write_mutex) == 0);
     NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
     r->slice_left = WRITE_SLICE;
+    r->writing = true;
 }
 
 static void write_unlock(ns_route_t *r)
 {
+    r->writing = false;
     NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
     NS_ASSERT(pthread_mutex_unlock(&r->write_mutex) == 0);
 }
@@ -188,6 +190,7 @@ static ns__route_bname_t *bname_get_or_create(ns_route_t *r, const char *name)
     if (b == NULL) {
         b = ns_xcalloc(1, sizeof(*b));
         b->name = ns_xstrdup(name);
+        b->astamp = ns__route_next_stamp(r);
         ns__route_bname_encode_head(b);
         ns_hmap_put(&r->bnames, b->name, strlen(b->name), b);
     }
@@ -350,6 +353,7 @@ static ns__route_topic_t *topic_create_h(ns_route_t *r, const char *name, size_t
     t->nqd = 0;
     t->qd_cap = 1;
     t->stamp = 0;
+    t->astamp = ns__route_next_stamp(r);
     t->name_len = (uint32_t)len;
     memcpy(t->name, name, len + 1);
     ns_hmap_put_h(&r->topics, t->name, len, hash, t);
@@ -386,6 +390,7 @@ static ns__route_qd_t *topic_insert_qd(ns_route_t *r, ns__route_topic_t **tp, si
     t->nqd++;
     qd[pos] = (ns__route_qd_t){.b = b};
     qd[pos].bidx = bname_add_topic(b, t);
+    ns__route_topic_touch(r, t); /* the caller fills the fields within this slice */
     return &qd[pos];
 }
 
@@ -406,6 +411,7 @@ static bool topic_remove_qd(ns_route_t *r, ns__route_topic_t *t, ns__route_bname
         free(t);
         return true;
     }
+    ns__route_topic_touch(r, t);
     return false;
 }
 
@@ -763,6 +769,7 @@ static bool register_topics_locked(ns_route_t *r, const ns_route_register_t *q,
             }
             changed = true;
             qd_set(qd, &nq);
+            ns__route_topic_touch(r, t);
         }
     }
 
@@ -859,7 +866,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     bool is_master = q->id == 0;
     bool prime_slave = !old_version && !is_master && q->id == b->addrs[0].id;
     /* The BrokerData is final: encode it before step 10 may let readers in. */
-    changed |= ns__route_bname_encode_locked(b) || register_first;
+    changed |= ns__route_bname_encode_locked(r, b) || register_first;
     encoded = true;
     /* 10 */
     if (is_master || prime_slave)
@@ -923,7 +930,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
 out:
     /* Steps 2 to 8 may have changed the BrokerData on the early exits too. */
     if (!encoded)
-        changed |= ns__route_bname_encode_locked(b) || register_first;
+        changed |= ns__route_bname_encode_locked(r, b) || register_first;
     if (changed) {
         mark_changed(r);
         b->changes++;
@@ -1013,7 +1020,7 @@ static bool unregister_locked(ns_route_t *r, const char *cluster, const char *ad
                    NS_CFG_GET(r->cfg->notify_min_broker_id_changed)) {
             ns__route_notice_min_id_locked(r, b, addr, NULL, lq);
         }
-        ns__route_bname_encode_locked(b);
+        ns__route_bname_encode_locked(r, b);
     }
     if (removed_name) {
         ns__route_cluster_t *c = cluster_get(r, cluster);
@@ -1049,8 +1056,10 @@ static bool unregister_locked(ns_route_t *r, const char *cluster, const char *ad
         /* Reduced broker in acting-master mode without a master: wipe the write bit. */
         for (uint32_t i = 0; i < b->ntopics; i++) {
             ns__route_qd_t *qd = ns__route_find_qd_locked(b->topics[i], b->name, NULL);
-            if (qd != NULL)
+            if (qd != NULL && (qd->perm & NS_PERM_WRITE)) {
                 qd->perm &= ~NS_PERM_WRITE;
+                ns__route_topic_touch(r, b->topics[i]);
+            }
             write_step(r);
         }
     }
@@ -1315,6 +1324,7 @@ static int operate_write_perm(ns_route_t *r, const char *name, bool wipe)
             if (qd == NULL)
                 continue;
             qd->perm = wipe ? (qd->perm & ~NS_PERM_WRITE) : (NS_PERM_READ | NS_PERM_WRITE);
+            ns__route_topic_touch(r, b->topics[i]);
             b->changes++;
             count++;
             write_step(r);
@@ -1411,6 +1421,7 @@ void ns_route_register_topic(ns_route_t *r, const char *topic, const ns_route_qu
         qd->write_queue_nums = qds[i].write_queue_nums;
         qd->perm = qds[i].perm;
         qd->topic_sys_flag = qds[i].topic_sys_flag;
+        ns__route_topic_touch(r, t);
     }
 out:
     write_unlock(r);

@@ -58,6 +58,9 @@ typedef struct ns__route_bname {
     uint64_t changes;  /* bumped by every change of this name's BrokerData, topics or
                           QueueDatas: a repeated registration may skip its work only while this
                           stayed as it was (ns_route_register_repeat) */
+    uint64_t astamp;   /* answer stamp: a fresh ns__route_next_stamp() at creation and whenever
+                          json[*].broker_data changes (ns__route_bname_encode_locked), so that
+                          cached answers of its topics stop matching (ns_route_cache.h) */
 } ns__route_bname_t;
 
 /* One QueueData (32 bytes). */
@@ -75,6 +78,8 @@ typedef struct ns__route_qd {
  * them). Never empty while in the table. Growing it may move it: route.c then updates the map
  * and the broker names' topic vectors. */
 struct ns__route_topic {
+    uint64_t astamp;   /* answer stamp: a fresh ns__route_next_stamp() at creation and after
+                          every change of its QueueDatas (ns__route_topic_touch) */
     uint32_t nqd;      /* QueueDatas in use */
     uint32_t qd_cap;   /* QueueDatas allocated */
     uint32_t stamp;    /* registration pass marker (deleteTopicWithBrokerRegistration) */
@@ -175,6 +180,11 @@ struct ns_route {
     uint64_t changes;            /* atomic: bumped by every change of persistent state, see
                                     ns_route_changes() */
     bool sealed;                 /* atomic: ns_route_seal() was called */
+    uint64_t answer_seq;         /* last answer stamp handed out (writers only, under the write
+                                    lock, or before the table is shared) */
+    bool writing;                /* a write operation is under way (set and cleared under the
+                                    write lock): readers that see it between two of its slices
+                                    do not fill the answer cache from a half-applied change */
     pthread_mutex_t notice_lock; /* guards the notice queue (route_notify.c) */
     ns_route_notice_t *notices;  /* queued NOTIFY_MIN_BROKER_ID_CHANGE notices */
     size_t notice_count;         /* entries in notices (read unlocked as a hint) */
@@ -195,7 +205,7 @@ void ns__route_notices_destroy(ns_route_t *r);
  * new record; encode_locked re-encodes json[*].broker_data from the BrokerData fields (frees it
  * when !has_bd) and returns whether the bytes changed; json_free releases both. */
 void ns__route_bname_encode_head(ns__route_bname_t *b);
-bool ns__route_bname_encode_locked(ns__route_bname_t *b);
+bool ns__route_bname_encode_locked(ns_route_t *r, ns__route_bname_t *b);
 void ns__route_bname_json_free(ns__route_bname_t *b);
 
 /* Throws every encoded piece away and encodes it again from the tables, under the write lock.
@@ -226,6 +236,19 @@ void ns__route_filter_put(ns_route_t *r, const char *cluster, const char *addr,
 void ns__route_mapping_put(ns_route_t *r, const ns_mapping_info_t *info, const char *topic);
 /* Empties every table (a snapshot that failed half-way). Caller owns the table exclusively. */
 void ns__route_clear(ns_route_t *r);
+/* A fresh answer stamp (never handed out before, so a freed topic or broker name whose memory is
+ * reused can never match an old cache entry). Caller is the writer. */
+static inline uint64_t ns__route_next_stamp(ns_route_t *r)
+{
+    return ++r->answer_seq;
+}
+
+/* A topic's QueueDatas changed: its cached answers are stale. */
+static inline void ns__route_topic_touch(ns_route_t *r, ns__route_topic_t *t)
+{
+    t->astamp = ns__route_next_stamp(r);
+}
+
 /* Marks a change (ns_route_changes) and hands out a registration generation. */
 void ns__route_mark_changed(ns_route_t *r);
 uint64_t ns__route_next_gen(ns_route_t *r);

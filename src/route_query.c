@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "ns_common.h"
+#include "ns_route_cache.h"
 #include "ns_utf8.h"
 #include "route_int.h"
 
@@ -113,7 +114,7 @@ void ns__route_bname_encode_head(ns__route_bname_t *b)
     }
 }
 
-bool ns__route_bname_encode_locked(ns__route_bname_t *b)
+bool ns__route_bname_encode_locked(ns_route_t *r, ns__route_bname_t *b)
 {
     bool changed = false;
     for (int mode = 0; mode < 2; mode++) {
@@ -137,6 +138,8 @@ bool ns__route_bname_encode_locked(ns__route_bname_t *b)
         j->broker_data = text;
         j->broker_data_len = len;
     }
+    if (changed)
+        b->astamp = ns__route_next_stamp(r); /* its topics' cached answers are stale */
     return changed;
 }
 
@@ -158,7 +161,7 @@ void ns__route_reencode_all(ns_route_t *r)
         ns__route_bname_t *b = r->bnames.slots[i].val;
         ns__route_bname_json_free(b);
         ns__route_bname_encode_head(b);
-        ns__route_bname_encode_locked(b);
+        ns__route_bname_encode_locked(r, b);
     }
     unlock(r);
     NS_ASSERT(pthread_mutex_unlock(&r->write_mutex) == 0);
@@ -272,26 +275,22 @@ static void write_filter_table_locked(ns_route_t *r, ns_jsonw_t *w, const ns__ro
     ns_jsonw_object_end(w);
 }
 
-int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mode,
-                             const char *order_conf, const char *zone, ns_buf_t *out)
+/* Whether the acting-master rewrite may apply to this topic's answer. */
+static bool acting_enabled_for(const ns_route_t *r, const char *topic)
 {
-    if (topic == NULL)
-        return NS_ENOTFOUND;
-    if (zone != NULL)
-        mode = NS_JSON_DEFAULT; /* ZoneRouteRPCHook re-encodes with plain encode() */
-    bool acting_enabled =
-        NS_CFG_GET(r->cfg->support_acting_master) &&
-        strncmp(topic, SYNC_BROKER_MEMBER_PREFIX, sizeof(SYNC_BROKER_MEMBER_PREFIX) - 1) != 0;
+    return NS_CFG_GET(r->cfg->support_acting_master) &&
+           strncmp(topic, SYNC_BROKER_MEMBER_PREFIX, sizeof(SYNC_BROKER_MEMBER_PREFIX) - 1) != 0;
+}
 
+/* Appends t's TopicRouteData to out. Caller holds the read lock. NS_ENOTFOUND when no QueueData
+ * has a BrokerData (nothing appended then). */
+static int topic_route_locked(ns_route_t *r, const ns__route_topic_t *t, const char *topic,
+                              ns_json_mode_t mode, bool acting_enabled, const char *order_conf,
+                              const char *zone, ns_buf_t *out)
+{
     int rc = 0;
     uint8_t stack_flags[64];
     uint8_t *flags = stack_flags;
-    rdlock(r);
-    const ns__route_topic_t *t = ns_hmap_gets(&r->topics, topic);
-    if (t == NULL) {
-        rc = NS_ENOTFOUND;
-        goto out;
-    }
     const ns__route_qd_t *tqd = ns__route_topic_qds(t);
     if (t->nqd > sizeof(stack_flags))
         flags = ns_xmalloc(t->nqd);
@@ -399,9 +398,87 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
     }
     ns_buf_append_char(out, '}');
 out:
-    unlock(r);
     if (flags != stack_flags)
         free(flags);
+    return rc;
+}
+
+int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mode,
+                             const char *order_conf, const char *zone, ns_buf_t *out)
+{
+    if (topic == NULL)
+        return NS_ENOTFOUND;
+    if (zone != NULL)
+        mode = NS_JSON_DEFAULT; /* ZoneRouteRPCHook re-encodes with plain encode() */
+    bool acting_enabled = acting_enabled_for(r, topic);
+    rdlock(r);
+    const ns__route_topic_t *t = ns_hmap_gets(&r->topics, topic);
+    int rc = t == NULL
+                 ? NS_ENOTFOUND
+                 : topic_route_locked(r, t, topic, mode, acting_enabled, order_conf, zone, out);
+    unlock(r);
+    return rc;
+}
+
+/* ---- the answer cache (ns_route_cache.h) --------------------------------------------------- */
+
+/* Whether e still is t's answer: the topic's stamp (its QueueDatas), then the broker names in
+ * the same order with the stamps of their BrokerData. Stamps are never reused, so a freed and
+ * reallocated topic or broker name cannot match. */
+static bool cached_answer_current(const ns_route_cache_entry_t *e, const ns__route_topic_t *t)
+{
+    if (e->key_stamp != t->astamp || e->ndeps != t->nqd)
+        return false;
+    const ns__route_qd_t *tqd = ns__route_topic_qds(t);
+    for (uint32_t i = 0; i < t->nqd; i++)
+        if (e->deps[i].ptr != tqd[i].b || e->deps[i].stamp != tqd[i].b->astamp)
+            return false;
+    return true;
+}
+
+int ns_route_get_topic_route_cached(ns_route_t *r, const char *topic, ns_json_mode_t mode,
+                                    ns_route_cache_t *cache, ns_buf_t *out)
+{
+    if (cache == NULL)
+        return ns_route_get_topic_route(r, topic, mode, NULL, NULL, out);
+    if (topic == NULL)
+        return NS_ENOTFOUND;
+    bool acting_enabled = acting_enabled_for(r, topic);
+    uint32_t variant = (uint32_t)mode | (acting_enabled ? 2u : 0u);
+    rdlock(r);
+    const ns__route_topic_t *t = ns_hmap_gets(&r->topics, topic);
+    if (t == NULL) {
+        unlock(r);
+        return NS_ENOTFOUND;
+    }
+    /* Filter servers (per broker address) and static-topic mappings are not stamped: while
+     * any exist, every answer is assembled. */
+    bool cacheable =
+        r->filters.count == 0 && r->mappings.count == 0 && ns_route_cache_enabled(cache);
+    const ns_route_cache_entry_t *e = cacheable ? ns_route_cache_find(cache, t, variant) : NULL;
+    if (e != NULL && cached_answer_current(e, t)) {
+        ns_buf_append(out, e->body, e->body_len);
+        ns_route_cache_hit(cache, e);
+        unlock(r);
+        return 0;
+    }
+    size_t start = out->len;
+    int rc = topic_route_locked(r, t, topic, mode, acting_enabled, NULL, NULL, out);
+    /* Filled only between write operations: a reader let in between two slices of a long
+     * write (r->writing) may see a change half applied, whose stamps are not all final. */
+    if (rc == 0 && cacheable && !r->writing) {
+        ns_route_cache_dep_t stack_deps[16];
+        ns_route_cache_dep_t *deps =
+            t->nqd <= NS_ARRAY_SIZE(stack_deps) ? stack_deps : ns_xmalloc(t->nqd * sizeof(*deps));
+        const ns__route_qd_t *tqd = ns__route_topic_qds(t);
+        for (uint32_t i = 0; i < t->nqd; i++)
+            deps[i] = (ns_route_cache_dep_t){tqd[i].b, tqd[i].b->astamp};
+        ns_route_cache_put(cache, t, variant, t->astamp, deps, t->nqd, out->data + start,
+                           out->len - start);
+        if (deps != stack_deps)
+            free(deps);
+    }
+    unlock(r);
     return rc;
 }
 

@@ -403,7 +403,7 @@ static void load_bnames(rd_t *r, ns_route_t *route, ns__route_bname_t ***index, 
                 fail(r, "broker %s id %lld twice", b->name, (long long)id);
             free(addr);
         }
-        ns__route_bname_encode_locked(b);
+        ns__route_bname_encode_locked(route, b);
     }
 }
 

@@ -31,6 +31,7 @@
 #include "ns_health.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
+#include "ns_route_cache.h"
 #include "ns_sd_notify.h"
 #include "ns_traffic_log.h"
 #include "ns_version.h"
@@ -174,6 +175,8 @@ static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
     loop->idle_timer.data = loop;
     uv_timer_start(&loop->idle_timer, on_idle_check, IDLE_CHECK_INTERVAL_MS,
                    IDLE_CHECK_INTERVAL_MS);
+    loop->route_cache =
+        ns_route_cache_new(&server->cfg->route_answer_cache_max_bytes, server->loop_count);
     ns__conn_loop_init(loop);
     return 0;
 }
@@ -585,6 +588,7 @@ int ns_server_run(ns_server_t *server)
                 close(loop->inbox[k].u.fd);
         free(loop->inbox);
         ns__conn_loop_free(loop);
+        ns_route_cache_free(loop->route_cache);
         if (uv_loop_close(&loop->loop) != 0)
             NS_LOG_W("event loop %u closed with open handles", i);
         ns__worker_port_destroy(&loop->port);

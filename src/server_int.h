@@ -124,13 +124,14 @@ struct ns_io_loop {
                              * loop 0's stats timer reads every loop's (on_stats) */
     uv_timer_t drain_timer; /* bounds the graceful drain at shutdown */
     ns_buf_t scratch;       /* handlers' reusable buffer (ns_ctx_t.scratch) */
-    ns_loop_guard_t guard;  /* this loop's part of the output budget */
-    uv_idle_t resume_idle;  /* runs the connections that let others go mid-read */
-    ns_conn_t *resume_head; /* those connections */
-    uint8_t *read_buf;      /* READ_CHUNK bytes every connection without a partial frame reads
-                               into; NULL until the first read */
-    ns_buf_t tls_plain;     /* what TLS connections without a partial frame decrypt into; the
-                               ciphertext is in read_buf meanwhile */
+    struct ns_route_cache *route_cache; /* route answers (ns_ctx_t.route_cache) */
+    ns_loop_guard_t guard;              /* this loop's part of the output budget */
+    uv_idle_t resume_idle;              /* runs the connections that let others go mid-read */
+    ns_conn_t *resume_head;             /* those connections */
+    uint8_t *read_buf;  /* READ_CHUNK bytes every connection without a partial frame reads
+                           into; NULL until the first read */
+    ns_buf_t tls_plain; /* what TLS connections without a partial frame decrypt into; the
+                           ciphertext is in read_buf meanwhile */
 };
 
 /* The connection limits, read from the configuration once at start: 318 persists changes of

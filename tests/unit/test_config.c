@@ -662,6 +662,7 @@ static void test_conf_file_loads_cleanly(void **state)
                          "routeSnapshotPath=",
                          "routeSnapshotIntervalMillis=10000",
                          "routeSnapshotMaxAgeMillis=600000",
+                         "routeAnswerCacheMaxBytes=1048576",
 
                          "tls.server.mode=permissive",
                          "tls.test.mode.enable=true",
@@ -1276,6 +1277,9 @@ static void test_update_refuses_what_is_not_remote(void **state)
         "routeSnapshotIntervalMillis=100\n",
         "routeSnapshotIntervalMillis=86400000\n",
         "routeSnapshotMaxAgeMillis=1000\n",
+        /* the answer cache: neither off nor unbounded from afar */
+        "routeAnswerCacheMaxBytes=0\n",
+        "routeAnswerCacheMaxBytes=1073741825\n",
     };
     ns_log_set_stdout(true);
     for (size_t i = 0; i < NS_ARRAY_SIZE(refused); i++) {
@@ -1319,6 +1323,12 @@ static void test_update_refuses_what_is_not_remote(void **state)
     const char *iv = "routeSnapshotIntervalMillis=2000\n";
     assert_int_equal(ns_config_update(&cfg, iv, strlen(iv), NULL, 0), NS_CONFIG_UPDATE_OK);
     assert_int_equal(NS_CFG_GET(cfg.route_snapshot_interval_ms), 2000);
+    /* and so does the answer cache's bound */
+    assert_int_equal(NS_CFG_GET(cfg.route_answer_cache_max_bytes), 1048576);
+    const char *cb = "routeAnswerCacheMaxBytes=65536\n";
+    assert_int_equal(ns_config_update(&cfg, cb, strlen(cb), NULL, 0), NS_CONFIG_UPDATE_OK);
+    assert_int_equal(NS_CFG_GET(cfg.route_answer_cache_max_bytes), 65536);
+    assert_int_equal(ns_config_set(&cfg, "routeAnswerCacheMaxBytes", "0", true, NULL, 0), 1);
     /* the -c file and --set still take the full range */
     assert_int_equal(ns_config_set(&cfg, "connectionMaxPendingWriteBytes", "0", true, NULL, 0), 1);
     /* metricsExporterType: PROM or DISABLE (any case); RocketMQ's OTLP_GRPC and LOG refused */

@@ -12,6 +12,7 @@
 
 #include "ns_cmd_codec.h"
 #include "ns_proc_fast.h"
+#include "ns_route_cache.h"
 #include "ns_route_req.h"
 #include "proc_test_util.h"
 
@@ -39,6 +40,23 @@ static int setup(void **state)
     return 0;
 }
 
+/* The same, with an answer cache on the context (as the I/O loops have). */
+static int setup_cached(void **state)
+{
+    setup(state);
+    pt_t *t = *state;
+    t->cfg.route_answer_cache_max_bytes = 1 << 20;
+    t->ctx.route_cache = ns_route_cache_new(&t->cfg.route_answer_cache_max_bytes, 1);
+    return 0;
+}
+
+static int teardown_cached(void **state)
+{
+    pt_t *t = *state;
+    ns_route_cache_free(t->ctx.route_cache);
+    return pt_teardown(state);
+}
+
 static ns_frame_t frame_of(uint8_t type, const void *hdr, size_t len)
 {
     return (ns_frame_t){.serialize_type = type, .header = hdr, .header_len = len};
@@ -58,14 +76,24 @@ static void complete_reply(pt_t *t, const ns_frame_t *f, ns_buf_t *out)
 
 static void expect_same(pt_t *t, const ns_frame_t *f)
 {
-    ns_buf_t fast = NS_BUF_INIT, slow = NS_BUF_INIT;
-    ns_buf_append_str(&fast, "prefix"); /* appended, not overwritten */
-    assert_true(ns_proc_route_fast(&t->ctx, f, &fast));
-    complete_reply(t, f, &slow);
-    assert_int_equal(fast.len, slow.len + 6);
-    assert_memory_equal(fast.data + 6, slow.data, slow.len);
-    ns_buf_free(&fast);
-    ns_buf_free(&slow);
+    /* With a cache: the first answer may fill it, the second must come from it. */
+    ns_route_cache_stats_t before = {0}, after = {0};
+    if (t->ctx.route_cache != NULL)
+        ns_route_cache_stats(t->ctx.route_cache, &before);
+    for (int round = 0; round < (t->ctx.route_cache ? 2 : 1); round++) {
+        ns_buf_t fast = NS_BUF_INIT, slow = NS_BUF_INIT;
+        ns_buf_append_str(&fast, "prefix"); /* appended, not overwritten */
+        assert_true(ns_proc_route_fast(&t->ctx, f, &fast));
+        complete_reply(t, f, &slow);
+        assert_int_equal(fast.len, slow.len + 6);
+        assert_memory_equal(fast.data + 6, slow.data, slow.len);
+        ns_buf_free(&fast);
+        ns_buf_free(&slow);
+    }
+    if (t->ctx.route_cache != NULL) {
+        ns_route_cache_stats(t->ctx.route_cache, &after);
+        assert_true(after.hits >= before.hits + 1);
+    }
 }
 
 static void expect_declined(pt_t *t, const ns_frame_t *f)
@@ -221,12 +249,47 @@ static void test_declines_what_it_does_not_handle(void **state)
     expect_same(t, &f);
 }
 
+/* Cached answers follow a registration that changes the route (perm and queue counts of
+ * TopicA, the master on another address), byte for byte. */
+static void test_cached_answers_follow_changes(void **state)
+{
+    pt_t *t = *state;
+    const char *hdr = "{\"code\":105,\"extFields\":{\"topic\":\"TopicA\"},\"version\":479}";
+    ns_frame_t f = frame_of(NS_SERIALIZE_JSON, hdr, strlen(hdr));
+    expect_same(t, &f);
+    static const char BODY_B[] =
+        "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":{"
+        "\"counter\":2,\"stateVersion\":0,\"timestamp\":1700000000001},\"topicConfigTable\":{"
+        "\"TopicA\":{\"perm\":4,\"readQueueNums\":2,\"topicName\":\"TopicA\","
+        "\"writeQueueNums\":2}},\"topicQueueMappingDetailMap\":{},"
+        "\"topicQueueMappingInfoMap\":{}}}";
+    ns_cmd_t req;
+    pt_req(&req, NS_REQ_REGISTER_BROKER, 479, BODY_B, strlen(BODY_B), "brokerAddr",
+           "192.168.0.1:10911", "brokerName", "broker-a", "clusterName", "DefaultCluster",
+           "brokerId", "0", "haServerAddr", "h", NULL);
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 0);
+    expect_same(t, &f);
+    pt_req(&req, NS_REQ_REGISTER_BROKER, 479, BODY_B, strlen(BODY_B), "brokerAddr",
+           "192.168.0.3:10911", "brokerName", "broker-a", "clusterName", "DefaultCluster",
+           "brokerId", "0", "haServerAddr", "h", NULL);
+    pt_run(t, &req);
+    assert_int_equal(t->resp.code, 0);
+    expect_same(t, &f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_json_headers, setup, pt_teardown),
         cmocka_unit_test_setup_teardown(test_binary_headers, setup, pt_teardown),
         cmocka_unit_test_setup_teardown(test_declines_what_it_does_not_handle, setup, pt_teardown),
+        cmocka_unit_test_setup_teardown(test_json_headers, setup_cached, teardown_cached),
+        cmocka_unit_test_setup_teardown(test_binary_headers, setup_cached, teardown_cached),
+        cmocka_unit_test_setup_teardown(test_declines_what_it_does_not_handle, setup_cached,
+                                        teardown_cached),
+        cmocka_unit_test_setup_teardown(test_cached_answers_follow_changes, setup_cached,
+                                        teardown_cached),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,83 @@
+/* Route answer cache: complete GET_ROUTEINFO_BY_TOPIC bodies of one I/O loop, bounded in bytes.
+ *
+ * Threads: a cache belongs to one thread (its I/O loop) and is never shared: no lock, no
+ * atomic. The route table (route_query.c, ns_route_get_topic_route_cached) is its only user: it
+ * looks entries up and fills them under its read lock and decides whether an entry is still
+ * exact by comparing the stamps stored with it (a key stamp and one stamp per dependency) with
+ * the table's current ones. This module only stores, finds and evicts; it never interprets a
+ * key or a dependency (it never dereferences them: a key may name freed memory, its stamp then
+ * differs from any live one).
+ *
+ * Memory: the bytes of all entries (body, dependencies and the entry itself) stay at or under
+ * the bound read from *max_bytes at every put, divided by `share` (the number of caches that
+ * share that bound: one per I/O loop). Filling evicts the least recently used entries until the
+ * new one fits (once the cache is full, only keys asked for twice lately: see
+ * ns_route_cache_put); an answer larger than the bound is not kept. A bound of 0 keeps nothing.
+ *
+ * Errors: none (allocation failure aborts, as everywhere: ns_xmalloc). */
+#ifndef NS_ROUTE_CACHE_H
+#define NS_ROUTE_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ns_route_cache ns_route_cache_t;
+
+/* One thing an answer was built from, with the stamp it had then. */
+typedef struct ns_route_cache_dep {
+    const void *ptr;
+    uint64_t stamp;
+} ns_route_cache_dep_t;
+
+/* A stored answer (read-only to callers; valid until the next put, evict or free). */
+typedef struct ns_route_cache_entry ns_route_cache_entry_t;
+struct ns_route_cache_entry {
+    ns_route_cache_entry_t *hnext; /* hash chain */
+    ns_route_cache_entry_t *prev;  /* LRU list, most recent first */
+    ns_route_cache_entry_t *next;
+    const void *key;
+    uint64_t key_stamp;
+    uint32_t variant; /* what else selects the answer (JSON mode, flags) */
+    uint32_t ndeps;
+    size_t body_len;
+    size_t bytes; /* what this entry counts against the bound */
+    const ns_route_cache_dep_t *deps;
+    const uint8_t *body;
+};
+
+typedef struct ns_route_cache_stats {
+    uint64_t hits;      /* ns_route_cache_hit calls */
+    uint64_t fills;     /* entries stored */
+    uint64_t evictions; /* entries dropped to make room (not replacements) */
+    uint64_t refused;   /* puts not stored by the doorkeeper (ns_route_cache_put) */
+    size_t entries;
+    size_t bytes;
+} ns_route_cache_stats_t;
+
+/* max_bytes: the bound, read at every put (a run-time config value); share >= 1. */
+ns_route_cache_t *ns_route_cache_new(const int64_t *max_bytes, unsigned share);
+void ns_route_cache_free(ns_route_cache_t *c);
+
+/* The entry for (key, variant), or NULL. Does not touch the LRU order (see ns_route_cache_hit). */
+const ns_route_cache_entry_t *ns_route_cache_find(ns_route_cache_t *c, const void *key,
+                                                  uint32_t variant);
+
+/* The caller used e: it becomes the most recently used. */
+void ns_route_cache_hit(ns_route_cache_t *c, const ns_route_cache_entry_t *e);
+
+/* Whether the bound is above 0 now (else callers need not look up or fill). */
+bool ns_route_cache_enabled(const ns_route_cache_t *c);
+
+/* Stores a copy of body and deps for (key, variant), replacing any entry of that key and
+ * variant, evicting the least recently used ones until it fits. When it would have to evict,
+ * a key is stored only at its second put within a while (a doorkeeper: a small table of the
+ * keys refused last; 8 KiB, not counted in the bound), so that uniform reads over many more
+ * topics than fit do not evict and copy on every miss. */
+void ns_route_cache_put(ns_route_cache_t *c, const void *key, uint32_t variant, uint64_t key_stamp,
+                        const ns_route_cache_dep_t *deps, uint32_t ndeps, const uint8_t *body,
+                        size_t body_len);
+
+void ns_route_cache_stats(const ns_route_cache_t *c, ns_route_cache_stats_t *out);
+
+#endif
