@@ -341,7 +341,8 @@ static void test_partial_frames_share_one_budget(void **state)
     hostile_real_body(&body, "known", 60000);
     hostile_register_frame(&frame, 2, "C", "127.0.0.1:40911", "known", 0, &body, true);
     assert_int_equal(rmq_send_raw(broker, frame.data, frame.len), 0);
-    assert_int_equal(rmq_recv(broker, &resp, &holder, 10000), 0);
+    /* what counts is that it is answered: 60 s, as a loaded TSan server decodes slowly */
+    assert_int_equal(rmq_recv(broker, &resp, &holder, 60000), 0);
     assert_int_equal(resp.code, 0);
     ns_cmd_free(&resp);
     for (int i = 0; i < N; i++)
