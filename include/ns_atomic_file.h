@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ns_buf.h"
+
 /* The steps of a write, in order (the numbers are stable: tests name them). */
 typedef enum ns_afile_step {
     NS_AFILE_STEP_NONE = 0,
@@ -50,6 +52,12 @@ const char *ns_afile_step_name(ns_afile_step_t step);
 /* Creates dir and its missing parents (mkdir -p). Returns 0 or -errno (-ENOTDIR when a part
  * is not a directory). */
 int ns_afile_make_dirs(const char *dir);
+
+/* Appends the whole file at path to *out (reading as many times as it takes). Returns 0,
+ * -errno (-ENOENT for a missing file) or NS_ETOOBIG once more than max bytes were read; what
+ * was read stays in *out either way (the caller frees it). The reader every file of the
+ * server's own (config, KV store, route snapshot) is loaded with. */
+int ns_afile_read(const char *path, size_t max, ns_buf_t *out);
 
 /* A malloc'd copy of the directory part of path ("." when there is none, "/" for /x). */
 char *ns_afile_dir_of(const char *path);

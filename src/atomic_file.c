@@ -192,3 +192,34 @@ out:
     free(dir);
     return rc;
 }
+
+int ns_afile_read(const char *path, size_t max, ns_buf_t *out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size <= max)
+        ns_buf_reserve(out, (size_t)st.st_size + 1); /* one read for a file that holds still */
+    size_t start = out->len;
+    int rc = 0;
+    for (;;) {
+        ns_buf_reserve(out, 64 * 1024);
+        ssize_t n = read(fd, out->data + out->len, out->cap - out->len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+            break;
+        }
+        if (n == 0)
+            break;
+        out->len += (size_t)n;
+        if (out->len - start > max) {
+            rc = NS_ETOOBIG;
+            break;
+        }
+    }
+    close(fd);
+    return rc;
+}

@@ -1033,34 +1033,11 @@ static void pair_list_free(pair_list_t *l)
     l->n = 0;
 }
 
-static int read_file(const char *path, ns_buf_t *out)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = 0;
-    for (;;) {
-        ns_buf_reserve(out, 65536);
-        ssize_t n = read(fd, out->data + out->len, out->cap - out->len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -errno;
-            break;
-        }
-        if (n == 0)
-            break;
-        out->len += (size_t)n;
-    }
-    close(fd);
-    return rc;
-}
-
 int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen)
 {
     ns_buf_t text = NS_BUF_INIT;
     pair_list_t pairs = {NULL, 0};
-    int rc = read_file(path, &text);
+    int rc = ns_afile_read(path, SIZE_MAX, &text);
     if (rc < 0) {
         ns_set_err(err, errlen, "%s: %s", path, strerror(-rc));
         goto out;
@@ -1127,7 +1104,7 @@ int ns_config_load_tls_file(ns_config_t *cfg, bool live, char *err, size_t errle
     if (path == NULL || path[0] == '\0' || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
         access(path, R_OK) != 0)
         goto out;
-    rc = read_file(path, &text);
+    rc = ns_afile_read(path, SIZE_MAX, &text);
     if (rc < 0) {
         ns_set_err(err, errlen, "%s: %s", path, strerror(-rc));
         goto out;
@@ -1361,7 +1338,7 @@ static int persist_locked(ns_config_t *cfg)
     if (path == NULL || path[0] == '\0')
         return -ENOENT;
     ns_buf_t body = NS_BUF_INIT, prev = NS_BUF_INIT;
-    int rc = read_file(path, &prev);
+    int rc = ns_afile_read(path, SIZE_MAX, &prev);
     if (rc == 0) {
         size_t blen = strlen(path) + 5;
         char *bak = ns_xmalloc(blen);

@@ -125,29 +125,8 @@ static int write_all(int fd, const uint8_t *data, size_t len)
  * (-ENOENT for a missing file) or NS_ETOOBIG. */
 static int read_file(const char *path, char **data, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
     ns_buf_t buf = NS_BUF_INIT;
-    int rc = 0;
-    for (;;) {
-        ns_buf_reserve(&buf, 64 * 1024);
-        ssize_t n = read(fd, buf.data + buf.len, buf.cap - buf.len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -errno;
-            break;
-        }
-        if (n == 0)
-            break;
-        buf.len += (size_t)n;
-        if (buf.len > NS_KV_MAX_FILE) {
-            rc = NS_ETOOBIG;
-            break;
-        }
-    }
-    close(fd);
+    int rc = ns_afile_read(path, NS_KV_MAX_FILE, &buf);
     if (rc != 0) {
         ns_buf_free(&buf);
         return rc;

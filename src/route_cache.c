@@ -2,6 +2,7 @@
  * a least-recently-used list, a byte count against a run-time bound. One thread only. */
 #include "ns_route_cache.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,9 +113,24 @@ static void entry_remove(ns_route_cache_t *c, ns_route_cache_entry_t *e)
         pp = &(*pp)->hnext;
     *pp = e->hnext;
     lru_unlink(c, e);
+    /* What lru_unlink guarantees; said for the static analyzer, which cannot see that an
+     * entry of the list is never its own neighbour. */
+    assert(c->lru_head != e && c->lru_tail != e);
     c->stats.entries--;
     c->stats.bytes -= e->bytes;
     free(e);
+}
+
+/* Evicts least recently used entries until the cache holds at most limit bytes. */
+static void evict_down_to(ns_route_cache_t *c, size_t limit)
+{
+    while (c->stats.bytes > limit) {
+        ns_route_cache_entry_t *victim = c->lru_tail;
+        if (victim == NULL)
+            break;
+        entry_remove(c, victim);
+        c->stats.evictions++;
+    }
 }
 
 /* Doubles the buckets (at least 64) and rehashes every entry. */
@@ -143,10 +159,7 @@ void ns_route_cache_put(ns_route_cache_t *c, const void *key, uint32_t variant, 
     size_t bytes = sizeof(ns_route_cache_entry_t) + (size_t)ndeps * sizeof(*deps) + body_len;
     if (bytes > bound) {
         /* Not kept; a bound lowered at run time also empties what no longer fits. */
-        while (c->lru_tail != NULL && c->stats.bytes > bound) {
-            entry_remove(c, c->lru_tail);
-            c->stats.evictions++;
-        }
+        evict_down_to(c, bound);
         return;
     }
     if (c->stats.bytes + bytes > bound) {
@@ -163,10 +176,7 @@ void ns_route_cache_put(ns_route_cache_t *c, const void *key, uint32_t variant, 
         }
         *g = 0;
     }
-    while (c->lru_tail != NULL && c->stats.bytes + bytes > bound) {
-        entry_remove(c, c->lru_tail);
-        c->stats.evictions++;
-    }
+    evict_down_to(c, bound > bytes ? bound - bytes : 0);
     if (c->stats.entries + 1 > c->nbuckets)
         grow_buckets(c);
     ns_route_cache_entry_t *e = ns_xmalloc(bytes);

@@ -53,37 +53,6 @@ char *ns_snapshot_path(const ns_config_t *cfg)
     return p;
 }
 
-/* Reads the whole file. Returns 0, -errno or NS_ETOOBIG. */
-static int read_whole(const char *path, ns_buf_t *out)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = 0;
-    struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size <= MAX_SNAPSHOT_BYTES)
-        ns_buf_reserve(out, (size_t)st.st_size + 1);
-    for (;;) {
-        ns_buf_reserve(out, 1 << 20);
-        ssize_t n = read(fd, out->data + out->len, out->cap - out->len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -errno;
-            break;
-        }
-        if (n == 0)
-            break;
-        out->len += (size_t)n;
-        if (out->len > MAX_SNAPSHOT_BYTES) {
-            rc = NS_ETOOBIG;
-            break;
-        }
-    }
-    close(fd);
-    return rc;
-}
-
 static void format_wall(int64_t ms, char *out, size_t len)
 {
     time_t t = (time_t)(ms / 1000);
@@ -100,7 +69,7 @@ bool ns_snapshot_restore(const ns_config_t *cfg, ns_route_t *route, uint64_t now
     char *path = ns_snapshot_path(cfg);
     ns_buf_t data = NS_BUF_INIT;
     bool loaded = false;
-    int rc = read_whole(path, &data);
+    int rc = ns_afile_read(path, MAX_SNAPSHOT_BYTES, &data);
     if (rc == -ENOENT) {
         ns_log(NS_LOG_INFO, "route snapshot %s: none, the route table starts empty", path);
         goto out;
