@@ -155,6 +155,37 @@ static void test_dir_of(void **state)
     assert_int_equal(ns_afile_make_dirs(sub), -ENOTDIR);
 }
 
+/* ns_afile_read appends the whole file (larger than one read), refuses past max and says
+ * which errno a missing file gave. */
+static void test_read_whole_file(void **state)
+{
+    (void)state;
+    char path[160];
+    snprintf(path, sizeof(path), "%s/big", dir);
+    ns_buf_t out = NS_BUF_INIT;
+    assert_int_equal(ns_afile_read(path, 1000, &out), -ENOENT);
+    assert_int_equal(out.len, 0);
+    enum { SIZE = 200000 }; /* more than one 64 KiB read */
+    char *data = malloc(SIZE);
+    for (size_t i = 0; i < SIZE; i++)
+        data[i] = (char)('a' + i % 26);
+    assert_int_equal(ns_afile_write(path, data, SIZE, NULL, NULL, NULL), 0);
+    ns_buf_append(&out, "head", 4); /* appended after what the buffer holds */
+    assert_int_equal(ns_afile_read(path, SIZE, &out), 0);
+    assert_int_equal(out.len, 4 + SIZE);
+    assert_memory_equal(out.data, "head", 4);
+    assert_memory_equal(out.data + 4, data, SIZE);
+    ns_buf_free(&out);
+    assert_int_equal(ns_afile_read(path, SIZE - 1, &out), NS_ETOOBIG);
+    ns_buf_free(&out);
+    snprintf(path, sizeof(path), "%s/empty", dir);
+    assert_int_equal(ns_afile_write(path, "", 0, NULL, NULL, NULL), 0);
+    assert_int_equal(ns_afile_read(path, 0, &out), 0);
+    assert_int_equal(out.len, 0);
+    ns_buf_free(&out);
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -162,6 +193,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_every_step_keeps_old_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_before_rename_hook, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dir_of, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_whole_file, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
