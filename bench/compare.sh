@@ -95,7 +95,8 @@ work=$(mktemp -d /tmp/nsbench-srv.XXXXXX)
 declare -A pids=() ports=() warmed=()
 run_id=0
 
-log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+# shellcheck source=bench/lib.sh
+source "$here/bench/lib.sh"
 
 stop_pid() {
   local pid=$1
@@ -123,29 +124,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# free_port: a loopback port nobody listens on (below the ephemeral range, 32768+ here).
-free_port() {
-  local p
-  for _ in $(seq 1 50); do
-    p=$((10000 + RANDOM % 20000))
-    if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
-      echo "$p"
-      return
-    fi
-  done
-  echo "no free port" >&2
-  exit 1
-}
 
-java_classpath() {
-  local cp=$here/build/java-namesrv.classpath
-  if [[ ! -s $cp ]]; then
-    log "resolving the Java NameServer with Maven (bench/java/pom.xml)"
-    mvn -q -B -f "$here/bench/java/pom.xml" dependency:build-classpath \
-      -Dmdep.outputFile="$cp" >"$out/mvn.log" 2>&1 || { cat "$out/mvn.log" >&2; exit 1; }
-  fi
-  cat "$cp"
-}
 
 java_version() {
   sed -n 's:.*<rocketmq.version>\(.*\)</rocketmq.version>.*:\1:p' "$here/bench/java/pom.xml"
@@ -316,47 +295,11 @@ run_load() {
 # (calls of ns_proc_dispatch and of the fast path ns_proc_route_fast: every request of this load
 # takes one or the other).
 callgrind_route() {
-  local label=$1 dir port pid
+  local label=$1 total calls per
   shift
-  dir=$work/cg-$label
-  mkdir -p "$dir"
-  port=$(free_port)
-  ROCKETMQ_HOME=$dir valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$dir/cg.out" \
-    "$mqnamesrv" --set listenPort="$port" --set bindAddress=127.0.0.1 --set "kvConfigPath=$dir/kv.json" \
-    --set "configStorePath=$dir/ns.properties" --set logPath= --set ioThreads=1 \
-    "${c_sets[@]+"${c_sets[@]}"}" >"$dir/server.out" 2>&1 &
-  pid=$!
-  "$nsbench" -w ready -a "127.0.0.1:$port" --timeout-ms 120000 --label cg >/dev/null
-  "$nsbench" -w route -a "127.0.0.1:$port" -T 20000 -B 200 -W 4 -c 16 -p 4 -d 14 --warmup 3 \
-    "$@" >"$dir/bench.out" 2>&1 &
-  local bp=$!
-  for _ in $(seq 1 600); do
-    grep -q '^SETUP' "$dir/bench.out" && break
-    sleep 0.2
-  done
-  sleep 1
-  callgrind_control -i on "$pid" >/dev/null 2>&1
-  sleep 8
-  callgrind_control -i off "$pid" >/dev/null 2>&1
-  callgrind_control -d "$pid" >/dev/null 2>&1
-  wait "$bp" || true
-  kill -TERM "$pid"
-  wait "$pid" || true
-  local f total calls per
-  f=$out/callgrind.$label.out
-  cp "$(ls "$dir"/cg.out.* | head -1)" "$f"
-  # (From another directory: where the sources are found, callgrind_annotate drops the callers
-  # of functions it annotates.)
-  total=$(cd / && callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
-  calls=$(cd / && callgrind_annotate --tree=caller "$f" 2>/dev/null | awk '
-    /^ *[0-9,]+ .*< .*\(([0-9,]+)x\)/ { l[++n] = $0 }
-    /\* .*:(ns_proc_dispatch|ns_proc_route_fast) / {
-      f = ($0 ~ /ns_proc_dispatch/) ? "d" : "f"
-      if (!(f in done)) for (i = 1; i <= n; i++) { m = l[i]; sub(/.*\(/, "", m); sub(/x\).*/, "", m); gsub(",", "", m); s += m }
-      done[f] = 1 }
-    /^ *$/ { n = 0 }
-    END { print s + 0 }')
-  per=$(awk -v t="$total" -v c="$calls" 'BEGIN {if (c > 0) printf "%d", t / c; else print "-"}')
+  local cg_server_args=("${c_sets[@]+"${c_sets[@]}"}")
+  read -r total calls per < <(callgrind_route_cost "$work/cg-$label" "$out/callgrind.$label.out" \
+    "$mqnamesrv" "$@")
   echo -e "c\tcallgrind-$label\tinstructions.per_route\t$per" >>"$results"
   log "callgrind $label: $total instructions / $calls route requests = $per per request"
 }

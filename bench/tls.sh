@@ -62,30 +62,11 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+# shellcheck source=bench/lib.sh
+source "$here/bench/lib.sh"
+bench_track_pid() { pids+=("$1"); }
 
-free_port() {
-  local p
-  for _ in $(seq 1 50); do
-    p=$((10000 + RANDOM % 20000))
-    if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
-      echo "$p"
-      return
-    fi
-  done
-  echo "no free port" >&2
-  exit 1
-}
 
-java_classpath() {
-  local cp=$here/build/java-namesrv.classpath
-  if [[ ! -s $cp ]]; then
-    log "resolving the Java NameServer with Maven (bench/java/pom.xml)"
-    mvn -q -B -f "$here/bench/java/pom.xml" dependency:build-classpath \
-      -Dmdep.outputFile="$cp" >"$out/mvn.log" 2>&1 || { cat "$out/mvn.log" >&2; exit 1; }
-  fi
-  cat "$cp"
-}
 
 # start <name> <java|BIN> [plain]: a server on a free port in its default (TLS permissive,
 # test-mode) configuration, ready for TLS clients unless `plain` (a build without TLS); sets PORT
@@ -232,49 +213,12 @@ done
 # callgrind_route <binary> <label> [nsbench options]: the docs/performance.md method (w4 shape,
 # 16 x 4, instrumentation only while the load runs).
 callgrind_route() {
-  local bin=$1 label=$2 dir port pid
+  local bin=$1 label=$2 total calls per
   shift 2
-  dir=$work/cg-$label
-  mkdir -p "$dir"
-  port=$(free_port)
-  # shellcheck disable=SC2046 # tls_args: zero or two words
-  ROCKETMQ_HOME=$dir valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$dir/cg.out" \
-    "$bin" --set listenPort="$port" --set bindAddress=127.0.0.1 --set "kvConfigPath=$dir/kv.json" \
-    --set "configStorePath=$dir/ns.properties" --set logPath= --set ioThreads=1 \
-    $(tls_args "$bin") >"$dir/server.out" 2>&1 &
-  pid=$!
-  pids+=("$pid")
-  "$nsbench" -w ready -a "127.0.0.1:$port" --timeout-ms 120000 --label cg >/dev/null
-  "$nsbench" -w route -a "127.0.0.1:$port" -T 20000 -B 200 -W 4 -c 16 -p 4 -d 14 --warmup 3 \
-    "$@" >"$dir/bench.out" 2>&1 &
-  local bp=$!
-  for _ in $(seq 1 600); do
-    grep -q '^SETUP' "$dir/bench.out" && break
-    sleep 0.2
-  done
-  sleep 1
-  callgrind_control -i on "$pid" >/dev/null 2>&1
-  sleep 8
-  callgrind_control -i off "$pid" >/dev/null 2>&1
-  callgrind_control -d "$pid" >/dev/null 2>&1
-  wait "$bp" || true
-  kill -TERM "$pid"
-  wait "$pid" || true
-  local f total calls
-  f=$out/callgrind.$label.out
-  cp "$(ls "$dir"/cg.out.* | head -1)" "$f"
-  # (From another directory: where the sources are found, callgrind_annotate drops the callers
-  # of functions it annotates.)
-  total=$(cd / && callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
-  # The requests served: the calls of ns_proc_dispatch (summed over its callers).
-  calls=$(cd / && callgrind_annotate --tree=caller "$f" 2>/dev/null | awk '
-    /^ *[0-9,]+ .*< .*\(([0-9,]+)x\)/ { l[++n] = $0 }
-    /\* .*:ns_proc_dispatch / && !done {
-      for (i = 1; i <= n; i++) { m = l[i]; sub(/.*\(/, "", m); sub(/x\).*/, "", m); gsub(",", "", m); s += m }
-      print s; done = 1 }
-    /^ *$/ { n = 0 }')
-  local per
-  per=$(awk -v t="$total" -v c="$calls" 'BEGIN {if (c > 0) printf "%d", t / c; else print "-"}')
+  local cg_server_args
+  mapfile -t cg_server_args < <(tls_args "$bin")
+  read -r total calls per < <(callgrind_route_cost "$work/cg-$label" "$out/callgrind.$label.out" \
+    "$bin" "$@")
   printf '%s\tinstructions\tper_route\t%s\n' "$label" "$per" >>"$results"
   log "$label: $total instructions / $calls route requests = $per per request"
 }
