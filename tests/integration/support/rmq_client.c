@@ -249,8 +249,10 @@ int rmq_send(int fd, const ns_cmd_t *cmd)
 }
 
 /* Reads exactly n more bytes into holder, waiting at most until deadline. */
-static int read_n(int fd, ns_buf_t *holder, size_t n, int timeout_ms)
+/* rmq_read_n_fn over the socket *(int *)src. */
+static int read_n_fd(void *src, ns_buf_t *holder, size_t n, int timeout_ms)
 {
+    int fd = *(const int *)src;
     ns_buf_reserve(holder, n);
     while (n > 0) {
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -274,23 +276,28 @@ static int read_n(int fd, ns_buf_t *holder, size_t n, int timeout_ms)
     return 0;
 }
 
-int rmq_recv(int fd, ns_cmd_t *out, ns_buf_t *holder, int timeout_ms)
+int rmq_recv_from(rmq_read_n_fn *read_exact, void *src, ns_cmd_t *out, ns_buf_t *holder,
+                  int timeout_ms)
 {
     holder->len = 0;
-    int rc = read_n(fd, holder, 4, timeout_ms);
+    int rc = read_exact(src, holder, 4, timeout_ms);
     if (rc != 0)
         return rc;
-    uint32_t total = ((uint32_t)holder->data[0] << 24) | ((uint32_t)holder->data[1] << 16) |
-                     ((uint32_t)holder->data[2] << 8) | holder->data[3];
+    uint32_t total = ns_read_be32(holder->data);
     if (total < 4 || total > NS_FRAME_DEFAULT_MAX)
         return -1;
-    rc = read_n(fd, holder, total, timeout_ms);
+    rc = read_exact(src, holder, total, timeout_ms);
     if (rc != 0)
         return rc;
     ns_frame_t frame;
     if (ns_frame_decode(holder->data, holder->len, NS_FRAME_DEFAULT_MAX, &frame) != NS_FRAME_OK)
         return -1;
     return ns_cmd_decode(&frame, out) == 0 ? 0 : -1;
+}
+
+int rmq_recv(int fd, ns_cmd_t *out, ns_buf_t *holder, int timeout_ms)
+{
+    return rmq_recv_from(read_n_fd, &fd, out, holder, timeout_ms);
 }
 
 bool rmq_wait_closed(int fd, int timeout_ms)

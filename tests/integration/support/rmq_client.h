@@ -55,6 +55,14 @@ int rmq_send(int fd, const ns_cmd_t *cmd);
  * by the caller with ns_buf_free). Returns 0, -1 on EOF/reset/bad frame, -2 on timeout. */
 int rmq_recv(int fd, ns_cmd_t *out, ns_buf_t *holder, int timeout_ms);
 
+/* Appends exactly n bytes read from src to holder (waiting at most timeout_ms between reads).
+ * Returns 0, -2 on timeout or -1 on EOF or error, as rmq_recv. */
+typedef int rmq_read_n_fn(void *src, ns_buf_t *holder, size_t n, int timeout_ms);
+
+/* rmq_recv over any transport: one frame read through read_exact(src, ...) and decoded. */
+int rmq_recv_from(rmq_read_n_fn *read_exact, void *src, ns_cmd_t *out, ns_buf_t *holder,
+                  int timeout_ms);
+
 /* True when the peer closed the connection within timeout_ms (reads and drops data). */
 bool rmq_wait_closed(int fd, int timeout_ms);
 

@@ -118,8 +118,10 @@ int rmq_tls_send(rmq_tls_t *t, const void *data, size_t len)
 }
 
 /* Reads exactly n more bytes into holder within timeout_ms per wait. */
-static int read_n(rmq_tls_t *t, ns_buf_t *holder, size_t n, int timeout_ms)
+/* rmq_read_n_fn over the session src. */
+static int read_n_tls(void *src, ns_buf_t *holder, size_t n, int timeout_ms)
 {
+    rmq_tls_t *t = src;
     ns_buf_reserve(holder, n);
     while (n > 0) {
         if (SSL_pending(t->ssl) == 0) {
@@ -148,21 +150,7 @@ static int read_n(rmq_tls_t *t, ns_buf_t *holder, size_t n, int timeout_ms)
 
 int rmq_tls_recv(rmq_tls_t *t, ns_cmd_t *out, ns_buf_t *holder, int timeout_ms)
 {
-    holder->len = 0;
-    int rc = read_n(t, holder, 4, timeout_ms);
-    if (rc != 0)
-        return rc;
-    uint32_t total = ((uint32_t)holder->data[0] << 24) | ((uint32_t)holder->data[1] << 16) |
-                     ((uint32_t)holder->data[2] << 8) | holder->data[3];
-    if (total < 4 || total > NS_FRAME_DEFAULT_MAX)
-        return -1;
-    rc = read_n(t, holder, total, timeout_ms);
-    if (rc != 0)
-        return rc;
-    ns_frame_t frame;
-    if (ns_frame_decode(holder->data, holder->len, NS_FRAME_DEFAULT_MAX, &frame) != NS_FRAME_OK)
-        return -1;
-    return ns_cmd_decode(&frame, out) == 0 ? 0 : -1;
+    return rmq_recv_from(read_n_tls, t, out, holder, timeout_ms);
 }
 
 int rmq_tls_call(rmq_tls_t *t, const ns_cmd_t *req, ns_cmd_t *resp, ns_buf_t *holder)
