@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2154 # lib.sh's it_start_* set <name>_port, <name>_dir with printf -v
+# Interop with the Rust remoting client, rocketmq-client-rust (crates.io, the client of the
+# rocketmq-rust project; pinned in tests/interop/rust/Cargo.lock). Its producer finds its
+# broker only through the NameServer, sends N messages with distinct bodies to a new topic
+# (created by the broker on the first send, through the route of TBW102), fetches the topic's
+# route, and a push consumer of a new group receives all of them.
+#
+# The same program runs against mqnamesrv and against the Java NameServer 5.5.0, with one real
+# 5.5.0 broker registered with both; what the client saw (the route it parsed, normalized for
+# the broker's port and the topic name, and the send and receive results) must be the same.
+# Each NameServer is reached through tests/interop/rust/wire_tap.py, which writes down every
+# request the client sends it (code, language, version, header encoding): the client must send
+# the same requests to both, and what it sends is printed.
+#
+# Build: cargo build --locked into build/interop/cache/rust-<hash of Cargo.lock>/ (crates in
+# cargo's own cache, ~/.cargo/registry). A cold build compiles about 360 crates (minutes, see
+# docs/interop.md); a warm one only checks them.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/interop/lib.sh
+source "$here/lib.sh"
+
+it_require cargo rustc java mvn python3
+it_init rust
+
+N=${IT_RUST_N:-20}
+CLUSTER=ItCluster
+BROKER=b1
+
+# --- build ------------------------------------------------------------------------------------
+build_rust() {
+    local key dir start=$SECONDS
+    key=$(sha1sum "$here/rust/Cargo.lock" | cut -c1-12)
+    dir=$IT_CACHE/rust-$key
+    mkdir -p "$dir"
+    it_log "building the Rust client program (rocketmq-client-rust $(awk '/^name = "rocketmq-client-rust"/ {getline; print $3}' "$here/rust/Cargo.lock" | tr -d '"'), target dir $dir)"
+    if ! CARGO_TARGET_DIR=$dir nice -n 10 cargo build --locked --quiet \
+        --manifest-path "$here/rust/Cargo.toml" >"$IT_WORK/cargo-build.log" 2>&1; then
+        tail -60 "$IT_WORK/cargo-build.log" >&2
+        echo "interop: building the Rust client failed" >&2
+        return 1
+    fi
+    RUST_CLIENT=$dir/debug/rustclient
+    it_log "Rust client program ready in $((SECONDS - start)) s"
+}
+
+build_rust
+
+# --- servers ----------------------------------------------------------------------------------
+# The broker boots while the Java NameServer does (the Java NameServer's port is chosen first);
+# a first registration that finds it not yet listening is repeated after 10 s.
+it_start_mqnamesrv ns1
+JNS_PORT=$(it_free_port 1)
+it_launch_broker "$BROKER" 5.x "127.0.0.1:$ns1_port;127.0.0.1:$JNS_PORT" registerNameServerPeriod=10000
+# (the last listenPort line of its -c file wins over the one it_start_java_namesrv picked)
+it_start_java_namesrv jns 5.x "listenPort=$JNS_PORT"
+jns_port=$JNS_PORT
+it_log "Java NameServer jns listens on 127.0.0.1:$jns_port"
+it_await_broker "$BROKER"
+BROKER_ADDR=127.0.0.1:$b1_port
+
+# route_ready <port> <topic> <broker>: the NameServer on <port> answers GET_ROUTEINFO_BY_TOPIC
+# for <topic> with a route naming <broker>.
+route_ready() {
+    python3 - "$@" <<'EOF'
+import json, socket, struct, sys
+port, topic, broker = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+h = json.dumps({"code": 105, "flag": 0, "language": "JAVA", "opaque": 1, "version": 479,
+                "serializeTypeCurrentRPC": "JSON", "extFields": {"topic": topic}}).encode()
+s = socket.create_connection(("127.0.0.1", port), timeout=5)
+s.sendall(struct.pack(">II", 4 + len(h), len(h)) + h)
+buf = b""
+while len(buf) < 4 or len(buf) < 4 + struct.unpack(">I", buf[:4])[0]:
+    chunk = s.recv(65536)
+    if not chunk:
+        sys.exit(1)
+    buf += chunk
+hlen = struct.unpack(">I", buf[4:8])[0] & 0xFFFFFF
+head = json.loads(buf[8:8 + hlen])
+sys.exit(0 if head["code"] == 0 and ('"brokerName":"%s"' % broker) in buf[8 + hlen:].decode() else 1)
+EOF
+}
+# "boot success" comes before the first registration; a producer started in between finds no
+# route for TBW102.
+it_check "$BROKER registered with mqnamesrv (TBW102 route)" it_wait 60 route_ready "$ns1_port" TBW102 "$BROKER"
+it_check "$BROKER registered with the Java NameServer (TBW102 route)" it_wait 60 route_ready "$jns_port" TBW102 "$BROKER"
+
+# --- the client, against each NameServer through its wire tap ---------------------------------
+run_against() {
+    local label=$1 ns_port=$2 tap_port
+    tap_port=$(it_free_port 1)
+    python3 "$here/rust/wire_tap.py" "$tap_port" "$ns_port" "$IT_WORK/$label.wire" &
+    IT_PIDS+=("$!")
+    it_wait 10 python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $tap_port), timeout=1)" ||
+        { it_record fail "$label: wire tap listening"; return; }
+    : >"$IT_WORK/$label.wire" # the probe's empty connection logs nothing, but start clean
+    run_client "$label" 5 env RUSTCLIENT_TIMEOUT=60 "$RUST_CLIENT" "127.0.0.1:$tap_port" \
+        "RustTopic_${label}_$$_$RANDOM" "$N" "$BROKER" "$BROKER_ADDR" "$CLUSTER"
+}
+run_against rust-mqnamesrv "$ns1_port"
+run_against rust-java "$jns_port"
+
+# --- what the client saw: the same from both --------------------------------------------------
+for what in route sends publishQueues consumed; do
+    c=$(sed -n "s/^SEEN $what //p" "$IT_WORK/rust-mqnamesrv.out")
+    j=$(sed -n "s/^SEEN $what //p" "$IT_WORK/rust-java.out")
+    if [[ -n $c && $c == "$j" ]]; then
+        it_record pass "the Rust client saw the same $what from mqnamesrv and from Java: $c"
+    else
+        it_record fail "the Rust client saw the same $what from mqnamesrv and from Java"
+        printf 'mqnamesrv: %s\njava:      %s\n' "${c:-<none>}" "${j:-<none>}" >&2
+    fi
+done
+
+# --- what the client sent ---------------------------------------------------------------------
+# requests <label>: one line per distinct request shape (code, language, version, encoding).
+requests() {
+    python3 - "$IT_WORK/$1.wire" <<'EOF'
+import json, sys
+seen = {}
+for line in open(sys.argv[1], encoding="utf-8"):
+    r = json.loads(line)
+    if "reply" in r:
+        continue
+    key = "error %s" % r["error"] if "error" in r else \
+        "code=%s language=%s version=%s %s" % (r["code"], r["language"], r["version"], r["serialize"])
+    seen[key] = seen.get(key, 0) + 1
+for key in sorted(seen):
+    print(key)
+EOF
+}
+c=$(requests rust-mqnamesrv)
+j=$(requests rust-java)
+it_log "the Rust client's requests to mqnamesrv (code, language, version, header encoding):"
+printf '    %s\n' "$c" >&2
+all_decoded() { [[ -n $1 ]] && ! grep -q '^error' <<<"$1"; }
+it_check "the Rust client sent requests to mqnamesrv, all decodable, in JSON or ROCKETMQ encoding" \
+    all_decoded "$c"
+it_check_contains "the Rust client asked mqnamesrv for a route (GET_ROUTEINFO_BY_TOPIC, 105)" "$c" "code=105 "
+if [[ $c == "$j" ]]; then
+    it_record pass "the Rust client sent the same kinds of requests to mqnamesrv and to Java"
+else
+    it_record fail "the Rust client sent the same kinds of requests to mqnamesrv and to Java"
+    diff <(printf '%s\n' "$c") <(printf '%s\n' "$j") >&2 || true
+fi
+
+# --- server health ----------------------------------------------------------------------------
+bad=$(grep -E 'closing connection .*(first bytes|TLS)| ERROR ' "$ns1_dir/namesrv.log" || true)
+it_check "mqnamesrv logged no protocol error or ERROR line" test -z "$bad"
+[[ -z $bad ]] || printf '%s\n' "$bad" | head -20 >&2
+it_stop_mqnamesrv ns1
+
+it_finish
