@@ -8,8 +8,8 @@ Listens on 127.0.0.1:<listen-port>, connects each accepted connection to
 127.0.0.1:<upstream-port> and copies bytes both ways. Every complete frame from the client is
 decoded and appended to <log-file> as one JSON line: {"code", "language", "version", "flag",
 "serialize", "ext": [field names]}; an undecodable frame is logged as {"error": ...} (and the
-bytes still go through). Frames from the server are logged as {"reply": code} lines. Runs
-until killed."""
+bytes still go through). A reply from the server is logged as {"reply": its code, "to": the
+code of the request with the same opaque}. Runs until killed."""
 import json
 import socket
 import struct
@@ -29,12 +29,12 @@ def decode(frame):
     if kind == 0:
         h = json.loads(header)
         return {"code": h.get("code"), "language": h.get("language"), "version": h.get("version"),
-                "flag": h.get("flag"), "serialize": "JSON",
+                "flag": h.get("flag"), "opaque": h.get("opaque"), "serialize": "JSON",
                 "ext": sorted((h.get("extFields") or {}).keys())}
     if kind == 1:
         # ROCKETMQ binary header: code(2) language(1) version(2) opaque(4) flag(4)
         # remark(len 4 + bytes) extFields(len 4 + (klen 2, key, vlen 4, value)*)
-        code, lang, version, _opaque, flag = struct.unpack(">hbhii", header[:13])
+        code, lang, version, opaque, flag = struct.unpack(">hbhii", header[:13])
         pos = 13
         rlen = struct.unpack(">i", header[pos:pos + 4])[0]
         pos += 4 + max(rlen, 0)
@@ -49,7 +49,7 @@ def decode(frame):
             pos += 4 + vlen
         name = LANGUAGES[lang] if 0 <= lang < len(LANGUAGES) else lang
         return {"code": code, "language": name, "version": version, "flag": flag,
-                "serialize": "ROCKETMQ", "ext": sorted(keys)}
+                "opaque": opaque, "serialize": "ROCKETMQ", "ext": sorted(keys)}
     return {"error": "serialize type %d" % kind}
 
 
@@ -58,14 +58,15 @@ def log(path, record):
         f.write(json.dumps(record, sort_keys=True) + "\n")
 
 
-def pump(src, dst, path, from_client):
+def pump(src, dst, path, from_client, pending):
+    """Copies src to dst; pending maps a request's opaque to its code (one map per connection,
+    shared by its two directions)."""
     buf = bytearray()
     try:
         while True:
             data = src.recv(65536)
             if not data:
                 break
-            dst.sendall(data)
             buf += data
             while len(buf) >= 4:
                 total = struct.unpack(">I", buf[:4])[0]
@@ -77,10 +78,14 @@ def pump(src, dst, path, from_client):
                     record = decode(frame)
                 except (ValueError, struct.error, UnicodeDecodeError) as e:
                     record = {"error": str(e)}
+                opaque = record.pop("opaque", None)
                 if from_client:
+                    pending[opaque] = record.get("code")
                     log(path, record)
                 elif "code" in record:
-                    log(path, {"reply": record["code"]})
+                    log(path, {"reply": record["code"], "to": pending.pop(opaque, None)})
+            # Forwarded after the requests in it are noted, so that a reply finds its request.
+            dst.sendall(data)
     except OSError:
         pass
     finally:
@@ -104,8 +109,9 @@ def main():
         except OSError:
             client.close()
             continue
-        threading.Thread(target=pump, args=(client, upstream, path, True), daemon=True).start()
-        threading.Thread(target=pump, args=(upstream, client, path, False), daemon=True).start()
+        pending = {}
+        threading.Thread(target=pump, args=(client, upstream, path, True, pending), daemon=True).start()
+        threading.Thread(target=pump, args=(upstream, client, path, False, pending), daemon=True).start()
 
 
 if __name__ == "__main__":
