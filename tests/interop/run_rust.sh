@@ -13,9 +13,9 @@
 # request the client sends it (code, language, version, header encoding): the client must send
 # the same requests to both, and what it sends is printed.
 #
-# Build: cargo build --locked into build/interop/cache/rust-<hash of Cargo.lock>/ (crates in
-# cargo's own cache, ~/.cargo/registry). A cold build compiles about 360 crates (minutes, see
-# docs/interop.md); a warm one only checks them.
+# Build: cargo build --locked into ~/.cargo/mqnamesrv-interop/target-<hash of Cargo.lock>/
+# (crates in cargo's own cache, ~/.cargo/registry). A cold build compiles about 360 crates
+# (minutes, see docs/interop.md); a warm one only checks them.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/interop/lib.sh
@@ -39,13 +39,24 @@ CLUSTER=ItCluster
 BROKER=b1
 
 # --- build ------------------------------------------------------------------------------------
+# The target directory lives in cargo's own home, not in build/: CI runs in a fresh clone, and a
+# cold build of the client's ~360 crates takes minutes. It is keyed by the hash of Cargo.lock
+# (a new pin builds afresh); target directories unused for 14 days are removed. Cargo locks the
+# directory, so two worktrees running this suite at once take turns.
 build_rust() {
-    local key dir start=$SECONDS
+    local key root dir old start=$SECONDS
     key=$(sha1sum "$here/rust/Cargo.lock" | cut -c1-12)
-    dir=$IT_CACHE/rust-$key
+    root=${IT_RUST_TARGET_ROOT:-${CARGO_HOME:-$HOME/.cargo}/mqnamesrv-interop}
+    dir=$root/target-$key
     mkdir -p "$dir"
+    touch "$dir/.last-used"
+    for old in "$root"/target-*; do
+        [[ $old != "$dir" && -z $(find "$old/.last-used" -mtime -14 2>/dev/null) ]] || continue
+        it_log "removing the Rust target directory $old (unused for 14 days)"
+        rm -rf "$old"
+    done
     it_log "building the Rust client program (rocketmq-client-rust $(awk '/^name = "rocketmq-client-rust"/ {getline; print $3}' "$here/rust/Cargo.lock" | tr -d '"'), target dir $dir)"
-    if ! CARGO_TARGET_DIR=$dir nice -n 10 cargo build --locked --quiet \
+    if ! CARGO_TARGET_DIR=$dir CARGO_INCREMENTAL=0 nice -n 10 cargo build --locked --quiet \
         --manifest-path "$here/rust/Cargo.toml" >"$IT_WORK/cargo-build.log" 2>&1; then
         tail -60 "$IT_WORK/cargo-build.log" >&2
         echo "interop: building the Rust client failed" >&2
