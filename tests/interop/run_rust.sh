@@ -117,7 +117,7 @@ run_against() {
     it_wait 10 python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $tap_port), timeout=1)" ||
         { it_record fail "$label: wire tap listening"; return; }
     : >"$IT_WORK/$label.wire" # the probe's empty connection logs nothing, but start clean
-    run_client "$label" 5 env RUSTCLIENT_TIMEOUT=60 ROCKETMQ_SERIALIZE_TYPE="$encoding" \
+    run_client "$label" 8 env RUSTCLIENT_TIMEOUT=60 ROCKETMQ_SERIALIZE_TYPE="$encoding" \
         "$RUST_CLIENT" "127.0.0.1:$tap_port" "RustTopic_${label}_$$_$RANDOM" "$N" \
         "$BROKER" "$BROKER_ADDR" "$CLUSTER"
 }
@@ -159,7 +159,7 @@ scenario() {
     lc=$(tr '[:upper:]' '[:lower:]' <<<"$enc")
     run_against "rust-$lc-mqnamesrv" "$ns1_port" "$enc"
     run_against "rust-$lc-java" "$jns_port" "$enc"
-    for what in route sends publishQueues consumed; do
+    for what in route sends publishQueues consumed clusterInfo allTopics clusterTopics; do
         c=$(sed -n "s/^SEEN $what //p" "$IT_WORK/rust-$lc-mqnamesrv.out")
         j=$(sed -n "s/^SEEN $what //p" "$IT_WORK/rust-$lc-java.out")
         if [[ -n $c && $c == "$j" ]]; then

@@ -14,7 +14,10 @@
 //!     the topic, has one brokerData {0: broker address} of the expected broker and cluster
 //!     and one writable queueData; the producer's publish queues are ids 0..n-1;
 //!   - a push consumer of a new group, reading from the first offset, receives every body
-//!     that was sent, and nothing else.
+//!     that was sent, and nothing else;
+//!   - the admin client (feature admin-read) reads the cluster info (GET_BROKER_CLUSTER_INFO)
+//!     with the broker under its cluster, and finds the topic in the topic list
+//!     (GET_ALL_TOPIC_LIST_FROM_NAMESERVER) and in the cluster's topics (GET_TOPICS_BY_CLUSTER).
 //!
 //! usage: rustclient NAMESRV TOPIC N BROKER_NAME BROKER_ADDR CLUSTER
 
@@ -25,8 +28,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rocketmq_client_rust::{
     ClientConfig, ClientInstanceHandle, ClientRuntime, ClientRuntimeConfig, ConsumeConcurrentlyContext,
-    ConsumeConcurrentlyStatus, DefaultMQProducer, DefaultMQPushConsumer, MQPushConsumer,
-    MessageListenerConcurrently,
+    ConsumeConcurrentlyStatus, DefaultMQAdminExt, DefaultMQProducer, DefaultMQPushConsumer, MQAdminReadExt,
+    MQAdminTopicInventoryReadExt, MQPushConsumer, MessageListenerConcurrently,
 };
 use rocketmq_model::common::consumer::consume_from_where::ConsumeFromWhere;
 use rocketmq_model::common::message::message_ext::MessageExt;
@@ -48,8 +51,8 @@ fn seen(what: &str, value: Value) {
     println!("SEEN {} {}", what, sort_keys(value));
 }
 
-/// The same JSON with every object's keys in order (serde_json may keep insertion order, and
-/// the client's maps are hash maps).
+/// The same JSON with every object's keys in order and every array of strings sorted
+/// (serde_json may keep insertion order, and the client's maps and sets are hash maps).
 fn sort_keys(value: Value) -> Value {
     match value {
         Value::Object(map) => {
@@ -57,7 +60,13 @@ fn sort_keys(value: Value) -> Value {
                 map.into_iter().map(|(k, v)| (k, sort_keys(v))).collect();
             Value::Object(sorted.into_iter().collect())
         }
-        Value::Array(items) => Value::Array(items.into_iter().map(sort_keys).collect()),
+        Value::Array(items) => {
+            let mut items: Vec<Value> = items.into_iter().map(sort_keys).collect();
+            if items.iter().all(Value::is_string) {
+                items.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+            }
+            Value::Array(items)
+        }
         other => other,
     }
 }
@@ -356,4 +365,59 @@ async fn run(args: &Args, client_runtime: Arc<ClientRuntime>) {
     );
     seen("consumed", json!({"distinctBodies": got.len(), "missing": missing, "stray": stray}));
     consumer.shutdown().await;
+
+    // 4. The admin client's NameServer reads.
+    admin_reads(args, client_runtime, stamp, &subst).await;
+}
+
+async fn admin_reads(args: &Args, client_runtime: Arc<ClientRuntime>, stamp: u128, subst: &[(&str, &str)]) {
+    let mut admin = DefaultMQAdminExt::with_admin_ext_group(client_runtime, format!("rust_it_admin_{stamp}"));
+    admin.set_namesrv_addr(args.namesrv.as_str());
+    admin.client_config_mut().set_instance_name(format!("rust_it_admin_{stamp}").into());
+    if let Err(e) = MQAdminReadExt::start(&mut admin).await {
+        result(false, format!("admin client started ({e})"));
+        return;
+    }
+    match admin.examine_broker_cluster_info().await {
+        Ok(info) => {
+            let v = serde_json::to_value(&info).unwrap_or(Value::Null);
+            let b = &v["brokerAddrTable"][args.broker_name.as_str()];
+            let members = v["clusterAddrTable"][args.cluster.as_str()].as_array().cloned().unwrap_or_default();
+            let ok = b["brokerAddrs"]["0"] == args.broker_addr.as_str()
+                && b["cluster"] == args.cluster.as_str()
+                && members.iter().any(|m| m == args.broker_name.as_str());
+            result(
+                ok,
+                format!(
+                    "cluster info: broker {} at {} in cluster {} (got {v})",
+                    args.broker_name, args.broker_addr, args.cluster
+                ),
+            );
+            seen("clusterInfo", replace_strings(v, subst));
+        }
+        Err(e) => result(false, format!("cluster info read ({e})")),
+    }
+    match admin.fetch_all_topic_list().await {
+        Ok(list) => {
+            let has = |t: &str| list.topic_list.iter().any(|x| x.as_str() == t);
+            result(
+                has(&args.topic) && has("TBW102"),
+                format!("topic list of {} topics holds {} and TBW102", list.topic_list.len(), args.topic),
+            );
+            seen("allTopics", json!({"hasTopic": has(&args.topic), "hasTBW102": has("TBW102")}));
+        }
+        Err(e) => result(false, format!("topic list read ({e})")),
+    }
+    match admin.fetch_topic_inventory(Some(args.cluster.as_str().into())).await {
+        Ok(list) => {
+            let has = |t: &str| list.topic_list.iter().any(|x| x.as_str() == t);
+            result(
+                has(&args.topic),
+                format!("topics of cluster {} ({}) hold {}", args.cluster, list.topic_list.len(), args.topic),
+            );
+            seen("clusterTopics", json!({"hasTopic": has(&args.topic), "hasTBW102": has("TBW102")}));
+        }
+        Err(e) => result(false, format!("topics of cluster {} read ({e})", args.cluster)),
+    }
+    MQAdminReadExt::shutdown(&mut admin).await;
 }
