@@ -4,14 +4,17 @@
 # rocketmq-rust project; pinned in tests/interop/rust/Cargo.lock). Its producer finds its
 # broker only through the NameServer, sends N messages with distinct bodies to a new topic
 # (created by the broker on the first send, through the route of TBW102), fetches the topic's
-# route, and a push consumer of a new group receives all of them.
+# route, a push consumer of a new group receives all of them, and its admin client reads the
+# cluster info, the topic list and the cluster's topics (tests/interop/rust/src/main.rs).
 #
 # The same program runs against mqnamesrv and against the Java NameServer 5.5.0, with one real
-# 5.5.0 broker registered with both; what the client saw (the route it parsed, normalized for
-# the broker's port and the topic name, and the send and receive results) must be the same.
-# Each NameServer is reached through tests/interop/rust/wire_tap.py, which writes down every
-# request the client sends it (code, language, version, header encoding): the client must send
-# the same requests to both, and what it sends is printed.
+# 5.5.0 broker registered with both; what the client saw (the route and cluster info it parsed,
+# normalized for the broker's port and the topic name, the send, receive and topic-list results)
+# must be the same. It runs twice per NameServer: with JSON request headers (the crate's
+# default) and with ROCKETMQ binary headers (ROCKETMQ_SERIALIZE_TYPE=ROCKETMQ). Each NameServer
+# is reached through tests/interop/rust/wire_tap.py, which writes down every request (code,
+# language, version, header encoding, header fields) and reply code: the client must send the
+# same kinds of requests to both and get the same reply codes, and what it sent is printed.
 #
 # Build: cargo build --locked into ~/.cargo/mqnamesrv-interop/target-<hash of Cargo.lock>/
 # (crates in cargo's own cache, ~/.cargo/registry). A cold build compiles about 360 crates
