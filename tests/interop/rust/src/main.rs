@@ -27,9 +27,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rocketmq_client_rust::{
-    ClientConfig, ClientInstanceHandle, ClientRuntime, ClientRuntimeConfig, ConsumeConcurrentlyContext,
-    ConsumeConcurrentlyStatus, DefaultMQAdminExt, DefaultMQProducer, DefaultMQPushConsumer, MQAdminReadExt,
-    MQAdminTopicInventoryReadExt, MQPushConsumer, MessageListenerConcurrently,
+    ClientConfig, ClientInstanceHandle, ClientRuntime, ClientRuntimeConfig,
+    ConsumeConcurrentlyContext, ConsumeConcurrentlyStatus, DefaultMQAdminExt, DefaultMQProducer,
+    DefaultMQPushConsumer, MQAdminReadExt, MQAdminTopicInventoryReadExt, MQPushConsumer,
+    MessageListenerConcurrently,
 };
 use rocketmq_model::common::consumer::consume_from_where::ConsumeFromWhere;
 use rocketmq_model::common::message::message_ext::MessageExt;
@@ -78,8 +79,17 @@ fn replace_strings(value: Value, subst: &[(&str, &str)]) -> Value {
             Some((_, to)) => Value::String((*to).to_string()),
             None => Value::String(s),
         },
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, replace_strings(v, subst))).collect()),
-        Value::Array(items) => Value::Array(items.into_iter().map(|v| replace_strings(v, subst)).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, replace_strings(v, subst)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|v| replace_strings(v, subst))
+                .collect(),
+        ),
         other => other,
     }
 }
@@ -108,7 +118,10 @@ impl MessageListenerConcurrently for Collector {
     ) -> rocketmq_client_rust::ClientResult<ConsumeConcurrentlyStatus> {
         let mut bodies = self.bodies.lock().unwrap();
         for msg in msgs {
-            let body = msg.body().map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+            let body = msg
+                .body()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
             bodies.push(body);
         }
         Ok(ConsumeConcurrentlyStatus::ConsumeSuccess)
@@ -144,11 +157,17 @@ fn main() {
     let args = parse_args();
     // Every wait below is bounded; this is the backstop for a client call that hangs.
     let deadline = Duration::from_secs(
-        std::env::var("RUSTCLIENT_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(60),
+        std::env::var("RUSTCLIENT_TIMEOUT")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(60),
     );
     std::thread::spawn(move || {
         std::thread::sleep(deadline);
-        println!("RESULT fail whole Rust run finished within {} s", deadline.as_secs());
+        println!(
+            "RESULT fail whole Rust run finished within {} s",
+            deadline.as_secs()
+        );
         std::process::exit(1);
     });
 
@@ -174,7 +193,10 @@ fn main() {
     )
     .expect("client runtime");
 
-    let tokio_rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
     tokio_rt.block_on(run(&args, client_runtime.clone()));
     tokio_rt.block_on(async {
         let _ = tokio::time::timeout(Duration::from_secs(10), client_runtime.shutdown()).await;
@@ -185,8 +207,14 @@ fn main() {
 }
 
 async fn run(args: &Args, client_runtime: Arc<ClientRuntime>) {
-    let stamp = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
-    let subst = [(args.broker_addr.as_str(), "<broker>"), (args.topic.as_str(), "<topic>")];
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let subst = [
+        (args.broker_addr.as_str(), "<broker>"),
+        (args.topic.as_str(), "<topic>"),
+    ];
 
     // 1. Producer: the topic does not exist yet, so the first send goes through the route of
     // TBW102 and the broker creates the topic.
@@ -205,13 +233,18 @@ async fn run(args: &Args, client_runtime: Arc<ClientRuntime>) {
     let mut send_ok = 0;
     for i in 0..args.n {
         let body = format!("rust-body-{stamp}-{i:03}");
-        let msg = Message::builder().topic(args.topic.as_str()).body_slice(body.as_bytes()).build_unchecked();
+        let msg = Message::builder()
+            .topic(args.topic.as_str())
+            .body_slice(body.as_bytes())
+            .build_unchecked();
         match producer.send_with_timeout(msg, 5000).await {
             Ok(Some(res)) => {
                 let status = format!("{:?}", res.send_status);
                 let mq = res.message_queue.as_ref();
                 let ok_queue = mq.is_some_and(|q| {
-                    q.topic().as_str() == args.topic && q.broker_name().as_str() == args.broker_name && q.queue_id() >= 0
+                    q.topic().as_str() == args.topic
+                        && q.broker_name().as_str() == args.broker_name
+                        && q.queue_id() >= 0
                 });
                 let addr = res.offset_msg_id.as_deref().and_then(offset_msg_id_addr);
                 let ok_addr = addr.as_deref() == Some(args.broker_addr.as_str());
@@ -233,7 +266,10 @@ async fn run(args: &Args, client_runtime: Arc<ClientRuntime>) {
                     );
                 }
             }
-            Ok(None) => result(false, format!("send {} of {} returned a result (none)", i + 1, args.n)),
+            Ok(None) => result(
+                false,
+                format!("send {} of {} returned a result (none)", i + 1, args.n),
+            ),
             Err(e) => result(false, format!("send {} of {} ({e})", i + 1, args.n)),
         }
     }
@@ -244,7 +280,10 @@ async fn run(args: &Args, client_runtime: Arc<ClientRuntime>) {
             args.n, args.broker_name, args.broker_addr
         ),
     );
-    seen("sends", json!({"sendOk": send_ok, "queuesUsed": queues_used, "broker": args.broker_name}));
+    seen(
+        "sends",
+        json!({"sendOk": send_ok, "queuesUsed": queues_used, "broker": args.broker_name}),
+    );
 
     // 2. The topic's own route, once the broker has registered the topic it created (its next
     // registration, which a send-created topic triggers at once).
@@ -272,7 +311,13 @@ async fn run(args: &Args, client_runtime: Arc<ClientRuntime>) {
                 tokio::time::sleep(Duration::from_millis(300)).await;
             }
             if route.is_none() {
-                result(false, format!("route of {} found through the NameServer within 20 s ({last})", args.topic));
+                result(
+                    false,
+                    format!(
+                        "route of {} found through the NameServer within 20 s ({last})",
+                        args.topic
+                    ),
+                );
             }
             route
         }
@@ -284,7 +329,9 @@ async fn run(args: &Args, client_runtime: Arc<ClientRuntime>) {
         let ok = bd.as_array().is_some_and(|a| a.len() == 1)
             && bd[0]["brokerName"] == args.broker_name.as_str()
             && bd[0]["cluster"] == args.cluster.as_str()
-            && bd[0]["brokerAddrs"].as_object().is_some_and(|m| m.len() == 1)
+            && bd[0]["brokerAddrs"]
+                .as_object()
+                .is_some_and(|m| m.len() == 1)
             && bd[0]["brokerAddrs"]["0"] == args.broker_addr.as_str();
         result(
             ok,
@@ -298,7 +345,13 @@ async fn run(args: &Args, client_runtime: Arc<ClientRuntime>) {
             && qd[0]["brokerName"] == args.broker_name.as_str()
             && qd[0]["writeQueueNums"].as_u64().is_some_and(|n| n > 0)
             && qd[0]["perm"].as_u64().is_some_and(|p| p & 2 != 0);
-        result(ok, format!("route of {}: one writable queueData of broker {} (got {qd})", args.topic, args.broker_name));
+        result(
+            ok,
+            format!(
+                "route of {}: one writable queueData of broker {} (got {qd})",
+                args.topic, args.broker_name
+            ),
+        );
         seen("route", replace_strings(v, &subst));
     }
 
@@ -306,7 +359,9 @@ async fn run(args: &Args, client_runtime: Arc<ClientRuntime>) {
     match producer.fetch_publish_message_queues(&args.topic).await {
         Ok(mqs) => {
             let ids: BTreeSet<i32> = mqs.iter().map(|q| q.queue_id()).collect();
-            let ok_names = mqs.iter().all(|q| q.broker_name().as_str() == args.broker_name);
+            let ok_names = mqs
+                .iter()
+                .all(|q| q.broker_name().as_str() == args.broker_name);
             let ok_ids = !ids.is_empty() && ids.iter().copied().eq(0..ids.len() as i32);
             let ok_used = queues_used.is_subset(&ids);
             result(
@@ -320,7 +375,10 @@ async fn run(args: &Args, client_runtime: Arc<ClientRuntime>) {
             );
             seen("publishQueues", json!({"ids": ids, "count": mqs.len()}));
         }
-        Err(e) => result(false, format!("producer publish queues of {} ({e})", args.topic)),
+        Err(e) => result(
+            false,
+            format!("producer publish queues of {} ({e})", args.topic),
+        ),
     }
     producer.shutdown().await;
 
@@ -332,10 +390,15 @@ async fn run(args: &Args, client_runtime: Arc<ClientRuntime>) {
         .consume_from_where(ConsumeFromWhere::ConsumeFromFirstOffset)
         .build();
     if let Err(e) = consumer.subscribe(args.topic.as_str(), "*").await {
-        result(false, format!("consumer subscribed to {} ({e})", args.topic));
+        result(
+            false,
+            format!("consumer subscribed to {} ({e})", args.topic),
+        );
         return;
     }
-    consumer.register_message_listener_concurrently(Collector { bodies: bodies.clone() });
+    consumer.register_message_listener_concurrently(Collector {
+        bodies: bodies.clone(),
+    });
     if let Err(e) = consumer.start().await {
         result(false, format!("consumer started ({e})"));
         return;
@@ -363,17 +426,28 @@ async fn run(args: &Args, client_runtime: Arc<ClientRuntime>) {
             received.len()
         ),
     );
-    seen("consumed", json!({"distinctBodies": got.len(), "missing": missing, "stray": stray}));
+    seen(
+        "consumed",
+        json!({"distinctBodies": got.len(), "missing": missing, "stray": stray}),
+    );
     consumer.shutdown().await;
 
     // 4. The admin client's NameServer reads.
     admin_reads(args, client_runtime, stamp, &subst).await;
 }
 
-async fn admin_reads(args: &Args, client_runtime: Arc<ClientRuntime>, stamp: u128, subst: &[(&str, &str)]) {
-    let mut admin = DefaultMQAdminExt::with_admin_ext_group(client_runtime, format!("rust_it_admin_{stamp}"));
+async fn admin_reads(
+    args: &Args,
+    client_runtime: Arc<ClientRuntime>,
+    stamp: u128,
+    subst: &[(&str, &str)],
+) {
+    let mut admin =
+        DefaultMQAdminExt::with_admin_ext_group(client_runtime, format!("rust_it_admin_{stamp}"));
     admin.set_namesrv_addr(args.namesrv.as_str());
-    admin.client_config_mut().set_instance_name(format!("rust_it_admin_{stamp}").into());
+    admin
+        .client_config_mut()
+        .set_instance_name(format!("rust_it_admin_{stamp}").into());
     if let Err(e) = MQAdminReadExt::start(&mut admin).await {
         result(false, format!("admin client started ({e})"));
         return;
@@ -382,7 +456,10 @@ async fn admin_reads(args: &Args, client_runtime: Arc<ClientRuntime>, stamp: u12
         Ok(info) => {
             let v = serde_json::to_value(&info).unwrap_or(Value::Null);
             let b = &v["brokerAddrTable"][args.broker_name.as_str()];
-            let members = v["clusterAddrTable"][args.cluster.as_str()].as_array().cloned().unwrap_or_default();
+            let members = v["clusterAddrTable"][args.cluster.as_str()]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
             let ok = b["brokerAddrs"]["0"] == args.broker_addr.as_str()
                 && b["cluster"] == args.cluster.as_str()
                 && members.iter().any(|m| m == args.broker_name.as_str());
@@ -402,22 +479,43 @@ async fn admin_reads(args: &Args, client_runtime: Arc<ClientRuntime>, stamp: u12
             let has = |t: &str| list.topic_list.iter().any(|x| x.as_str() == t);
             result(
                 has(&args.topic) && has("TBW102"),
-                format!("topic list of {} topics holds {} and TBW102", list.topic_list.len(), args.topic),
+                format!(
+                    "topic list of {} topics holds {} and TBW102",
+                    list.topic_list.len(),
+                    args.topic
+                ),
             );
-            seen("allTopics", json!({"hasTopic": has(&args.topic), "hasTBW102": has("TBW102")}));
+            seen(
+                "allTopics",
+                json!({"hasTopic": has(&args.topic), "hasTBW102": has("TBW102")}),
+            );
         }
         Err(e) => result(false, format!("topic list read ({e})")),
     }
-    match admin.fetch_topic_inventory(Some(args.cluster.as_str().into())).await {
+    match admin
+        .fetch_topic_inventory(Some(args.cluster.as_str().into()))
+        .await
+    {
         Ok(list) => {
             let has = |t: &str| list.topic_list.iter().any(|x| x.as_str() == t);
             result(
                 has(&args.topic),
-                format!("topics of cluster {} ({}) hold {}", args.cluster, list.topic_list.len(), args.topic),
+                format!(
+                    "topics of cluster {} ({}) hold {}",
+                    args.cluster,
+                    list.topic_list.len(),
+                    args.topic
+                ),
             );
-            seen("clusterTopics", json!({"hasTopic": has(&args.topic), "hasTBW102": has("TBW102")}));
+            seen(
+                "clusterTopics",
+                json!({"hasTopic": has(&args.topic), "hasTBW102": has("TBW102")}),
+            );
         }
-        Err(e) => result(false, format!("topics of cluster {} read ({e})", args.cluster)),
+        Err(e) => result(
+            false,
+            format!("topics of cluster {} read ({e})", args.cluster),
+        ),
     }
     MQAdminReadExt::shutdown(&mut admin).await;
 }
