@@ -442,3 +442,76 @@ lacks() {
         it_record pass "$1"
     fi
 }
+
+# ---- the RocketMQ 5.x Proxy (artifact set "proxy", tests/interop/java/proxy/pom.xml) -------
+
+# it_start_proxy <name> <namesrvAddr> [extra "key": value JSON members ...]: a rocketmq-proxy
+# 5.5.0 in cluster mode (it asks the NameServer for routes and talks remoting to the brokers of
+# cluster ItCluster), gRPC and remoting on free ports, small thread pools and heap, started and
+# awaited. A broker of ItCluster must be registered first: at startup the Proxy creates its
+# system topic on that cluster, and exits when it finds no broker. Its own logback config
+# (rmq.proxy.logback.xml in the jar) writes under <dir>/home/logs/rocketmqlogs. Sets
+# <name>_port (gRPC), <name>_remoting_port, <name>_pid, <name>_dir.
+it_start_proxy() {
+    it_launch_proxy "$@" && it_await_proxy "$1"
+}
+
+# it_launch_proxy: the launch half of it_start_proxy (returns at once, several boot in parallel).
+it_launch_proxy() {
+    local name=$1 nsaddr=$2
+    shift 2
+    local dir=$IT_WORK/$name grpc_port remoting_port cp extra=''
+    mkdir -p "$dir/home"
+    cp=$(it_classpath proxy) || return 1
+    grpc_port=$(it_free_port 1)
+    remoting_port=$(it_free_port 1)
+    [[ $# -eq 0 ]] || extra=$(printf ',\n  %s' "$@")
+    cat >"$dir/rmq-proxy.json" <<JSON
+{
+  "rocketMQClusterName": "ItCluster",
+  "proxyName": "$name",
+  "namesrvAddr": "$nsaddr",
+  "proxyMode": "cluster",
+  "localServeAddr": "127.0.0.1",
+  "grpcServerPort": $grpc_port,
+  "remotingListenPort": $remoting_port,
+  "enablePrintJstack": false,
+  "grpcThreadPoolNums": 4,
+  "grpcWorkerLoopNum": 2,
+  "rocketmqMQClientNum": 2,
+  "heartbeatSyncerThreadPoolNums": 1,
+  "metadataThreadPoolNums": 1,
+  "transactionHeartbeatThreadPoolNums": 1,
+  "grpcShutdownTimeSeconds": 1$extra
+}
+JSON
+    # shellcheck disable=SC2086
+    ROCKETMQ_HOME=$dir java $IT_JAVA_OPTS -Xmx160m -XX:MaxDirectMemorySize=128m \
+        -Duser.home="$dir/home" -cp "$cp" org.apache.rocketmq.proxy.ProxyStartup \
+        -pm cluster -pc "$dir/rmq-proxy.json" >"$dir/stdout" 2>&1 &
+    local pid=$!
+    IT_PIDS+=("$pid")
+    printf -v "${name}_port" '%s' "$grpc_port"
+    printf -v "${name}_remoting_port" '%s' "$remoting_port"
+    printf -v "${name}_pid" '%s' "$pid"
+    printf -v "${name}_dir" '%s' "$dir"
+    it_log "proxy $name (cluster mode, NameServer $nsaddr) launched, gRPC 127.0.0.1:$grpc_port, remoting $remoting_port (pid $pid)"
+}
+
+# it_await_proxy <name>: waits up to 90 s for the startup line; a Proxy that exited (it could
+# not start) fails at once.
+it_await_proxy() {
+    local name=$1
+    local dirvar=${name}_dir pidvar=${name}_pid
+    local dir=${!dirvar} pid=${!pidvar} deadline=$((SECONDS + 90))
+    while ! grep -q 'rocketmq-proxy startup successfully' "$dir/stdout" && kill -0 "$pid" 2>/dev/null &&
+        ((SECONDS < deadline)); do
+        sleep 0.2
+    done
+    if ! grep -q 'rocketmq-proxy startup successfully' "$dir/stdout"; then
+        tail -40 "$dir/stdout" >&2
+        echo "interop: proxy $name did not start" >&2
+        return 1
+    fi
+    it_log "proxy $name started"
+}
