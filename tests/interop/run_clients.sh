@@ -12,6 +12,9 @@
 #            121, legacy route body read with the JSON2 parser. It cannot create topics by
 #            sending, so mqadmin creates its topic first.
 #
+#   Java     rocketmq-client 5.5.0 and 4.9.8 (ItDriver JVMs): producer, push consumer, the
+#            subscribe queues and mqadmin's topicRoute, compared the same way.
+#
 # The client programs print "RESULT pass|fail <check>" lines; each becomes one check here.
 # Builds are cached: Go modules in the Go module cache, the binary in build/interop/cache;
 # node_modules in build/interop/cache/node-<lock hash> (npm's own cache holds the tarballs).
@@ -20,7 +23,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/interop/lib.sh
 source "$here/lib.sh"
 
-it_require go node npm java mvn python3
+it_require go node npm java javac mvn python3
 it_init clients
 
 N=${IT_CLIENTS_N:-20}
@@ -134,6 +137,43 @@ scenario ns "$NSADDR" "$BROKER_ADDR"
 scenario java "$JNSADDR" "$JBROKER_ADDR"
 same_view go
 same_view node
+
+# --- Java remoting clients ----------------------------------------------------------------------
+# The 5.5.0 and 4.9.8 producer and push consumer (ItDriver JVMs), and the topic route as each
+# version's mqadmin prints it: the same through both NameServers, address aside.
+java_view() { # <driver> <tag> <namesrv address> <broker address>: prints what the clients saw
+    local d=$1 tag=$2 nsaddr=$3 baddr=$4 topic=Java${1}Topic_$$
+    adm "$d" updateTopic -n "$nsaddr" -c "$CLUSTER" -t "$topic" -r 4 -w 4
+    has "[$d $tag] updateTopic $topic" "create topic to $baddr success"
+    drv "$d" producer "p$tag" "$nsaddr" "it_p$tag" "$tag"
+    drv "$d" consumer "c$tag" "$nsaddr" "it_c$tag" "$topic" "$tag"
+    drv "$d" send "p$tag" "$topic" "$tag" "$N" 3
+    has "[$d $tag] producer sends $N messages" "sent $N/$N retries=0"
+    local sent=$R
+    drv "$d" await "c$tag" "$tag" "$N" 30000
+    has "[$d $tag] push consumer receives all $N" "received $N/$N total=$N unexpected=0"
+    local got=$R
+    drv "$d" queues "c$tag" "$topic"
+    local queues=$R
+    adm "$d" topicRoute -n "$nsaddr" -t "$topic"
+    printf '%s%s%s%s' "$sent" "$got" "$queues" "${R//$baddr/<broker>}" | sed "s/$topic/<topic>/g" \
+        >"$IT_WORK/java-$d-$tag.view"
+    drv "$d" close "p$tag"
+    drv "$d" close "c$tag"
+}
+drv_start d5 5.x
+drv_start d49 4.9-client
+for d in d5 d49; do
+    java_view "$d" ns "$NSADDR" "$BROKER_ADDR"
+    java_view "$d" java "$JNSADDR" "$JBROKER_ADDR"
+    if cmp -s "$IT_WORK/java-$d-ns.view" "$IT_WORK/java-$d-java.view" &&
+        grep -q '"brokerDatas"' "$IT_WORK/java-$d-ns.view"; then
+        it_record pass "Java client ($d): the same sends, receipts, queues and topicRoute through mqnamesrv as through the Java NameServer"
+    else
+        it_record fail "Java client ($d): what it saw through mqnamesrv (-) and the Java NameServer (+) differ"
+        diff "$IT_WORK/java-$d-ns.view" "$IT_WORK/java-$d-java.view" | head -30 >&2
+    fi
+done
 
 # --- server health ----------------------------------------------------------------------------
 # A client frame we could not decode closes its connection with a WARN "closing connection";
