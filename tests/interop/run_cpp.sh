@@ -97,7 +97,7 @@ for side in ns1 jns; do
     # 4 roles of at most 60 s each (client.py kills a role that hangs)
     run_client "cpp-$side" 14 timeout 300 "$PY" "$CLIENT" scenario "127.0.0.1:${!tap_port_var}" \
         "$topic" "$N" "$BROKER" "$view"
-    run_client "cpp-$side-wire" 6 timeout 60 "$PY" "$CLIENT" wire "${!tap_rec_var}" "$view" "$topic"
+    run_client "cpp-$side-wire" 8 timeout 60 "$PY" "$CLIENT" wire "${!tap_rec_var}" "$view" "$topic"
 done
 run_client "cpp-compare" 7 timeout 60 "$PY" "$CLIENT" compare "$IT_WORK/cpp-ns1/view.json" \
     "$IT_WORK/cpp-jns/view.json"

@@ -25,6 +25,7 @@ Child processes are bounded by timeouts: a C++ client that hangs (the library ca
 shutdown) is killed and reported, never waited for.
 """
 import ctypes
+import difflib
 import glob
 import json
 import os
@@ -350,6 +351,14 @@ def wire(tap_path, view_path, topic):
     versions = sorted({f["header"].get("version") for f in requests if "header" in f})
     result(langs == ["CPP"] and versions == [63],
            "wire: every request says language CPP, version 63 (V3_1_8) (%s, %s)" % (langs, versions))
+    stypes = sorted({str(f["header"].get("serializeTypeCurrentRPC")) for f in requests
+                     if "header" in f})
+    result(stypes == ["None"], "wire: no request names serializeTypeCurrentRPC (%s)" % stypes)
+    reply_types = sorted({"%s/%s" % (f.get("encoding"), f["header"].get("serializeTypeCurrentRPC"))
+                          for f in frames if f["dir"] == "response" and "header" in f})
+    result(reply_types == ["JSON/JSON"],
+           "wire: every reply has a JSON header that says serializeTypeCurrentRPC JSON (%s)"
+           % reply_types)
     codes = sorted({f["header"].get("code") for f in requests if "header" in f})
     result(codes == [ROUTE], "wire: the client asks the NameServer only for routes, code 105 "
            "(GET_ROUTEINFO_BY_TOPIC) (%s)" % codes)
@@ -400,8 +409,11 @@ def compare(ours_path, java_path):
         same = ours.get(key) == java.get(key)
         result(same, "compare: the C++ client saw the same %s from mqnamesrv and from Java" % key)
         if not same:
-            log("%s differs:\n  mqnamesrv: %s\n  Java:      %s"
-                % (key, json.dumps(ours.get(key))[:3000], json.dumps(java.get(key))[:3000]))
+            diff = difflib.unified_diff(
+                json.dumps(ours.get(key), indent=1, sort_keys=True).splitlines(),
+                json.dumps(java.get(key), indent=1, sort_keys=True).splitlines(),
+                "mqnamesrv", "java", lineterm="")
+            log("%s differs:\n%s" % (key, "\n".join(list(diff)[:80])))
     return 0 if failures == 0 else 1
 
 
