@@ -102,10 +102,33 @@ done
 run_client "cpp-compare" 7 timeout 60 "$PY" "$CLIENT" compare "$IT_WORK/cpp-ns1/view.json" \
     "$IT_WORK/cpp-jns/view.json"
 
+# --- aclEnable=true ---------------------------------------------------------------------------
+# The C++ client signs every request, without credentials too: an empty AccessKey, a Signature
+# and OnsChannel=ALIYUN. With reads anonymous (the default of aclEnable=true) such a route query
+# is a read like any other; with aclReadsRequireSignature=true it names no account and is
+# refused with 16 (NO_PERMISSION). No Java NameServer checks signatures: nothing to compare.
+printf '%s\n' 'accounts:' '  - accessKey: cppAdminKey' '    secretKey: cppAdminSecret' \
+    '    admin: true' >"$IT_WORK/plain_acl.yml"
+acl_probe() {
+    local name=$1 code=$2
+    shift 2
+    it_start_mqnamesrv "$name" --set aclEnable=true --set "aclPlainFile=$IT_WORK/plain_acl.yml" "$@"
+    local port_var=${name}_port
+    start_tap "tap_$name" "${!port_var}"
+    local tport_var=tap_${name}_port trec_var=tap_${name}_rec
+    run_client "cpp-$name" 2 timeout 90 "$PY" "$CLIENT" probe "127.0.0.1:${!tport_var}" \
+        "CppAclProbe_$name" "$code" "${!trec_var}" "$IT_WORK/cpp-$name"
+}
+acl_probe ns_acl 17
+acl_probe ns_acl_reads 16 --set aclReadsRequireSignature=true
+
 # --- server health ----------------------------------------------------------------------------
-bad=$(grep -E 'closing connection .*(first bytes|TLS)| ERROR ' "$ns1_dir/namesrv.log" || true)
-it_check "mqnamesrv logged no protocol error or ERROR line" test -z "$bad"
-[[ -z $bad ]] || printf '%s\n' "$bad" | head -20 >&2
-it_stop_mqnamesrv ns1
+for ns in ns1 ns_acl ns_acl_reads; do
+    dir_var=${ns}_dir
+    bad=$(grep -E 'closing connection .*(first bytes|TLS)| ERROR ' "${!dir_var}/namesrv.log" || true)
+    it_check "mqnamesrv $ns logged no protocol error or ERROR line" test -z "$bad"
+    [[ -z $bad ]] || printf '%s\n' "$bad" | head -20 >&2
+    it_stop_mqnamesrv "$ns"
+done
 
 it_finish

@@ -18,6 +18,8 @@ library; Python only drives it and checks what it reports.
     client.py wire TAP.jsonl VIEW.json TOPIC
         Checks the frames that tests/interop/cpp/wiretap.py recorded between the client and one
         NameServer (what the C++ client sends, what it got back) and adds them to VIEW.json.
+    client.py probe NAMESRV TOPIC CODE TAP.jsonl WORKDIR
+        A pull consumer asks for TOPIC's queues; the tap must show every answer with CODE.
     client.py compare MQNAMESRV_VIEW.json JAVA_VIEW.json
         One RESULT per part of the views; a part that differs fails and shows both sides.
 
@@ -417,6 +419,22 @@ def compare(ours_path, java_path):
     return 0 if failures == 0 else 1
 
 
+def probe(namesrv, topic, code, tap_path, work):
+    """The route query of a pull consumer for TOPIC must be answered CODE (seen on the wire)."""
+    objs, _, problem = run_role("missing", namesrv, topic, home=os.path.join(work, "probe"))
+    role_ok("probe", objs, problem)
+    frames = [json.loads(line) for line in open(tap_path, encoding="utf-8")]
+    asked = {(f["conn"], f["header"].get("opaque")) for f in frames if f["dir"] == "request"
+             and f.get("header", {}).get("extFields", {}).get("topic") == topic}
+    answers = sorted({f["header"].get("code") for f in frames if f["dir"] == "response"
+                      and (f["conn"], f["header"].get("opaque")) in asked})
+    remarks = sorted({f["header"].get("remark") for f in frames if f["dir"] == "response"
+                      and (f["conn"], f["header"].get("opaque")) in asked})
+    result(answers == [int(code)], "probe: the route query for %s is answered %s (%s, %s)"
+           % (topic, code, answers, json.dumps(remarks)))
+    return 0 if failures == 0 else 1
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "role":
@@ -429,6 +447,9 @@ def main():
         return wire(*args)
     if cmd == "compare":
         return compare(*args)
+    if cmd == "probe":
+        namesrv, topic, code, tap_path, work = args
+        return probe(namesrv, topic, code, tap_path, work)
     sys.exit("usage: client.py scenario|wire|compare ...")
 
 
