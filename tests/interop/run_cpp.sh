@@ -14,7 +14,8 @@
 #
 # The venv with the wheel is cached in build/interop/cache/cpp-venv-<hash of requirements and
 # python version>; pip's own cache keeps the wheel.
-# shellcheck disable=SC2154  # <name>_port, _dir, _rec are set by printf -v in it_start_* and start_tap
+# <name>_port, _dir, _rec are set by printf -v in it_start_* and start_tap:
+# shellcheck disable=SC2154
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/interop/lib.sh
@@ -39,13 +40,15 @@ install_cpp_client() {
             "$dir/bin/pip" install --quiet --disable-pip-version-check --no-deps \
                 --only-binary=:all: --require-hashes -r "$req"; } >"$IT_WORK/pip.log" 2>&1; then
             cat "$IT_WORK/pip.log" >&2
-            echo "interop: installing the rocketmq wheel failed (python3-venv missing? bin/install-deps --test)" >&2
+            echo "interop: installing the rocketmq wheel failed" \
+                "(python3-venv missing? bin/install-deps --test)" >&2
             return 1
         fi
         touch "$dir/.installed"
     fi
     PY=$dir/bin/python
-    LIB=$("$PY" -c 'import os, rocketmq; print(os.path.join(os.path.dirname(rocketmq.__file__), "librocketmq.so"))')
+    LIB=$("$PY" -c 'import os, rocketmq
+print(os.path.join(os.path.dirname(rocketmq.__file__), "librocketmq.so"))')
 }
 
 install_cpp_client
@@ -125,7 +128,8 @@ acl_probe ns_acl_reads 16 --set aclReadsRequireSignature=true
 # --- server health ----------------------------------------------------------------------------
 for ns in ns1 ns_acl ns_acl_reads; do
     dir_var=${ns}_dir
-    bad=$(grep -E 'closing connection .*(first bytes|TLS)| ERROR ' "${!dir_var}/namesrv.log" || true)
+    log=${!dir_var}/namesrv.log
+    bad=$(grep -E 'closing connection .*(first bytes|TLS)| ERROR ' "$log" || true)
     it_check "mqnamesrv $ns logged no protocol error or ERROR line" test -z "$bad"
     [[ -z $bad ]] || printf '%s\n' "$bad" | head -20 >&2
     it_stop_mqnamesrv "$ns"

@@ -32,6 +32,7 @@ import glob
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -204,6 +205,15 @@ ROLES = {"produce": role_produce, "pull": role_pull, "push": role_push,
 
 # ---- the scenario ---------------------------------------------------------------------------
 
+RUNNING = []  # the role process under way, killed with us (timeout(1) signals only us)
+
+
+def on_term(signum, _frame):
+    for proc in RUNNING:
+        proc.kill()
+    sys.exit(128 + signum)
+
+
 def run_role(role, *args, home):
     """Runs one role in a child process with its own HOME (the library logs to
     $HOME/logs/rocketmq-cpp/<pid>_rocketmq-cpp.log.0). Returns (objects printed, the library's
@@ -214,6 +224,7 @@ def run_role(role, *args, home):
     t0 = time.time()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
+    RUNNING.append(proc)
     problem = None
     try:
         out, err = proc.communicate(timeout=CHILD_TIMEOUT)
@@ -223,6 +234,7 @@ def run_role(role, *args, home):
         proc.kill()
         out, err = proc.communicate()
         problem = "killed after %d s" % CHILD_TIMEOUT
+    RUNNING.remove(proc)
     log("role %s: %.1f s%s" % (role, time.time() - t0, " (%s)" % problem if problem else ""))
     if err.strip():
         log("role %s stderr:\n%s" % (role, err.strip()[-3000:]))
@@ -265,7 +277,8 @@ def scenario(namesrv, topic, n, broker, view_path, work):
            % (n, len(ok), "; first other: %s" % strip(json.dumps(next(
                (s for s in sends if s.get("status") != "OK"), {}))) if len(ok) != n else ""))
     ids = [s["msg_id"] for s in ok]
-    result(len(set(ids)) == len(ids) and all(re.fullmatch("[0-9A-F]{32}", i) for i in ids),
+    result(bool(ids) and len(set(ids)) == len(ids)
+           and all(re.fullmatch("[0-9A-F]{32}", i) for i in ids),
            "produce: every send result has its own 32-hex message id")
     view["send_status"] = [s.get("status", s.get("error")) for s in sends]
 
@@ -296,7 +309,8 @@ def scenario(namesrv, topic, n, broker, view_path, work):
                               for m in msgs),
            "pull: topic, tag and keys came back as sent")
     result(bool(pull.get("pulls")) and all(v == "NO_NEW_MSG" for v in pull["pulls"].values()),
-           "pull: every queue was read to its end (NO_NEW_MSG) (%s)" % json.dumps(pull.get("pulls")))
+           "pull: every queue was read to its end (NO_NEW_MSG) (%s)"
+           % json.dumps(pull.get("pulls")))
     view["route_queues"] = sorted(queues)
     view["queue_of_send"] = [[by_body[b]["queue"], by_body[b]["queue_offset"]]
                              if b in by_body else None
@@ -317,7 +331,8 @@ def scenario(namesrv, topic, n, broker, view_path, work):
 
     # a topic that does not exist
     missing = "CppNoSuchTopic_" + topic
-    objs, cpp_log, problem = run_role("missing", namesrv, missing, home=os.path.join(work, "missing"))
+    objs, cpp_log, problem = run_role("missing", namesrv, missing,
+                                      home=os.path.join(work, "missing"))
     miss = role_ok("missing", objs, problem)
     errors = sorted({re.sub(r"^\[[^]]*\]", "", line).split(",in file")[0]
                      for line in cpp_log.splitlines() if "(error)" in line
@@ -352,7 +367,8 @@ def wire(tap_path, view_path, topic):
     langs = sorted({f["header"].get("language") for f in requests if "header" in f})
     versions = sorted({f["header"].get("version") for f in requests if "header" in f})
     result(langs == ["CPP"] and versions == [63],
-           "wire: every request says language CPP, version 63 (V3_1_8) (%s, %s)" % (langs, versions))
+           "wire: every request says language CPP, version 63 (V3_1_8) (%s, %s)"
+           % (langs, versions))
     stypes = sorted({str(f["header"].get("serializeTypeCurrentRPC")) for f in requests
                      if "header" in f})
     result(stypes == ["None"], "wire: no request names serializeTypeCurrentRPC (%s)" % stypes)
@@ -437,6 +453,7 @@ def probe(namesrv, topic, code, tap_path, work):
 
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
+    signal.signal(signal.SIGTERM, on_term)
     if cmd == "role":
         ROLES[args[0]](*[int(a) if a.isdigit() else a for a in args[1:]])
         return 0

@@ -4,10 +4,11 @@ what the NameServer answers, one JSON line per frame.
 
     wiretap.py <listen-port> <upstream-host:port> <record.jsonl> [<port-file>]
 
-Listens on 127.0.0.1:<listen-port> (0: any free port, written to <port-file> once listening), connects each accepted connection to the upstream server
-and copies bytes both ways unchanged. On the side it cuts the byte streams into frames
-(4-byte total length, 4-byte header length whose top byte is the header encoding: 0 JSON,
-1 ROCKETMQ binary) and appends to <record.jsonl>:
+Listens on 127.0.0.1:<listen-port> (0: any free port, written to <port-file> once listening),
+connects each accepted connection to the upstream server and copies bytes both ways unchanged.
+On the side it cuts the byte streams into frames (4-byte total length, 4-byte header length
+whose top byte is the header encoding: 0 JSON, 1 ROCKETMQ binary) and appends to
+<record.jsonl>:
 
     {"conn": 1, "dir": "request"|"response", "encoding": "JSON"|"ROCKETMQ",
      "header": {... the decoded header ...}, "body": "<text>"|null, "body_len": n}
