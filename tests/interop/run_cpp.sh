@@ -5,9 +5,9 @@
 # body (bare integer brokerAddrs keys) and exercises that path of mqnamesrv.
 #
 # One real 5.5.0 broker registers with mqnamesrv and with the Java NameServer 5.5.0. The same
-# scenario (tests/interop/cpp/client.py: a producer that creates its topic by sending, a pull
-# consumer that reads the route and every queue, a push consumer of a new group, and the
-# queues of a topic that does not exist) runs once through each NameServer, with a recording
+# scenario (tests/interop/cpp/client.py: a producer that creates its topic by sending, a second
+# one that sends through the topic's own route, a pull consumer that reads the route and every
+# queue, a push consumer of a new group, and the queues of a topic that does not exist) runs once through each NameServer, with a recording
 # relay (tests/interop/cpp/wiretap.py) between the client and the NameServer. What the client
 # saw from each (sends, route queues, where each message landed, deliveries, the missing
 # topic's error, and every NameServer request and reply on the wire) must be the same.
@@ -97,8 +97,8 @@ for side in ns1 jns; do
     topic=CppTopic_${side}_$$_$RANDOM
     mkdir -p "$IT_WORK/cpp-$side"
     view=$IT_WORK/cpp-$side/view.json
-    # 4 roles of at most 60 s each (client.py kills a role that hangs)
-    run_client "cpp-$side" 14 timeout 300 "$PY" "$CLIENT" scenario "127.0.0.1:${!tap_port_var}" \
+    # 6 roles of at most 60 s each (client.py kills a role that hangs)
+    run_client "cpp-$side" 18 timeout 400 "$PY" "$CLIENT" scenario "127.0.0.1:${!tap_port_var}" \
         "$topic" "$N" "$BROKER" "$view"
     run_client "cpp-$side-wire" 8 timeout 60 "$PY" "$CLIENT" wire "${!tap_rec_var}" "$view" "$topic"
 done

@@ -7,8 +7,10 @@ library; Python only drives it and checks what it reports.
         One run against one NameServer, each role in its own process (the library shares one
         client factory, and so one route cache, per process and instance name; separate
         processes make every role ask the NameServer itself):
-          produce  a producer sends N messages with distinct bodies, synchronously; the first
-                   send of the new topic goes through TBW102's route (the broker creates it);
+          produce  a producer sends N/2 messages with distinct bodies, synchronously, to a new
+                   topic: through TBW102's route (the broker creates the topic);
+          route    waits until the NameServer has the topic's route;
+          produce  a second producer sends the other N/2 through the topic's own route;
           pull     a pull consumer fetches the topic's queues from the NameServer (its route)
                    and pulls every queue from offset 0;
           push     a push consumer of a new group receives the N messages;
@@ -66,14 +68,14 @@ def emit(obj):
     print(json.dumps(obj), flush=True)
 
 
-def role_produce(namesrv, topic, n):
+def role_produce(namesrv, topic, first, count):
     from rocketmq.client import Message, Producer
 
     producer = Producer("CppProducer_" + topic, timeout=10000)
     producer.set_namesrv_addr(namesrv)
     producer.start()
     sends = []
-    for i in range(n):
+    for i in range(first, first + count):
         msg = Message(topic)
         msg.set_keys("key-%d" % i)
         msg.set_tags("TagCpp")
@@ -156,6 +158,27 @@ def role_pull(namesrv, topic):
     emit({"shutdown_s": round(time.time() - t0, 3)})
 
 
+def role_route(namesrv, topic):
+    """Waits until the NameServer has the topic's own route (the broker registers a topic that
+    a send created in its next registration, which may lag)."""
+    from rocketmq.client import PullConsumer
+
+    consumer = PullConsumer("CppRoute_" + topic)
+    consumer.set_namesrv_addr(namesrv)
+    consumer.start()
+    t0 = time.time()
+    while True:
+        status, queues, mqs = fetch_queues(consumer._handle, topic)
+        release_queues(queues, mqs)
+        if queues or time.time() - t0 > ROUTE_WAIT:
+            break
+        time.sleep(0.3)
+    emit({"queues": [[b, q] for b, q, _ in queues], "wait_s": round(time.time() - t0, 3)})
+    t0 = time.time()
+    consumer.shutdown()
+    emit({"shutdown_s": round(time.time() - t0, 3)})
+
+
 def role_push(namesrv, topic, n):
     from rocketmq.client import PushConsumer
 
@@ -199,7 +222,7 @@ def role_missing(namesrv, topic):
     emit({"shutdown_s": round(time.time() - t0, 3)})
 
 
-ROLES = {"produce": role_produce, "pull": role_pull, "push": role_push,
+ROLES = {"produce": role_produce, "route": role_route, "pull": role_pull, "push": role_push,
          "missing": role_missing}
 
 
@@ -269,9 +292,25 @@ def scenario(namesrv, topic, n, broker, view_path, work):
     def strip(text):
         return text.replace(topic, "<topic>")
 
-    # produce
-    objs, _, problem = run_role("produce", namesrv, topic, n, home=os.path.join(work, "produce"))
-    sends = role_ok("produce", objs, problem).get("sends", [])
+    # produce: the first half creates the topic (no route yet: the library falls back to
+    # TBW102's, "updateTopicRouteInfoFromNameServer with default" in its log); once the
+    # NameServer has the topic's route, a second producer sends the rest through that route.
+    half = n // 2
+    objs, log_a, problem = run_role("produce", namesrv, topic, 0, half,
+                                    home=os.path.join(work, "produce-new"))
+    sends = role_ok("produce (new topic)", objs, problem).get("sends", [])
+    result("updateTopicRouteInfoFromNameServer with default" in log_a,
+           "produce (new topic): the first producer had no route for the topic and sent "
+           "through TBW102's route")
+    objs, _, problem = run_role("route", namesrv, topic, home=os.path.join(work, "route"))
+    route = role_ok("route", objs, problem)
+    result(bool(route.get("queues")), "route: the NameServer lists the topic's queues after the "
+           "first sends (within %s s)" % route.get("wait_s"))
+    objs, log_b, problem = run_role("produce", namesrv, topic, half, n - half,
+                                    home=os.path.join(work, "produce-existing"))
+    sends += role_ok("produce (existing topic)", objs, problem).get("sends", [])
+    result(bool(log_b) and "updateTopicRouteInfoFromNameServer with default" not in log_b,
+           "produce (existing topic): the second producer sent through the topic's own route")
     ok = [s for s in sends if s.get("status") == "OK"]
     result(len(ok) == n, "produce: all %d synchronous sends answered SEND_OK (%d did%s)"
            % (n, len(ok), "; first other: %s" % strip(json.dumps(next(
