@@ -7,10 +7,12 @@
 # One real 5.5.0 broker registers with mqnamesrv and with the Java NameServer 5.5.0. The same
 # scenario (tests/interop/cpp/client.py: a producer that creates its topic by sending, a second
 # one that sends through the topic's own route, a pull consumer that reads the route and every
-# queue, a push consumer of a new group, and the queues of a topic that does not exist) runs once through each NameServer, with a recording
-# relay (tests/interop/cpp/wiretap.py) between the client and the NameServer. What the client
-# saw from each (sends, route queues, where each message landed, deliveries, the missing
-# topic's error, and every NameServer request and reply on the wire) must be the same.
+# queue, a push consumer of a new group, and the queues of a topic that does not exist) runs
+# once through each NameServer, with a recording relay (tests/interop/cpp/wiretap.py) between
+# the client and the NameServer. What the client saw from each (sends, route queues, where each
+# message landed, deliveries, the missing topic's error, and every NameServer request and reply
+# on the wire, reply version aside) must be the same. Then two mqnamesrv with aclEnable=true
+# answer the client's always-signed route query (empty AccessKey).
 #
 # The venv with the wheel is cached in build/interop/cache/cpp-venv-<hash of requirements and
 # python version>; pip's own cache keeps the wheel.
