@@ -82,14 +82,16 @@ it_cleanup() {
 
 # Prints a port P such that P-2 .. P+span are all free on 127.0.0.1 (a broker uses P, P-2 for
 # its fast channel and P+1 for HA). Ports come from 20000-32000, below the ephemeral range, so
-# an outgoing connection cannot take one between the check and the bind.
+# an outgoing connection cannot take one between the check and the bind. tests/run runs suites
+# side by side and gives each lane its own part of that range (IT_PORT_LO, IT_PORT_HI), so that
+# two suites cannot both pick a port in the seconds before either binds it.
 it_free_port() {
     local span=${1:-1}
-    python3 - "$span" <<'EOF'
+    python3 - "$span" "${IT_PORT_LO:-20002}" "${IT_PORT_HI:-32000}" <<'EOF'
 import random, socket, sys
-span = int(sys.argv[1])
+span, lo, hi = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 for _ in range(200):
-    base = random.randrange(20002, 32000 - span)
+    base = random.randrange(lo, hi - span)
     socks = []
     try:
         for p in range(base - 2, base + span + 1):
@@ -130,13 +132,16 @@ it_classpath() {
     local cp=$IT_CACHE/$set-$key.classpath
     if [[ ! -s $cp ]]; then
         it_log "resolving Maven artifacts of set $set (first run downloads them)"
-        if ! mvn -q -B -f "$pom" dependency:build-classpath -Dmdep.outputFile="$cp.tmp" \
-            >"$IT_CACHE/$set-mvn.log" 2>&1; then
-            cat "$IT_CACHE/$set-mvn.log" >&2
+        # One Maven at a time (suites run side by side share ~/.m2, and Maven 3.8 does not lock
+        # it); the temporary file is this shell's own, so a second resolver cannot truncate it.
+        if ! flock "$IT_CACHE/.mvn.lock" mvn -q -B -f "$pom" dependency:build-classpath \
+            -Dmdep.outputFile="$cp.tmp.$$" >"$IT_CACHE/$set-mvn.$$.log" 2>&1; then
+            cat "$IT_CACHE/$set-mvn.$$.log" >&2
             echo "interop: Maven could not resolve $set" >&2
             return 1
         fi
-        mv "$cp.tmp" "$cp"
+        mv "$cp.tmp.$$" "$cp"
+        rm -f "$IT_CACHE/$set-mvn.$$.log"
     fi
     cat "$cp"
 }
@@ -331,14 +336,17 @@ it_javac() {
     out=$IT_CACHE/classes-$set-$key
     if [[ ! -d $out ]]; then
         it_log "compiling $(basename -a "$@" | tr '\n' ' ')against set $set"
-        rm -rf "$out.tmp"
-        mkdir -p "$out.tmp"
-        if ! javac -nowarn -encoding UTF-8 -cp "$cp" -d "$out.tmp" "$@" >"$out.log" 2>&1; then
-            cat "$out.log" >&2
+        local tmp=$out.tmp.$$
+        rm -rf "$tmp"
+        mkdir -p "$tmp"
+        if ! javac -nowarn -encoding UTF-8 -cp "$cp" -d "$tmp" "$@" >"$tmp.log" 2>&1; then
+            cat "$tmp.log" >&2
             echo "interop: javac failed for set $set" >&2
             return 1
         fi
-        mv "$out.tmp" "$out"
+        rm -f "$tmp.log"
+        # A suite beside this one may have compiled the same classes first: keep its copy.
+        mv -T "$tmp" "$out" 2>/dev/null || rm -rf "$tmp"
     fi
     printf '%s\n' "$out"
 }
