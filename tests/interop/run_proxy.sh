@@ -16,7 +16,8 @@
 #   Python   rocketmq-python-client 5.1.2 (tests/interop/grpc-python, venv cached by the hash of
 #            requirements.txt): raw QueryRoute, producer + simple consumer, NORMAL and FIFO
 #   Node.js  rocketmq-client-nodejs 1.0.8 (tests/interop/grpc-node, node_modules cached by the
-#            hash of package-lock.json): producer + simple consumer, NORMAL and FIFO
+#            hash of package-lock.json): raw QueryRoute, producer + simple consumer, NORMAL and
+#            FIFO
 # Every client line "RESULT pass|fail" is a check; then the Proxy answers that the clients
 # printed (ROUTE and ASSIGN lines, normalized: the Proxy's own address is "proxy") must be the
 # same for both clusters, line for line.
@@ -124,13 +125,13 @@ for side in "${SIDES[@]}"; do
         FifoGroup_java "$N" ReadOnly_java
     run_client "python-$side" 8 env HOME="$IT_WORK/home-$side" timeout 150 "$PY_GRPC" \
         "$here/grpc-python/client.py" "${PROXY[$side]}" Normal_py Fifo_py NormalGroup_py FifoGroup_py "$N"
-    run_client "node-$side" 6 env HOME="$IT_WORK/home-$side" NODE_PATH="$NODE_GRPC_MODULES" timeout 150 \
+    run_client "node-$side" 8 env HOME="$IT_WORK/home-$side" NODE_PATH="$NODE_GRPC_MODULES" timeout 150 \
         node "$here/grpc-node/client.js" "${PROXY[$side]}" Normal_node Fifo_node NormalGroup_node FifoGroup_node "$N"
 done
 
 # --- what the clients saw: the same through both Proxies ----------------------------------------
 answers() { grep -E '^(ROUTE|ASSIGN) ' "$IT_WORK/$1.out" || true; }
-for c in java python; do
+for c in java python node; do
     a=$(answers "$c-mqnamesrv")
     b=$(answers "$c-java")
     if [[ -n $a && $a == "$b" ]]; then

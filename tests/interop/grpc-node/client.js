@@ -6,9 +6,17 @@
 //
 // Prints "RESULT pass|fail <check>" lines (one check each in the suite): n NORMAL messages sent
 // with the Producer and all received with a SimpleConsumer, then n FIFO messages in 3 message
-// groups, received in send order per group. The client's log goes to stderr (its default
+// groups, received in send order per group. Like the other clients it first prints the Proxy's
+// route answer for both topics as normalized "ROUTE ..." lines (a raw QueryRoute through the
+// package's generated stubs; the Proxy's own address becomes "proxy"), which the suite compares
+// between the two NameServers. The client's log goes to stderr (its default
 // egg-logger file, shared by the three clients, is closed by the first one shut down).
 const { Producer, SimpleConsumer } = require('rocketmq-client-nodejs');
+const grpc = require('@grpc/grpc-js');
+const { randomUUID } = require('node:crypto');
+const pbDef = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/definition_pb');
+const pbService = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/service_pb');
+const { MessagingServiceClient } = require('rocketmq-client-nodejs/proto/apache/rocketmq/v2/service_grpc_pb');
 
 const [endpoint, normalTopic, fifoTopic, normalGroup, fifoGroup, nArg] = process.argv.slice(2);
 const n = Number(nArg);
@@ -53,7 +61,56 @@ async function receiveAll(consumer, expected) {
   return got;
 }
 
+function enumName(e, v) {
+  return Object.keys(e).find(k => e[k] === v) || String(v);
+}
+
+function queryRoute(client, topic) {
+  const [ host, port ] = [ endpoint.slice(0, endpoint.lastIndexOf(':')), Number(endpoint.slice(endpoint.lastIndexOf(':') + 1)) ];
+  const req = new pbService.QueryRouteRequest()
+    .setTopic(new pbDef.Resource().setName(topic))
+    .setEndpoints(new pbDef.Endpoints().setScheme(pbDef.AddressScheme.IPV4)
+      .setAddressesList([ new pbDef.Address().setHost(host).setPort(port) ]));
+  const md = new grpc.Metadata();
+  md.set('x-mq-client-id', `it-node-raw-${randomUUID()}`);
+  md.set('x-mq-language', 'NODE_JS');
+  md.set('x-mq-protocol', 'v2');
+  md.set('x-mq-client-version', '1.0.8');
+  md.set('x-mq-request-id', randomUUID());
+  return new Promise((resolve, reject) => {
+    client.queryRoute(req, md, { deadline: Date.now() + 10000 }, (err, res) => (err ? reject(err) : resolve(res)));
+  });
+}
+
+async function printRoutes(topics) {
+  const client = new MessagingServiceClient(endpoint, grpc.credentials.createInsecure());
+  try {
+    for (const topic of topics) {
+      const res = await queryRoute(client, topic);
+      const code = enumName(pbDef.Code, res.getStatus().getCode());
+      const queues = res.getMessageQueuesList();
+      console.log(`ROUTE ${topic} status=${code} queues=${queues.length}`);
+      const lines = queues.map(q => {
+        const b = q.getBroker();
+        const addrs = b.getEndpoints().getAddressesList().map(a => `${a.getHost()}:${a.getPort()}`)
+          .map(a => (a === endpoint ? 'proxy' : a)).sort();
+        const types = q.getAcceptMessageTypesList().map(t => enumName(pbDef.MessageType, t)).sort();
+        // The Java and Python clients print the scheme as "IPv4" (the proto's own spelling).
+        const scheme = enumName(pbDef.AddressScheme, b.getEndpoints().getScheme()).replace('IPV', 'IPv');
+        return `ROUTE ${topic} queue=${q.getId()} perm=${enumName(pbDef.Permission, q.getPermission())} ` +
+          `broker=${b.getName()} brokerId=${b.getId()} endpoints=${scheme}/${addrs.join(',')} accepts=${types.join(',')}`;
+      }).sort();
+      lines.forEach(l => console.log(l));
+      result(code === 'OK' && queues.length > 0,
+        `QueryRoute ${topic} answers OK with queues (got ${code}, ${queues.length} queues)`);
+    }
+  } finally {
+    client.close();
+  }
+}
+
 async function main() {
+  await printRoutes([ normalTopic, fifoTopic ]);
   const log = (level) => (...args) => console.error(`[${level}]`, ...args);
   const logger = { info: log('info'), warn: log('warn'), error: log('error'), debug: () => {} };
   const base = { endpoints: endpoint, namespace: '', requestTimeout: 10000, logger };
