@@ -21,6 +21,8 @@
 # Every client line "RESULT pass|fail" is a check; then the Proxy answers that the clients
 # printed (ROUTE and ASSIGN lines, normalized: the Proxy's own address is "proxy") must be the
 # same for both clusters, line for line.
+# Time: about 45 s on a warm cache (quiet machine). A cold one adds the Maven download of the
+# sets proxy and grpc-client (~100 MB, ~20 s), the venv (~10 s) and npm ci (~4 s).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/interop/lib.sh
