@@ -82,14 +82,16 @@ it_cleanup() {
 
 # Prints a port P such that P-2 .. P+span are all free on 127.0.0.1 (a broker uses P, P-2 for
 # its fast channel and P+1 for HA). Ports come from 20000-32000, below the ephemeral range, so
-# an outgoing connection cannot take one between the check and the bind.
+# an outgoing connection cannot take one between the check and the bind. tests/run runs suites
+# side by side and gives each lane its own part of that range (IT_PORT_LO, IT_PORT_HI), so that
+# two suites cannot both pick a port in the seconds before either binds it.
 it_free_port() {
     local span=${1:-1}
-    python3 - "$span" <<'EOF'
+    python3 - "$span" "${IT_PORT_LO:-20002}" "${IT_PORT_HI:-32000}" <<'EOF'
 import random, socket, sys
-span = int(sys.argv[1])
+span, lo, hi = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 for _ in range(200):
-    base = random.randrange(20002, 32000 - span)
+    base = random.randrange(lo, hi - span)
     socks = []
     try:
         for p in range(base - 2, base + span + 1):
@@ -130,13 +132,16 @@ it_classpath() {
     local cp=$IT_CACHE/$set-$key.classpath
     if [[ ! -s $cp ]]; then
         it_log "resolving Maven artifacts of set $set (first run downloads them)"
-        if ! mvn -q -B -f "$pom" dependency:build-classpath -Dmdep.outputFile="$cp.tmp" \
-            >"$IT_CACHE/$set-mvn.log" 2>&1; then
-            cat "$IT_CACHE/$set-mvn.log" >&2
+        # One Maven at a time (suites run side by side share ~/.m2, and Maven 3.8 does not lock
+        # it); the temporary file is this shell's own, so a second resolver cannot truncate it.
+        if ! flock "$IT_CACHE/.mvn.lock" mvn -q -B -f "$pom" dependency:build-classpath \
+            -Dmdep.outputFile="$cp.tmp.$$" >"$IT_CACHE/$set-mvn.$$.log" 2>&1; then
+            cat "$IT_CACHE/$set-mvn.$$.log" >&2
             echo "interop: Maven could not resolve $set" >&2
             return 1
         fi
-        mv "$cp.tmp" "$cp"
+        mv "$cp.tmp.$$" "$cp"
+        rm -f "$IT_CACHE/$set-mvn.$$.log"
     fi
     cat "$cp"
 }
@@ -331,14 +336,17 @@ it_javac() {
     out=$IT_CACHE/classes-$set-$key
     if [[ ! -d $out ]]; then
         it_log "compiling $(basename -a "$@" | tr '\n' ' ')against set $set"
-        rm -rf "$out.tmp"
-        mkdir -p "$out.tmp"
-        if ! javac -nowarn -encoding UTF-8 -cp "$cp" -d "$out.tmp" "$@" >"$out.log" 2>&1; then
-            cat "$out.log" >&2
+        local tmp=$out.tmp.$$
+        rm -rf "$tmp"
+        mkdir -p "$tmp"
+        if ! javac -nowarn -encoding UTF-8 -cp "$cp" -d "$tmp" "$@" >"$tmp.log" 2>&1; then
+            cat "$tmp.log" >&2
             echo "interop: javac failed for set $set" >&2
             return 1
         fi
-        mv "$out.tmp" "$out"
+        rm -f "$tmp.log"
+        # A suite beside this one may have compiled the same classes first: keep its copy.
+        mv -T "$tmp" "$out" 2>/dev/null || rm -rf "$tmp"
     fi
     printf '%s\n' "$out"
 }
@@ -441,4 +449,77 @@ lacks() {
     else
         it_record pass "$1"
     fi
+}
+
+# ---- the RocketMQ 5.x Proxy (artifact set "proxy", tests/interop/java/proxy/pom.xml) -------
+
+# it_start_proxy <name> <namesrvAddr> [extra "key": value JSON members ...]: a rocketmq-proxy
+# 5.5.0 in cluster mode (it asks the NameServer for routes and talks remoting to the brokers of
+# cluster ItCluster), gRPC and remoting on free ports, small thread pools and heap, started and
+# awaited. A broker of ItCluster must be registered first: at startup the Proxy creates its
+# system topic on that cluster, and exits when it finds no broker. Its own logback config
+# (rmq.proxy.logback.xml in the jar) writes under <dir>/home/logs/rocketmqlogs. Sets
+# <name>_port (gRPC), <name>_remoting_port, <name>_pid, <name>_dir.
+it_start_proxy() {
+    it_launch_proxy "$@" && it_await_proxy "$1"
+}
+
+# it_launch_proxy: the launch half of it_start_proxy (returns at once, several boot in parallel).
+it_launch_proxy() {
+    local name=$1 nsaddr=$2
+    shift 2
+    local dir=$IT_WORK/$name grpc_port remoting_port cp extra=''
+    mkdir -p "$dir/home"
+    cp=$(it_classpath proxy) || return 1
+    grpc_port=$(it_free_port 1)
+    remoting_port=$(it_free_port 1)
+    [[ $# -eq 0 ]] || extra=$(printf ',\n  %s' "$@")
+    cat >"$dir/rmq-proxy.json" <<JSON
+{
+  "rocketMQClusterName": "ItCluster",
+  "proxyName": "$name",
+  "namesrvAddr": "$nsaddr",
+  "proxyMode": "cluster",
+  "localServeAddr": "127.0.0.1",
+  "grpcServerPort": $grpc_port,
+  "remotingListenPort": $remoting_port,
+  "enablePrintJstack": false,
+  "grpcThreadPoolNums": 4,
+  "grpcWorkerLoopNum": 2,
+  "rocketmqMQClientNum": 2,
+  "heartbeatSyncerThreadPoolNums": 1,
+  "metadataThreadPoolNums": 1,
+  "transactionHeartbeatThreadPoolNums": 1,
+  "grpcShutdownTimeSeconds": 1$extra
+}
+JSON
+    # shellcheck disable=SC2086
+    ROCKETMQ_HOME=$dir java $IT_JAVA_OPTS -Xmx160m -XX:MaxDirectMemorySize=128m \
+        -Duser.home="$dir/home" -cp "$cp" org.apache.rocketmq.proxy.ProxyStartup \
+        -pm cluster -pc "$dir/rmq-proxy.json" >"$dir/stdout" 2>&1 &
+    local pid=$!
+    IT_PIDS+=("$pid")
+    printf -v "${name}_port" '%s' "$grpc_port"
+    printf -v "${name}_remoting_port" '%s' "$remoting_port"
+    printf -v "${name}_pid" '%s' "$pid"
+    printf -v "${name}_dir" '%s' "$dir"
+    it_log "proxy $name (cluster mode, NameServer $nsaddr) launched, gRPC 127.0.0.1:$grpc_port, remoting $remoting_port (pid $pid)"
+}
+
+# it_await_proxy <name>: waits up to 90 s for the startup line; a Proxy that exited (it could
+# not start) fails at once.
+it_await_proxy() {
+    local name=$1
+    local dirvar=${name}_dir pidvar=${name}_pid
+    local dir=${!dirvar} pid=${!pidvar} deadline=$((SECONDS + 90))
+    while ! grep -q 'rocketmq-proxy startup successfully' "$dir/stdout" && kill -0 "$pid" 2>/dev/null &&
+        ((SECONDS < deadline)); do
+        sleep 0.2
+    done
+    if ! grep -q 'rocketmq-proxy startup successfully' "$dir/stdout"; then
+        tail -40 "$dir/stdout" >&2
+        echo "interop: proxy $name did not start" >&2
+        return 1
+    fi
+    it_log "proxy $name started"
 }
