@@ -24,8 +24,13 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/interop/lib.sh
 source "$here/lib.sh"
 
+# --build-only: build the client program and stop (tests/run starts this in the background as
+# the interop suites begin, so that a cold build uses the CPU the suites leave idle while JVMs
+# boot; the suite itself then finds the build done, or waits on cargo's lock for its end).
+build_only=0
+[[ ${1:-} == --build-only ]] && build_only=1
 it_require cargo rustc java mvn python3
-it_init rust
+if [[ $build_only -eq 1 ]]; then it_init rust-build; else it_init rust; fi
 
 # The crate wants rustc 1.95 (its rust-version); Debian's rustc is far older. Say so plainly
 # instead of letting cargo fail deep in the build.
@@ -70,6 +75,7 @@ build_rust() {
 }
 
 build_rust
+[[ $build_only -eq 0 ]] || exit 0
 
 # --- servers ----------------------------------------------------------------------------------
 # The broker boots while the Java NameServer does (the Java NameServer's port is chosen first);
