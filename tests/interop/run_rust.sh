@@ -24,13 +24,14 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/interop/lib.sh
 source "$here/lib.sh"
 
-# --build-only: build the client program and stop (tests/run starts this in the background as
-# the interop suites begin, so that a cold build uses the CPU the suites leave idle while JVMs
-# boot; the suite itself then finds the build done, or waits on cargo's lock for its end).
+# --build-only: build the client program and stop. tests/run starts this in the background at
+# its beginning, at the lowest priority, so that a cold build takes only the CPU that ctest and
+# the other suites leave idle; the suite itself then finds the build done, or waits on cargo's
+# lock for its end.
 build_only=0
 [[ ${1:-} == --build-only ]] && build_only=1
 it_require cargo rustc java mvn python3
-if [[ $build_only -eq 1 ]]; then it_init rust-build; else it_init rust; fi
+if [[ $build_only -eq 1 ]]; then it_init rust-build --no-server; else it_init rust; fi
 
 # The crate wants rustc 1.95 (its rust-version); Debian's rustc is far older. Say so plainly
 # instead of letting cargo fail deep in the build.

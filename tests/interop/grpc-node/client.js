@@ -109,19 +109,37 @@ async function printRoutes(topics) {
   }
 }
 
+// rocketmq-client-nodejs 1.0.8's BaseClient.startup() waits for the first settings command only
+// after it fetched its topics' routes; a settings command that arrives during that fetch (a
+// loaded machine) finds no one waiting, and startup() never returns. A client whose startup has
+// not returned within 20 s is dropped and a new one made, up to three times.
+async function startClient(make, what) {
+  for (let attempt = 1; ; attempt++) {
+    const c = make();
+    let timer;
+    const stalled = new Promise(resolve => { timer = setTimeout(() => resolve('stalled'), 20000); });
+    const outcome = await Promise.race([ c.startup().then(() => 'started'), stalled ]);
+    clearTimeout(timer);
+    if (outcome === 'started') return c;
+    console.error(`[warn] ${what}: startup attempt ${attempt} stalled (the client missed its first ` +
+      'settings command)');
+    const gone = new Promise(resolve => setTimeout(resolve, 5000));
+    await Promise.race([ c.shutdown().catch(() => {}), gone ]);
+    if (attempt === 3) throw new Error(`${what}: startup stalled three times`);
+  }
+}
+
 async function main() {
   await printRoutes([ normalTopic, fifoTopic ]);
   const log = (level) => (...args) => console.error(`[${level}]`, ...args);
   const logger = { info: log('info'), warn: log('warn'), error: log('error'), debug: () => {} };
   const base = { endpoints: endpoint, namespace: '', requestTimeout: 10000, logger };
-  const normalConsumer = new SimpleConsumer({ ...base, consumerGroup: normalGroup, awaitDuration: 2000,
-    subscriptions: new Map([[ normalTopic, '*' ]]) });
-  const fifoConsumer = new SimpleConsumer({ ...base, consumerGroup: fifoGroup, awaitDuration: 2000,
-    subscriptions: new Map([[ fifoTopic, '*' ]]) });
-  const producer = new Producer({ ...base, topics: [ normalTopic, fifoTopic ] });
-  await normalConsumer.startup();
-  await fifoConsumer.startup();
-  await producer.startup();
+  const normalConsumer = await startClient(() => new SimpleConsumer({ ...base, consumerGroup: normalGroup,
+    awaitDuration: 2000, subscriptions: new Map([[ normalTopic, '*' ]]) }), 'normal consumer');
+  const fifoConsumer = await startClient(() => new SimpleConsumer({ ...base, consumerGroup: fifoGroup,
+    awaitDuration: 2000, subscriptions: new Map([[ fifoTopic, '*' ]]) }), 'FIFO consumer');
+  const producer = await startClient(() => new Producer({ ...base, topics: [ normalTopic, fifoTopic ] }),
+    'producer');
   try {
     const bodies = Array.from({ length: n }, (_, i) => `node-normal-${i}`);
     let sent = await sendAll(producer, normalTopic, bodies.map(body => ({ body })));
