@@ -8,7 +8,7 @@
 # scenario (tests/interop/cpp/client.py: a producer that creates its topic by sending, a second
 # one that sends through the topic's own route, a pull consumer that reads the route and every
 # queue, a push consumer of a new group, and the queues of a topic that does not exist) runs
-# once through each NameServer, with a recording relay (tests/interop/cpp/wiretap.py) between
+# once through each NameServer, with a recording relay (tests/interop/wiretap.py) between
 # the client and the NameServer. What the client saw from each (sends, route queues, where each
 # message landed, deliveries, the missing topic's error, and every NameServer request and reply
 # on the wire, reply version aside) must be the same. Then two mqnamesrv with aclEnable=true
@@ -79,7 +79,7 @@ it_check "$BROKER registered with the Java NameServer" \
 start_tap() {
     local name=$1 upstream=$2 dir=$IT_WORK/$1
     mkdir -p "$dir"
-    python3 "$here/cpp/wiretap.py" 0 "127.0.0.1:$upstream" "$dir/frames.jsonl" "$dir/port" \
+    python3 "$here/wiretap.py" 0 "127.0.0.1:$upstream" "$dir/frames.jsonl" "$dir/port" \
         >"$dir/stdout" 2>&1 &
     IT_PIDS+=("$!")
     if ! it_wait 10 test -s "$dir/port"; then

@@ -12,7 +12,7 @@
 # normalized for the broker's port and the topic name, the send, receive and topic-list results)
 # must be the same. It runs twice per NameServer: with JSON request headers (the crate's
 # default) and with ROCKETMQ binary headers (ROCKETMQ_SERIALIZE_TYPE=ROCKETMQ). Each NameServer
-# is reached through tests/interop/rust/wire_tap.py, which writes down every request (code,
+# is reached through tests/interop/wiretap.py, which writes down every request (code,
 # language, version, header encoding, header fields) and reply code: the client must send the
 # same kinds of requests to both and get the same reply codes, and what it sent is printed.
 #
@@ -121,32 +121,35 @@ it_check "$BROKER registered with the Java NameServer (TBW102 route)" it_wait 60
 # run_against <label> <NameServer port> <header encoding>: one run of the program.
 run_against() {
     local label=$1 ns_port=$2 encoding=$3 tap_port
-    tap_port=$(it_free_port 1)
-    python3 "$here/rust/wire_tap.py" "$tap_port" "$ns_port" "$IT_WORK/$label.wire" &
+    rm -f "$IT_WORK/$label.port"
+    python3 "$here/wiretap.py" 0 "127.0.0.1:$ns_port" "$IT_WORK/$label.wire" "$IT_WORK/$label.port" &
     IT_PIDS+=("$!")
-    it_wait 10 python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $tap_port), timeout=1)" ||
-        { it_record fail "$label: wire tap listening"; return; }
-    : >"$IT_WORK/$label.wire" # the probe's empty connection logs nothing, but start clean
+    it_wait 10 test -s "$IT_WORK/$label.port" || { it_record fail "$label: wire tap listening"; return; }
+    tap_port=$(cat "$IT_WORK/$label.port")
     run_client "$label" 8 env RUSTCLIENT_TIMEOUT=60 ROCKETMQ_SERIALIZE_TYPE="$encoding" \
         "$RUST_CLIENT" "127.0.0.1:$tap_port" "RustTopic_${label}_$$_$RANDOM" "$N" \
         "$BROKER" "$BROKER_ADDR" "$CLUSTER"
 }
 
 # requests <label>: one line per distinct request shape (code, language, version, encoding,
-# header fields) and one per distinct (request code, reply code) pair.
+# header fields) and one per distinct (request code, reply code) pair, from the frames the
+# wire tap recorded (a reply is paired with its request by connection and opaque).
 requests() {
     python3 - "$IT_WORK/$1.wire" <<'EOF'
 import json, sys
-seen = set()
+seen, asked = set(), {}
 for line in open(sys.argv[1], encoding="utf-8"):
-    r = json.loads(line)
-    if "reply" in r:
-        seen.add("reply %s to request %s" % (r["reply"], r["to"]))
-    elif "error" in r:
-        seen.add("error %s" % r["error"])
-    else:
+    f = json.loads(line)
+    h = f.get("header")
+    if "error" in f or h is None:
+        seen.add("error %s" % f.get("error", f.get("encoding")))
+    elif f["dir"] == "request":
+        asked[(f["conn"], h["opaque"])] = h["code"]
         seen.add("code=%s language=%s version=%s %s fields=%s" % (
-            r["code"], r["language"], r["version"], r["serialize"], ",".join(r["ext"])))
+            h["code"], h["language"], h["version"], f["encoding"],
+            ",".join(sorted((h.get("extFields") or {}).keys()))))
+    else:
+        seen.add("reply %s to request %s" % (h["code"], asked.get((f["conn"], h["opaque"]))))
 for key in sorted(seen):
     print(key)
 EOF

@@ -18,7 +18,7 @@ library; Python only drives it and checks what it reports.
         Prints RESULT lines and writes what the client saw, with the topic name taken out,
         to VIEW.json for the comparison of the two NameServers.
     client.py wire TAP.jsonl VIEW.json TOPIC
-        Checks the frames that tests/interop/cpp/wiretap.py recorded between the client and one
+        Checks the frames that tests/interop/wiretap.py recorded between the client and one
         NameServer (what the C++ client sends, what it got back) and adds them to VIEW.json.
     client.py probe NAMESRV TOPIC CODE TAP.jsonl WORKDIR
         A pull consumer asks for TOPIC's queues; the tap must show every answer with CODE.

@@ -13,9 +13,11 @@ whose top byte is the header encoding: 0 JSON, 1 ROCKETMQ binary) and appends to
     {"conn": 1, "dir": "request"|"response", "encoding": "JSON"|"ROCKETMQ",
      "header": {... the decoded header ...}, "body": "<text>"|null, "body_len": n}
 
-The body is kept as text when it is UTF-8 (route answers are JSON), else only its length.
+The body is kept as text when it is UTF-8 (route answers are JSON), else only its length. A
+binary header's language byte is recorded by its LanguageCode name, as a JSON header spells it.
 Runs until killed; a frame it cannot decode is recorded as {"error": ...} and the relay keeps
-copying bytes, so the client never notices the tap."""
+copying bytes, so the client never notices the tap. Used by run_cpp.sh and run_rust.sh to see
+what a client sends and to compare every exchange between mqnamesrv and the Java NameServer."""
 import json
 import os
 import socket
@@ -24,6 +26,9 @@ import sys
 import threading
 
 LOCK = threading.Lock()
+# RemotingCommand's LanguageCode, in ordinal order (the byte of a ROCKETMQ binary header).
+LANGUAGES = ["JAVA", "CPP", "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY", "OTHER", "HTTP",
+             "GO", "PHP", "OMS", "RUST", "NODE_JS"]
 
 
 def decode_binary_header(h):
@@ -48,6 +53,8 @@ def decode_binary_header(h):
         pos += 4
         ext[key] = h[pos:pos + vlen].decode("utf-8", "replace")
         pos += vlen
+    if 0 <= language < len(LANGUAGES):
+        language = LANGUAGES[language]
     out = {"code": code, "language": language, "version": version, "opaque": opaque,
            "flag": flag, "extFields": ext}
     if remark is not None:
