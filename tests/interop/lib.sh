@@ -354,6 +354,28 @@ it_javac() {
     printf '%s\n' "$out"
 }
 
+# it_npm_ci <source dir> <cache name>: installs the packages pinned by the dir's package.json and
+# package-lock.json once (npm ci into build/interop/cache/<cache name>-<hash of both>; npm's own
+# cache keeps the tarballs) and prints the node_modules directory.
+it_npm_ci() {
+    local src=$1 name=$2 key dir
+    key=$(cat "$src/package.json" "$src/package-lock.json" | sha1sum | cut -c1-12)
+    dir=$IT_CACHE/$name-$key
+    if [[ ! -f $dir/.installed ]]; then
+        it_log "installing the npm packages of $(basename "$src") (npm ci into $dir)"
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        cp "$src/package.json" "$src/package-lock.json" "$dir/"
+        if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >"$dir.npm-ci.log" 2>&1; then
+            cat "$dir.npm-ci.log" >&2
+            echo "interop: npm ci failed for $src" >&2
+            return 1
+        fi
+        touch "$dir/.installed"
+    fi
+    printf '%s\n' "$dir/node_modules"
+}
+
 # run_client <label> <min results> <command ...>: runs a client program with stdout in
 # $IT_WORK/<label>.out and stderr in $IT_WORK/<label>.log, records each RESULT line as a check,
 # and fails when it exits non-zero or printed fewer results than expected (it died early).

@@ -44,27 +44,9 @@ build_go() {
     GO_CLIENT=$out
 }
 
-install_node() {
-    local key dir
-    key=$(cat "$here/node/package.json" "$here/node/package-lock.json" | sha1sum | cut -c1-12)
-    dir=$IT_CACHE/node-$key
-    if [[ ! -f $dir/.installed ]]; then
-        it_log "installing the Node.js client's packages (npm ci into $dir)"
-        rm -rf "$dir"
-        mkdir -p "$dir"
-        cp "$here/node/package.json" "$here/node/package-lock.json" "$dir/"
-        if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >"$IT_WORK/npm-ci.log" 2>&1; then
-            cat "$IT_WORK/npm-ci.log" >&2
-            echo "interop: npm ci failed" >&2
-            return 1
-        fi
-        touch "$dir/.installed"
-    fi
-    NODE_MODULES=$dir/node_modules
-}
 
 build_go
-install_node
+NODE_MODULES=$(it_npm_ci "$here/node" node)
 
 # --- servers ----------------------------------------------------------------------------------
 # mqnamesrv with broker b1, and the Java NameServer 5.5.0 with its own broker, also named b1 (a

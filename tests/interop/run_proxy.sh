@@ -58,27 +58,9 @@ install_python() {
     PY_GRPC=$dir/bin/python
 }
 
-install_node() {
-    local key dir
-    key=$(cat "$here/grpc-node/package.json" "$here/grpc-node/package-lock.json" | sha1sum | cut -c1-12)
-    dir=$IT_CACHE/node-grpc-$key
-    if [[ ! -f $dir/.installed ]]; then
-        it_log "installing the Node.js gRPC client (npm ci into $dir)"
-        rm -rf "$dir"
-        mkdir -p "$dir"
-        cp "$here/grpc-node/package.json" "$here/grpc-node/package-lock.json" "$dir/"
-        if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >"$IT_WORK/npm-ci.log" 2>&1; then
-            cat "$IT_WORK/npm-ci.log" >&2
-            echo "interop: npm ci failed" >&2
-            return 1
-        fi
-        touch "$dir/.installed"
-    fi
-    NODE_GRPC_MODULES=$dir/node_modules
-}
 
 install_python
-install_node
+NODE_GRPC_MODULES=$(it_npm_ci "$here/grpc-node" node-grpc)
 
 # --- two clusters: NameServer, broker, Proxy ----------------------------------------------------
 it_start_mqnamesrv cns

@@ -88,21 +88,25 @@ def record(out, conn, direction, frame):
         out.flush()
 
 
-def pump(src, dst, out, conn, direction):
+def pump(src, dst, on_frame=None):
+    """Copies bytes from src to dst until either side closes; with on_frame, also calls it with
+    each complete frame (without its 4-byte length) before the bytes that end it go on, so a
+    request is recorded before its reply can be."""
     buf = bytearray()
     try:
         while True:
             data = src.recv(65536)
             if not data:
                 break
+            if on_frame is not None:
+                buf += data
+                while len(buf) >= 4:
+                    (total,) = struct.unpack_from(">I", buf, 0)
+                    if len(buf) < 4 + total:
+                        break
+                    on_frame(bytes(buf[4:4 + total]))
+                    del buf[:4 + total]
             dst.sendall(data)
-            buf += data
-            while len(buf) >= 4:
-                (total,) = struct.unpack_from(">I", buf, 0)
-                if len(buf) < 4 + total:
-                    break
-                record(out, conn, direction, bytes(buf[4:4 + total]))
-                del buf[:4 + total]
     except OSError:
         pass
     finally:
@@ -136,7 +140,9 @@ def main():
             client.close()
             continue
         for a, b, d in ((client, upstream, "request"), (upstream, client, "response")):
-            threading.Thread(target=pump, args=(a, b, out, conn, d), daemon=True).start()
+            def on_frame(frame, conn=conn, d=d):
+                record(out, conn, d, frame)
+            threading.Thread(target=pump, args=(a, b, on_frame), daemon=True).start()
 
 
 if __name__ == "__main__":
