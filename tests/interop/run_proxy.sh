@@ -12,7 +12,8 @@
 # read-only topic (perm 4). Then each client runs against each Proxy:
 #   Java     rocketmq-client-java 5.0.8 (set grpc-client; tests/interop/grpc/GrpcClient.java):
 #            raw QueryRoute (normal, FIFO, read-only, missing topic) and QueryAssignment, then
-#            producer + simple consumer, NORMAL and FIFO (order per message group)
+#            producer + simple consumer, NORMAL and FIFO (order per message group), and a push
+#            consumer of NORMAL
 #   Python   rocketmq-python-client 5.1.2 (tests/interop/grpc-python, venv cached by the hash of
 #            requirements.txt): raw QueryRoute, producer + simple consumer, NORMAL and FIFO
 #   Node.js  rocketmq-client-nodejs 1.0.8 (tests/interop/grpc-node, node_modules cached by the
@@ -96,6 +97,8 @@ for side in "${SIDES[@]}"; do
         adm d5 updateSubGroup -n "${NS[$side]}" -c ItCluster -g "FifoGroup_$c" -o true
         has "$side: mqadmin creates FifoGroup_$c (consumeOrderly)" "consumeMessageOrderly=true"
     done
+    adm d5 updateSubGroup -n "${NS[$side]}" -c ItCluster -g NormalGroup_java_push
+    has "$side: mqadmin creates NormalGroup_java_push (the Java push consumer's)" "create subscription group to"
     adm d5 updateTopic -n "${NS[$side]}" -c ItCluster -t ReadOnly_java -r 2 -w 2 -p 4
     has "$side: mqadmin creates ReadOnly_java (perm 4)" "create topic to"
 done
@@ -104,7 +107,7 @@ done
 for side in "${SIDES[@]}"; do
     mkdir -p "$IT_WORK/home-$side"
     # shellcheck disable=SC2086
-    run_client "java-$side" 12 java $IT_JAVA_OPTS -Duser.home="$IT_WORK/home-$side" \
+    run_client "java-$side" 13 java $IT_JAVA_OPTS -Duser.home="$IT_WORK/home-$side" \
         -cp "$GRPC_CLASSES:$GRPC_CP" GrpcClient "${PROXY[$side]}" Normal_java Fifo_java NormalGroup_java \
         FifoGroup_java "$N" ReadOnly_java
     run_client "python-$side" 8 env HOME="$IT_WORK/home-$side" timeout 150 "$PY_GRPC" \

@@ -20,10 +20,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.client.apis.ClientConfiguration;
 import org.apache.rocketmq.client.apis.ClientServiceProvider;
+import org.apache.rocketmq.client.apis.consumer.ConsumeResult;
 import org.apache.rocketmq.client.apis.consumer.FilterExpression;
+import org.apache.rocketmq.client.apis.consumer.PushConsumer;
 import org.apache.rocketmq.client.apis.consumer.SimpleConsumer;
 import org.apache.rocketmq.client.apis.message.Message;
 import org.apache.rocketmq.client.apis.message.MessageView;
@@ -47,6 +50,9 @@ import org.apache.rocketmq.shaded.io.grpc.stub.MetadataUtils;
  * lines that the suite compares between the run against mqnamesrv and the one against the Java
  * NameServer. The route and assignment queries are raw gRPC calls (the client's generated stubs),
  * because the client API does not show them; producing and consuming use the client API.
+ * Besides the simple consumers, a push consumer of the group "&lt;normal group&gt;_push" (which the
+ * suite creates) receives every NORMAL body too: it finds its queues through QueryAssignment and
+ * its own rebalancing, where a simple consumer only receives.
  */
 public final class GrpcClient {
     private static String host;
@@ -185,6 +191,14 @@ public final class GrpcClient {
         SimpleConsumer fifoConsumer = provider.newSimpleConsumerBuilder().setClientConfiguration(cfg)
             .setConsumerGroup(fifoGroup).setAwaitDuration(Duration.ofSeconds(2))
             .setSubscriptionExpressions(Collections.singletonMap(fifoTopic, FilterExpression.SUB_ALL)).build();
+        Set<String> pushed = ConcurrentHashMap.newKeySet();
+        PushConsumer pushConsumer = provider.newPushConsumerBuilder().setClientConfiguration(cfg)
+            .setConsumerGroup(normalGroup + "_push")
+            .setSubscriptionExpressions(Collections.singletonMap(normalTopic, FilterExpression.SUB_ALL))
+            .setMessageListener(view -> {
+                pushed.add(StandardCharsets.UTF_8.decode(view.getBody()).toString());
+                return ConsumeResult.SUCCESS;
+            }).build();
         Producer producer = provider.newProducerBuilder().setClientConfiguration(cfg)
             .setTopics(normalTopic, fifoTopic).build();
 
@@ -212,6 +226,15 @@ public final class GrpcClient {
         Set<String> unexpected = new LinkedHashSet<>(got);
         unexpected.removeAll(normalBodies);
         result(unexpected.isEmpty(), "no NORMAL body that was not sent (" + unexpected + ")");
+        while (!pushed.containsAll(normalBodies) && System.currentTimeMillis() < deadline) {
+            Thread.sleep(100);
+        }
+        Set<String> notPushed = new LinkedHashSet<>(normalBodies);
+        notPushed.removeAll(pushed);
+        Set<String> strayPushed = new LinkedHashSet<>(pushed);
+        strayPushed.removeAll(normalBodies);
+        result(notPushed.isEmpty() && strayPushed.isEmpty(), "push consumer " + normalGroup + "_push receives"
+            + " every NORMAL body and nothing else (missing " + notPushed + ", not sent " + strayPushed + ")");
 
         // FIFO: 3 message groups interleaved, seq numbers per group; order per group on receipt.
         String[] mgroups = {"g0", "g1", "g2"};
@@ -254,6 +277,8 @@ public final class GrpcClient {
         result(outOfOrder.isEmpty(), "FIFO bodies arrive in send order per message group (" + outOfOrder + ")");
 
         producer.close();
+        // Not pushConsumer.close(): it waits for its long-polling receives to end (~20 s), and
+        // the exit below ends them as well.
         normalConsumer.close();
         fifoConsumer.close();
         System.exit(0);
