@@ -191,6 +191,26 @@ it_stop_mqnamesrv() {
     fi
 }
 
+# it_check_log_clean <name>: mqnamesrv <name> logged no ERROR line and closed no connection for
+# bytes it could not read (a client that reconnects after such a close would hide it otherwise).
+it_check_log_clean() {
+    local dirvar=${1}_dir bad
+    bad=$(grep -E 'closing connection .*(first bytes|TLS)| ERROR ' "${!dirvar}/namesrv.log" || true)
+    it_check "mqnamesrv $1 logged no protocol error or ERROR line" test -z "$bad"
+    [[ -z $bad ]] || printf '%s\n' "$bad" | head -20 >&2
+}
+
+# it_check_same "what" "<through mqnamesrv>" "<through Java>": passes when the first is not empty
+# and both are the same text; else shows their difference.
+it_check_same() {
+    if [[ -n $2 && $2 == "$3" ]]; then
+        it_record pass "$1"
+    else
+        it_record fail "$1 (- mqnamesrv, + the Java NameServer):"
+        diff <(printf '%s\n' "$2") <(printf '%s\n' "$3") | head -40 >&2 || true
+    fi
+}
+
 # it_start_java_namesrv <name> <set> [namesrv.conf lines ...]: the Java NameServer of that
 # artifact set, on a free port; extra lines are appended to its -c file.
 it_start_java_namesrv() {

@@ -121,18 +121,12 @@ answers() { grep -E '^(ROUTE|ASSIGN) ' "$IT_WORK/$1.out" || true; }
 for c in java python node; do
     a=$(answers "$c-mqnamesrv")
     b=$(answers "$c-java")
-    if [[ -n $a && $a == "$b" ]]; then
-        it_record pass "$c: the Proxy's route/assignment answers are the same with mqnamesrv and with the Java NameServer ($(wc -l <<<"$a") lines)"
-    else
-        it_record fail "$c: the Proxy's route/assignment answers differ (< mqnamesrv, > Java NameServer):"
-        diff <(printf '%s\n' "$a") <(printf '%s\n' "$b") | head -40 >&2 || true
-    fi
+    it_check_same "$c: the Proxy's route/assignment answers are the same with mqnamesrv and with the Java NameServer ($(wc -l <<<"$a") lines)" \
+        "$a" "$b"
 done
 
 # --- server health --------------------------------------------------------------------------------
-bad=$(grep -E 'closing connection .*(first bytes|TLS)| ERROR ' "$cns_dir/namesrv.log" || true)
-it_check "mqnamesrv logged no protocol error or ERROR line" test -z "$bad"
-[[ -z $bad ]] || printf '%s\n' "$bad" | head -20 >&2
+it_check_log_clean cns
 it_stop_mqnamesrv cns
 
 it_finish

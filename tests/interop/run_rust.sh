@@ -175,12 +175,8 @@ scenario() {
     for what in route sends publishQueues consumed clusterInfo allTopics clusterTopics; do
         c=$(sed -n "s/^SEEN $what //p" "$IT_WORK/rust-$lc-mqnamesrv.out")
         j=$(sed -n "s/^SEEN $what //p" "$IT_WORK/rust-$lc-java.out")
-        if [[ -n $c && $c == "$j" ]]; then
-            it_record pass "$enc headers: the Rust client saw the same $what from mqnamesrv and from Java: $c"
-        else
-            it_record fail "$enc headers: the Rust client saw the same $what from mqnamesrv and from Java"
-            printf 'mqnamesrv: %s\njava:      %s\n' "${c:-<none>}" "${j:-<none>}" >&2
-        fi
+        it_check_same "$enc headers: the Rust client saw the same $what from mqnamesrv and from Java: $c" \
+            "$c" "$j"
     done
     c=$(requests "rust-$lc-mqnamesrv")
     j=$(requests "rust-$lc-java")
@@ -190,20 +186,14 @@ scenario() {
         only_encoding "$enc" "$c"
     it_check_contains "$enc headers: the Rust client asked mqnamesrv for a route (GET_ROUTEINFO_BY_TOPIC, 105)" \
         "$c" "code=105 "
-    if [[ $c == "$j" ]]; then
-        it_record pass "$enc headers: the Rust client sent the same kinds of requests to mqnamesrv and to Java, and got the same reply codes"
-    else
-        it_record fail "$enc headers: the Rust client sent the same kinds of requests to mqnamesrv and to Java, and got the same reply codes"
-        diff <(printf '%s\n' "$c") <(printf '%s\n' "$j") >&2 || true
-    fi
+    it_check_same "$enc headers: the Rust client sent the same kinds of requests to mqnamesrv and to Java, and got the same reply codes" \
+        "$c" "$j"
 }
 scenario JSON
 scenario ROCKETMQ
 
 # --- server health ----------------------------------------------------------------------------
-bad=$(grep -E 'closing connection .*(first bytes|TLS)| ERROR ' "$ns1_dir/namesrv.log" || true)
-it_check "mqnamesrv logged no protocol error or ERROR line" test -z "$bad"
-[[ -z $bad ]] || printf '%s\n' "$bad" | head -20 >&2
+it_check_log_clean ns1
 it_stop_mqnamesrv ns1
 
 it_finish
