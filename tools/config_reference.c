@@ -1,5 +1,5 @@
 /* config_reference: writes the key reference of docs/config.md, conf/namesrv.conf and
- * man/mqnamesrv.8 from the option table of src/config.c (ns_config_key_at), so that the three
+ * man/mqnamesrv.8 from the option table of src/config/config.c (ns_config_key_at), so that the three
  * say what the code does and a key added without a help text fails the build's tests.
  *
  *   config_reference --check SRCDIR   exit 1 (and say where) when a file differs from the table
@@ -427,7 +427,7 @@ static bool check_table(void)
         ns_config_key_t k;
         ns_config_key_at(i, &k);
         if (k.remote != NS_KEY_CLIENT && (k.help == NULL || k.help[0] == '\0')) {
-            fprintf(stderr, "src/config.c: key %s has no help text\n", k.key);
+            fprintf(stderr, "src/config/config.c: key %s has no help text\n", k.key);
             ok = false;
         }
     }
@@ -465,7 +465,7 @@ int main(int argc, char **argv)
             }
         } else if (!same) {
             fprintf(stderr,
-                    "%s: its key reference differs from the option table of src/config.c; run "
+                    "%s: its key reference differs from the option table of src/config/config.c; run "
                     "config_reference --write SRCDIR (after writing the key's help text)\n",
                     path);
             ok = false;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "jobq.h"
+#include "net/jobq.h"
 
 enum { CONNS = 8, MAX_ITEMS = 4096 };
 

@@ -12,7 +12,7 @@
 #include "ns_log.h"
 #include "ns_register_body.h"
 #include "ns_route.h"
-#include "route_int.h"
+#include "route/route_int.h"
 
 static const char *const CLUSTERS[] = {"C0", "C1", "C2", "C3"};
 static const char *const NAMES[] = {"b0", "b1", "b2", "b3", "b4"};

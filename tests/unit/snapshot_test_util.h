@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ns_buf.h"
-#include "../../src/route_int.h" /* fuzz targets do not see src/ */
+#include "route/route_int.h"
 
 static int st_cmp_str(const void *a, const void *b)
 {

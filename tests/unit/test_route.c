@@ -15,7 +15,7 @@
 #include "ns_log.h"
 #include "ns_hmap.h"
 #include "ns_json_tree.h"
-#include "route_int.h"
+#include "route/route_int.h"
 #include "route_test_util.h"
 
 static ns_config_t cfg;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "ns_log.h"
-#include "route_int.h"
+#include "route/route_int.h"
 #include "route_test_util.h"
 
 static ns_config_t cfg;

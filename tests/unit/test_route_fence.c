@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ns_metrics.h"
-#include "route_int.h"
+#include "route/route_int.h"
 #include "route_test_util.h"
 
 static ns_config_t cfg;
