@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_int.h"
+#include "codec_int.h"
 #include "ns_common.h"
 #include "ns_json.h"
 

@@ -14,7 +14,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "cmd_int.h"
+#include "codec_int.h"
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_json_tree.h"

@@ -17,8 +17,7 @@
 #include "ns_json.h"
 #include "ns_json_tree.h"
 #include "ns_utf8.h"
-#include "json_pull.h"
-#include "register_body_int.h"
+#include "codec_int.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small helpers                                                                              */
@@ -250,11 +249,11 @@ static int decode_dv(dec_t *d, jr_t *r, const jv_t *v, ns_data_version_t *dv)
     int rc;
     while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
         int64_t *field = NULL;
-        if (key_is(k, kl, "counter"))
+        if (jr_key_is(k, kl, "counter"))
             field = &dv->counter;
-        else if (key_is(k, kl, "stateVersion"))
+        else if (jr_key_is(k, kl, "stateVersion"))
             field = &dv->state_version;
-        else if (key_is(k, kl, "timestamp"))
+        else if (jr_key_is(k, kl, "timestamp"))
             field = &dv->timestamp;
         jv_t f;
         if (!jr_value(r, &f))
@@ -350,9 +349,9 @@ static int decode_topic(dec_t *d, jr_t *r, const char *key, size_t key_len)
                 vrc = NS_EJSON;
         } else if (what == 3) {
             /* fastjson takes the name or the ordinal; an unknown name becomes null. */
-            if (v.kind == JV_STRING && key_is(v.s, v.len, "SINGLE_TAG"))
+            if (v.kind == JV_STRING && jr_key_is(v.s, v.len, "SINGLE_TAG"))
                 tc.filter_type = NS_FILTER_SINGLE_TAG;
-            else if (v.kind == JV_STRING && key_is(v.s, v.len, "MULTI_TAG"))
+            else if (v.kind == JV_STRING && jr_key_is(v.s, v.len, "MULTI_TAG"))
                 tc.filter_type = NS_FILTER_MULTI_TAG;
             else if (v.kind == JV_INT && (v.i == 0 || v.i == 1))
                 tc.filter_type = (int)v.i;
@@ -411,9 +410,9 @@ static bool cm_int32(const uint8_t **pp, const uint8_t *end, int32_t *out)
         p++;
     const uint8_t *digits = p;
     int64_t v = 0;
-    while (p < end && is_digit(*p) && p - digits < 10)
+    while (p < end && jr_is_digit(*p) && p - digits < 10)
         v = v * 10 + (*p++ - '0');
-    if (p == digits || (p < end && (is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E')))
+    if (p == digits || (p < end && (jr_is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E')))
         return false;
     if (neg)
         v = -v;
@@ -574,19 +573,19 @@ static int decode_mapping(dec_t *d, jr_t *r, const jv_t *v, const char *topic, s
     while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
         char **sfield = NULL;
         int what = 0; /* 1 totalQueues, 2 epoch, 3 dirty, 4 currIdMap */
-        if (key_is(k, kl, "topic"))
+        if (jr_key_is(k, kl, "topic"))
             sfield = &info->topic;
-        else if (key_is(k, kl, "bname"))
+        else if (jr_key_is(k, kl, "bname"))
             sfield = &info->bname;
-        else if (key_is(k, kl, "scope"))
+        else if (jr_key_is(k, kl, "scope"))
             sfield = &info->scope;
-        else if (key_is(k, kl, "totalQueues"))
+        else if (jr_key_is(k, kl, "totalQueues"))
             what = 1;
-        else if (key_is(k, kl, "epoch"))
+        else if (jr_key_is(k, kl, "epoch"))
             what = 2;
-        else if (key_is(k, kl, "dirty"))
+        else if (jr_key_is(k, kl, "dirty"))
             what = 3;
-        else if (key_is(k, kl, "currIdMap"))
+        else if (jr_key_is(k, kl, "currIdMap"))
             what = 4;
         const char *field = sfield == &info->topic   ? "topic"
                             : sfield == &info->bname ? "bname"
@@ -678,10 +677,10 @@ static int decode_wrapper(dec_t *d, jr_t *r, const jv_t *w, bool with_mapping)
     size_t kl;
     int rc;
     while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
-        int what = key_is(k, kl, "dataVersion")                                ? 1
-                   : key_is(k, kl, "topicConfigTable")                         ? 2
-                   : with_mapping && key_is(k, kl, "topicQueueMappingInfoMap") ? 3
-                                                                               : 0;
+        int what = jr_key_is(k, kl, "dataVersion")                                ? 1
+                   : jr_key_is(k, kl, "topicConfigTable")                         ? 2
+                   : with_mapping && jr_key_is(k, kl, "topicQueueMappingInfoMap") ? 3
+                                                                                  : 0;
         jv_t v;
         if (!jr_value(r, &v))
             return SYNTAX(d);
@@ -787,9 +786,9 @@ static int decode_json(dec_t *d, const uint8_t *body, size_t len, int32_t versio
         size_t kl;
         int mrc;
         while ((mrc = jr_member(&r, &first, &k, &kl)) == 1) {
-            int what = key_is(k, kl, "topicConfigSerializeWrapper") ? 1
-                       : key_is(k, kl, "filterServerList")          ? 2
-                                                                    : 0;
+            int what = jr_key_is(k, kl, "topicConfigSerializeWrapper") ? 1
+                       : jr_key_is(k, kl, "filterServerList")          ? 2
+                                                                       : 0;
             jv_t v;
             if (!jr_value(&r, &v)) {
                 rc = SYNTAX(d);

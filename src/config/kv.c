@@ -16,7 +16,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "kv_int.h"
+#include "config_int.h"
 #include "ns_atomic_file.h"
 #include "ns_common.h"
 #include "ns_json.h"

@@ -9,13 +9,12 @@
  * connection has a session (ns_tls.h) between the socket and the frames: ciphertext read goes
  * through it into plaintext, and each batch of replies is encrypted into one piece of
  * ciphertext before the write. Plaintext connections pay one pointer test per read and write. */
-#include "server_int.h"
+#include "net_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "conn_guard.h"
 #include "ns_budget.h"
 #include "ns_cmd_codec.h"
 #include "ns_common.h"

@@ -1,5 +1,5 @@
 /* A connection's share of the budgets: pure bookkeeping for conn.c (see conn_guard.h). */
-#include "conn_guard.h"
+#include "net_int.h"
 
 #include "ns_budget.h"
 #include "ns_frame.h"

@@ -1,5 +1,5 @@
 /* The worker's fair queue: per-connection FIFOs shared by cost (see jobq.h). */
-#include "jobq.h"
+#include "net_int.h"
 
 #include <stdlib.h>
 

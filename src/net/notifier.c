@@ -12,7 +12,7 @@
  * With useTLS (Java's NettyClientConfig; its default is tls.enable, else tls.server.mode
  * enforcing) each connection speaks TLS with the client context of server_tls.c: frames wait
  * until the handshake is done, within connectTimeoutMillis of the connect. */
-#include "server_int.h"
+#include "net_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,7 @@
  *   - KV dump, every 10 min (first after 1 min), as Java logs it;
  *   - traffic summary, every minute.
  * Every loop also closes connections idle past serverChannelMaxIdleTimeSeconds. */
-#include "server_int.h"
+#include "net_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

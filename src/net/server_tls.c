@@ -2,7 +2,7 @@
  * certificate, key and trust files and reloads them when they change (Java's FileWatchService
  * in NamesrvController) or on SIGHUP, without touching open connections (their sessions keep
  * the context they began with). Runs on loop 0. The engine itself is tls.c / tls_ctx.c. */
-#include "server_int.h"
+#include "net_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -21,7 +21,7 @@
  * broker with a registration in the queue. The thread runs at a lower priority than the loops
  * (WORKER_NICE), so that on a busy machine route reads get the CPU first and registrations take
  * what is left. */
-#include "server_int.h"
+#include "net_int.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Fuzzes the JSON header decoder and encoder: the fast path and cJSON must agree wherever the
  * fast path accepts, and every decodable header must survive re-encoding (roundtrip.h). */
-#include "codec/cmd_int.h"
+#include "codec/codec_int.h"
 #include "ns_json_tree.h"
 #include "roundtrip.h"
 

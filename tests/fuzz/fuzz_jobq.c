@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "net/jobq.h"
+#include "net/net_int.h"
 
 enum { CONNS = 8, MAX_ITEMS = 4096 };
 

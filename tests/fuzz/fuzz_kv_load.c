@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "config/kv_int.h"
+#include "config/config_int.h"
 #include "ns_common.h"
 #include "ns_log.h"
 #include "ns_utf8.h"

@@ -8,7 +8,7 @@
 #include "ns_json_tree.h"
 #include "ns_register_body.h"
 #include "ns_utf8.h"
-#include "codec/register_body_int.h"
+#include "codec/codec_int.h"
 
 /* Names are Java text (ns_utf8.h): valid UTF-8, U+0000 only as C0 80. */
 static void check_java_text(const char *s)

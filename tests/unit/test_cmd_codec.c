@@ -9,7 +9,7 @@
 
 #include <ctype.h>
 
-#include "codec/cmd_int.h"
+#include "codec/codec_int.h"
 #include "codec_test_util.h"
 #include "ns_buf.h"
 #include "ns_json_tree.h"

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "net/conn_guard.h"
+#include "net/net_int.h"
 #include "ns_budget.h"
 #include "ns_proc.h"
 

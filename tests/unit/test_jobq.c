@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/jobq.h"
+#include "net/net_int.h"
 
 typedef struct item {
     ns_jobq_item_t q; /* first: an ns_jobq_item_t * is an item_t * */

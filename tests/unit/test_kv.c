@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config/kv_int.h"
+#include "config/config_int.h"
 #include "ns_common.h"
 #include "ns_json_tree.h"
 #include "ns_kv.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "config/kv_int.h"
+#include "config/config_int.h"
 #include "ns_exporter.h"
 #include "ns_health.h"
 #include "ns_kv.h"

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config/kv_int.h"
+#include "config/config_int.h"
 #include "ns_cmd.h"
 #include "ns_cmd_codec.h"
 #include "ns_common.h"

@@ -1,9 +1,9 @@
-/* A lenient JSON pull reader: walks the text once and hands out one value at a time, so that
- * decoders build their structs straight from the text (register_body.c: REGISTER_BROKER and
- * topic-config bodies, DataVersion items). Private to the library. Pure: no I/O, no locks; a
- * jr_t belongs to one thread. */
-#ifndef NS_JSON_PULL_H
-#define NS_JSON_PULL_H
+/* Internals of the codec module (src/codec/), shared by its files, their tests and fuzzers:
+ * the remoting command's ext-field helpers and JSON header decoders (cmd.c, cmd_codec.c), the
+ * lenient JSON pull reader (json_pull.c, read by register_body.c) and register_body.c's test
+ * switch. Not a contract for other modules. */
+#ifndef NS_CODEC_INT_H
+#define NS_CODEC_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -11,8 +11,37 @@
 #include <string.h>
 
 #include "ns_buf.h"
-#include "ns_common.h" /* NS_EJSON */
+#include "ns_cmd.h"
+#include "ns_common.h"
 
+/* ==== remoting commands: cmd.c, cmd_codec.c ==== */
+
+/* Shared between cmd.c and cmd_codec.c only. */
+/* Sets extFields[key] = value, taking ownership of both heap strings (key is freed when an
+ * entry with that key already exists, whose value is then replaced in place). Sets has_ext. */
+void ns__cmd_ext_put_owned(ns_cmd_t *cmd, char *key, char *value);
+
+/* Sets extFields[key] = value from byte ranges, copying both into one allocation (the decoders'
+ * case: one malloc per field). Sets has_ext. */
+void ns__cmd_ext_put_copy(ns_cmd_t *cmd, const char *key, size_t klen, const char *value,
+                          size_t vlen);
+
+/* Frees one entry's strings. */
+void ns__cmd_ext_free_entry(ns_ext_field_t *e);
+
+/* The two JSON header decoders behind ns_cmd_decode(), exposed for the differential fuzzer.
+ * _fast: the common subset without allocating a tree; 0 (decoded into *out, which the caller
+ * initialised) or 1 (not in the subset: *out holds partial results, free it and use _cjson).
+ * _cjson: the complete decoder; 0 or NS_EPROTO, as ns_cmd_decode() documents. */
+int ns__cmd_decode_json_fast(const uint8_t *hdr, size_t len, ns_cmd_t *out);
+int ns__cmd_decode_json_cjson(const uint8_t *hdr, size_t len, ns_cmd_t *out);
+
+/* ==== the JSON pull reader: json_pull.c ==== */
+
+/* A lenient JSON pull reader: walks the text once and hands out one value at a time, so that
+ * decoders build their structs straight from the text (register_body.c: REGISTER_BROKER and
+ * topic-config bodies, DataVersion items). Private to the library. Pure: no I/O, no locks; a
+ * jr_t belongs to one thread. */
 /* Bodies of 100k topics are ~20 MB of JSON; building a cJSON tree for them costs a malloc per
  * value and dominates registration time. This reader walks the text once, decodes straight
  * into the structs and allocates only the strings it keeps. It accepts what
@@ -54,15 +83,15 @@ extern const uint8_t jr_stop[256];
 #define SWAR_ONES 0x0101010101010101ULL
 #define SWAR_HIGHS 0x8080808080808080ULL
 
-static inline uint64_t swar_zero_bytes(uint64_t v)
+static inline uint64_t jr_swar_zero_bytes(uint64_t v)
 {
     return (v - SWAR_ONES) & ~v & SWAR_HIGHS;
 }
 
-static inline uint64_t swar_stop_bytes(uint64_t v)
+static inline uint64_t jr_swar_stop_bytes(uint64_t v)
 {
-    return swar_zero_bytes(v ^ (SWAR_ONES * '"')) | swar_zero_bytes(v ^ (SWAR_ONES * '\\')) |
-           swar_zero_bytes(v) | (v & SWAR_HIGHS);
+    return jr_swar_zero_bytes(v ^ (SWAR_ONES * '"')) | jr_swar_zero_bytes(v ^ (SWAR_ONES * '\\')) |
+           jr_swar_zero_bytes(v) | (v & SWAR_HIGHS);
 }
 
 /* The first byte at or after q that jr_stop flags, or end. */
@@ -74,7 +103,7 @@ static inline const uint8_t *jr_scan_plain(const uint8_t *q, const uint8_t *end)
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
         v = __builtin_bswap64(v);
 #endif
-        uint64_t m = swar_stop_bytes(v);
+        uint64_t m = jr_swar_stop_bytes(v);
         if (m != 0)
             return q + (__builtin_ctzll(m) >> 3);
         q += 8;
@@ -84,12 +113,12 @@ static inline const uint8_t *jr_scan_plain(const uint8_t *q, const uint8_t *end)
     return q;
 }
 
-static inline bool is_digit(uint8_t c)
+static inline bool jr_is_digit(uint8_t c)
 {
     return c >= '0' && c <= '9';
 }
 
-static inline bool key_is(const char *k, size_t klen, const char *word)
+static inline bool jr_key_is(const char *k, size_t klen, const char *word)
 {
     size_t n = strlen(word);
     return klen == n && memcmp(k, word, n) == 0;
@@ -124,5 +153,13 @@ int jv_bool(const jv_t *v, bool *out);
 
 /* Replaces *dst with a copy of a string or NULL value; other kinds are NS_EJSON. */
 int jv_strdup(const jv_t *v, char **dst);
+
+/* ==== REGISTER_BROKER bodies: register_body.c ==== */
+
+/* register_body.c internals for its tests and fuzzers. */
+/* Switches the literal reader of compact TopicConfig objects on (the default) or off, so that
+ * tests can check that it decodes exactly what the member-by-member reader decodes. Not
+ * thread-safe: for tests and fuzzers only. */
+void ns__register_body_set_compact(bool on);
 
 #endif

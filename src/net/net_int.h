@@ -1,27 +1,254 @@
-/* Internals of the network module: server.c (the loops, the listener, the inbox of
- * cross-thread messages, timers, signals), conn.c (one TCP connection: read, decode, dispatch,
- * write), worker.c (the request worker and each loop's port to it), notifier.c (outgoing
- * notices) and server_tls.c (the TLS contexts). Calls go one way: server.c -> conn.c ->
- * worker.c; the worker reaches a loop only through a job's port and done callback. */
-#ifndef NS_SERVER_INT_H
-#define NS_SERVER_INT_H
+/* Internals of the network module (src/net/), shared by its files and their tests: the
+ * worker's fair queue (jobq.c), a connection's share of the budgets (conn_guard.c), and the
+ * loops, connections, worker, notifier and TLS contexts (server.c, conn.c, worker.c,
+ * notifier.c, server_tls.c). Not a contract for other modules: ns_server.h is. */
+#ifndef NS_NET_INT_H
+#define NS_NET_INT_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <uv.h>
 
-#include "conn_guard.h"
-#include "jobq.h"
 #include "ns_buf.h"
 #include "ns_cmd.h"
+#include "ns_hmap.h"
 #include "ns_proxy.h"
 #include "ns_route.h"
 #include "ns_server.h"
 #include "ns_sniff.h"
 #include "ns_tls.h"
 
+/* ==== the worker's queue: jobq.c ==== */
+
+/* The worker's queue (worker.c): one FIFO per connection, and the connections share the worker
+ * by the cost of their jobs (fair queuing on the time each job held the worker), in three
+ * lanes:
+ *   CONTROL  connection closes and the expiry scan: first, in submission order;
+ *   KNOWN    connections whose last registration succeeded (live brokers);
+ *   OTHER    everyone else (strangers, admin tools, clients).
+ * KNOWN goes before OTHER, but after NS_JOBQ_KNOWN_BURST known jobs in a row while OTHER waits,
+ * one OTHER job runs, so strangers are slowed by brokers' work, never stopped.
+ *
+ * Within a lane, the connections share the worker by cost (self-clocked fair queuing): each has
+ * a virtual time that its jobs' costs advance (ns_jobq_done), and one that starts sending again
+ * starts at the lane's current virtual time, so it neither lends nor borrows time it did not
+ * use; the next job is the one that would finish first in virtual time, its start plus what
+ * its connection's jobs cost of late (a connection not measured yet is assumed to cost
+ * new_conn_cost). A peer pipelining zip bombs that cost the worker 200 ms each therefore waits
+ * behind a client whose requests cost 1 ms, not the other way round, and a live broker's
+ * registration waits for at most the job that is running. Fairness is per connection: a peer
+ * with many connections gets many shares (brokers keep their own lane). Jobs of one
+ * connection keep their order.
+ *
+ * Intrusive and pure: items are embedded in the caller's jobs, nothing here locks or blocks
+ * (the worker holds its mutex around every call). A connection's record lives from its first
+ * item until ns_jobq_forget. */
+typedef enum ns_jobq_lane {
+    NS_JOBQ_CONTROL = 0,
+    NS_JOBQ_KNOWN = 1,
+    NS_JOBQ_OTHER = 2,
+} ns_jobq_lane_t;
+
+/* KNOWN jobs run in a row, while OTHER jobs wait, before one OTHER job gets its turn. */
+#define NS_JOBQ_KNOWN_BURST 16
+
+typedef struct ns_jobq_item {
+    struct ns_jobq_item *next; /* queue link; also links the lists returned below */
+    uint64_t conn;             /* connection id (ignored in CONTROL) */
+    ns_jobq_lane_t lane;       /* lane wanted when its connection is new to the queue */
+} ns_jobq_item_t;
+
+typedef struct ns_jobq_conn ns_jobq_conn_t; /* one connection's FIFO and virtual time */
+
+/* A lane's connections that have items waiting, smallest virtual time first. */
+typedef struct ns_jobq_heap {
+    ns_jobq_conn_t **v;
+    size_t count, cap;
+    uint64_t vtime; /* virtual time of the lane: the start of the job last taken from it */
+} ns_jobq_heap_t;
+
+typedef struct ns_jobq {
+    uint64_t new_conn_cost; /* the cost assumed for a connection's jobs until measured */
+    ns_jobq_item_t *control_head, *control_tail;
+    ns_jobq_heap_t lanes[2]; /* [0] KNOWN, [1] OTHER */
+    ns_hmap_t conns;         /* connection id -> its record */
+    ns_jobq_conn_t *running; /* the connection whose item was taken last, until ns_jobq_done */
+    uint64_t seq;            /* breaks ties of virtual time: first come, first served */
+    unsigned known_streak;   /* KNOWN jobs taken in a row while OTHER waited */
+    size_t count;            /* items queued */
+} ns_jobq_t;
+
+/* new_conn_cost: in the unit of ns_jobq_done (the worker: 2 ms, in ns). */
+void ns_jobq_init(ns_jobq_t *q, uint64_t new_conn_cost);
+/* Frees the bookkeeping (the queue must be empty: the items belong to the caller). */
+void ns_jobq_free(ns_jobq_t *q);
+
+/* Queues an item: CONTROL at the end of its FIFO; any other behind the earlier items of its
+ * connection. */
+void ns_jobq_push(ns_jobq_t *q, ns_jobq_item_t *item);
+
+/* Removes and returns the next item to run, or NULL when empty. Items outside CONTROL must be
+ * followed by ns_jobq_done() before the next pop. */
+ns_jobq_item_t *ns_jobq_pop(ns_jobq_t *q);
+
+/* The item popped last (outside CONTROL) has run and cost `cost` (any unit, the same for
+ * every call: the worker passes nanoseconds of its time); its connection waits for its turn
+ * again. */
+void ns_jobq_done(ns_jobq_t *q, uint64_t cost);
+
+/* Moves connection `conn` to `lane` (KNOWN or OTHER) for its queued and future items, if the
+ * queue knows it: a registration just succeeded or failed. */
+void ns_jobq_set_lane(ns_jobq_t *q, uint64_t conn, ns_jobq_lane_t lane);
+
+/* Connection `conn` closed: removes and returns (a list in queue order, linked by next) its
+ * items that `drop` accepts (every item when drop is NULL); the items left are marked so that
+ * ns_jobq_take_closed() can take them later. */
+typedef bool ns_jobq_pick_fn(const ns_jobq_item_t *item, void *arg);
+ns_jobq_item_t *ns_jobq_close_conn(ns_jobq_t *q, uint64_t conn, ns_jobq_pick_fn *drop, void *arg);
+
+/* Removes and returns every item of the connections marked closed. */
+ns_jobq_item_t *ns_jobq_take_closed(ns_jobq_t *q);
+
+/* Forgets connection `conn` (its last item is done and it closed); a no-op when unknown. */
+void ns_jobq_forget(ns_jobq_t *q, uint64_t conn);
+
+/* Calls fn for every queued item outside CONTROL. */
+void ns_jobq_foreach(const ns_jobq_t *q, void (*fn)(const ns_jobq_item_t *item, void *arg),
+                     void *arg);
+
+size_t ns_jobq_count(const ns_jobq_t *q);
+
+/* ==== a connection's budgets: conn_guard.c ==== */
+
+/* One connection's share of the process-wide budgets (ns_budget.h) and the rules that apply
+ * them, frame by frame (docs/operations.md, "Limits that protect the server"):
+ *   - the worker: a connection with requests at the worker may have at most
+ *     connectionMaxWorkerRequests of them, holding at most connectionMaxWorkerBytes (its first
+ *     one always goes); at the bound it is not read until half are back. A request that does
+ *     not fit serverMaxWorkerQueueBytes waits for the connection's own requests to come back,
+ *     or, when it has none, is answered SYSTEM_BUSY as Java answers when its queue is full;
+ *   - partial frames: a frame being received holds its declared size of
+ *     serverMaxPartialFrameBytes from its first four bytes until it is consumed. A large one
+ *     (more than NS_GUARD_SMALL_FRAME) that does not fit is refused: the newest frame gives
+ *     way, the older ones keep what they hold. Small ones are always let in and counted. Each
+ *     must arrive within frameReceiveTimeoutMillis of reading time;
+ *   - output: the reply bytes queued for a peer count in serverMaxPendingWriteBytes until they
+ *     are written or freed; a connection that would build replies past it waits for room.
+ * A connection whose last registration succeeded (a known broker) may use the reserve at the
+ * top of each budget.
+ *
+ * Pure bookkeeping: conn.c keeps one guard per connection and one per loop (loop thread only)
+ * and does what the answers say (stop reading, answer, close). Refusals and cuts are counted
+ * and logged here, rate-limited. No I/O, no libuv: unit-tested on its own. */
+/* Frames up to this size (one read chunk) are never refused for the partial-frame budget. */
+#define NS_GUARD_SMALL_FRAME (64u * 1024u)
+
+typedef struct ns_guard_limits {
+    size_t frame_max;          /* frameMaxLength */
+    uint32_t worker_jobs;      /* connectionMaxWorkerRequests */
+    size_t worker_bytes;       /* connectionMaxWorkerBytes (SIZE_MAX: none) */
+    uint64_t frame_timeout_ms; /* frameReceiveTimeoutMillis (0: none) */
+} ns_guard_limits_t;
+
+typedef struct ns_conn_guard {
+    bool known_broker;         /* its last REGISTER_BROKER succeeded */
+    size_t job_bytes;          /* bytes of its requests at the worker */
+    bool worker_full;          /* at a worker bound: waits for its own requests */
+    size_t partial_bytes;      /* declared size of the frame pending at the front of its input,
+                                  held in the partial-frame budget (0: none) */
+    uint64_t partial_since_ms; /* when that frame began, or reading resumed */
+    size_t out_charged;        /* its queued reply bytes, held in the output budget */
+    bool output_doomed;        /* closing: out_charged is counted in the loop's closing bytes */
+    bool output_wait;          /* waits, unread, for room in the output budget */
+} ns_conn_guard_t;
+
+/* One loop's part of the output budget. */
+typedef struct ns_loop_guard {
+    size_t closing_output; /* queued bytes of closing connections, not freed yet */
+    size_t output_waiters; /* connections with output_wait */
+} ns_loop_guard_t;
+
+/* ---- the worker ---- */
+
+/* Before each frame of a connection that has `jobs` requests at the worker: whether it may
+ * dispatch one more. Sets worker_full (and counts it) at a bound. */
+bool ns_conn_guard_worker_room(ns_conn_guard_t *g, uint32_t jobs, const ns_guard_limits_t *lim,
+                               const char *peer);
+
+typedef enum ns_guard_admit {
+    NS_GUARD_RUN,  /* taken from the worker-queue budget: submit it */
+    NS_GUARD_WAIT, /* keep the frame: the connection's own requests will make room */
+    NS_GUARD_BUSY, /* answer SYSTEM_BUSY (ns_conn_guard_busy_reply); logged and counted */
+} ns_guard_admit_t;
+
+/* A request of `bytes` (its job) for the worker, from a connection with `jobs` there. */
+ns_guard_admit_t ns_conn_guard_worker_admit(ns_conn_guard_t *g, uint32_t jobs, size_t bytes,
+                                            const ns_cmd_t *req, const char *peer);
+
+/* Java's answer to a request its full executor refuses: code 2 "[OVERLOAD]system busy, start
+ * flow control for a while". Fills resp (initialised here) and returns true, or false for a
+ * oneway request (no answer). */
+bool ns_conn_guard_busy_reply(const ns_cmd_t *req, ns_cmd_t *resp);
+
+/* A request of `bytes` came back, `jobs_left` remain: gives its bytes back. Returns true when
+ * the connection was at a bound and may be dispatched again (half are back). */
+bool ns_conn_guard_worker_done(ns_conn_guard_t *g, uint32_t jobs_left, size_t bytes,
+                               const ns_guard_limits_t *lim);
+
+/* ---- partial frames ---- */
+
+/* The connection's input holds in[0..len) after its whole frames were taken: when a frame is
+ * pending at the front and holds nothing yet, takes its declared size from the budget. Returns
+ * false when it is refused (logged and counted; the caller closes the connection). */
+bool ns_conn_guard_partial_hold(ns_conn_guard_t *g, const uint8_t *in, size_t len,
+                                const ns_guard_limits_t *lim, uint64_t now_ms, const char *peer);
+
+/* The pending frame was consumed, or the connection closed: its bytes go back. */
+void ns_conn_guard_partial_release(ns_conn_guard_t *g);
+
+/* Reading resumed after a pause of ours: the frame's time restarts (the peer could not send). */
+void ns_conn_guard_reading_resumed(ns_conn_guard_t *g, uint64_t now_ms);
+
+/* True (logged and counted) when the pending frame has taken longer than frameReceiveTimeout-
+ * Millis of reading time; `received` is how much of it arrived. The caller closes. */
+bool ns_conn_guard_partial_overdue(const ns_conn_guard_t *g, uint64_t now_ms,
+                                   const ns_guard_limits_t *lim, size_t received, const char *peer);
+
+/* ---- output ---- */
+
+/* n reply bytes were queued for the peer (written later), or were written or freed. */
+void ns_conn_guard_output_queued(ns_conn_guard_t *g, size_t n);
+void ns_conn_guard_output_done(ns_conn_guard_t *g, ns_loop_guard_t *lg, size_t n);
+
+/* The connection is closing: its queued bytes are freed later in this loop iteration. */
+void ns_conn_guard_closing(ns_conn_guard_t *g, ns_loop_guard_t *lg);
+
+/* Whether building `batch` more reply bytes would pass the output budget: for a connection
+ * that holds queued replies, three quarters of it; one that holds none (a reader) may use the
+ * rest, so that peers that do not read cannot stop those that do. */
+bool ns_conn_guard_output_full(const ns_conn_guard_t *g, size_t batch);
+
+/* Whether the loop should cut its largest holder now (its periodic check): the budget is over
+ * and no cut one is still being freed (that would make room by itself). */
+bool ns_loop_guard_should_cut(const ns_loop_guard_t *lg);
+
+/* Logs and counts the cut of a peer holding `held` bytes. */
+void ns_conn_guard_output_cut(const char *peer, size_t held);
+
+/* The connection waits for output room / may go on (true when it waited and now fits). */
+void ns_conn_guard_output_wait(ns_conn_guard_t *g, ns_loop_guard_t *lg);
+bool ns_conn_guard_output_resume(ns_conn_guard_t *g, ns_loop_guard_t *lg, size_t batch);
+
+/* ==== loops, connections, the worker: server.c, conn.c, worker.c, notifier.c, server_tls.c ==== */
+
+/* Internals of the network module: server.c (the loops, the listener, the inbox of
+ * cross-thread messages, timers, signals), conn.c (one TCP connection: read, decode, dispatch,
+ * write), worker.c (the request worker and each loop's port to it), notifier.c (outgoing
+ * notices) and server_tls.c (the TLS contexts). Calls go one way: server.c -> conn.c ->
+ * worker.c; the worker reaches a loop only through a job's port and done callback. */
 /* Connection ids carry the index of their loop in the low byte, so any thread can route a
  * close request to the loop that owns the connection, and a server-wide accept sequence above
  * it, so that a connection accepted later has a larger id whatever its loop (the route

@@ -1,7 +1,6 @@
-/* KV store internals shared with its tests and fuzzer: a fault-injection hook for the file
- * write, the parser without the file, the serialiser without the write. */
-#ifndef NS_KV_INT_H
-#define NS_KV_INT_H
+/* Internals of the config module (src/config/), shared with its tests and fuzzers. */
+#ifndef NS_CONFIG_INT_H
+#define NS_CONFIG_INT_H
 
 #include <stddef.h>
 
@@ -9,6 +8,9 @@
 #include "ns_buf.h"
 #include "ns_kv.h"
 
+
+/* KV store internals shared with its tests and fuzzer: a fault-injection hook for the file
+ * write, the parser without the file, the serialiser without the write. */
 /* The steps of an atomic write, in order: ns_atomic_file.h's (kvConfig.json is written with
  * ns_afile_write, the .bak made by its before_rename hook). */
 enum {
