@@ -1,4 +1,6 @@
-/* Internals of the config module (src/config/), shared with its tests and fuzzers. */
+/* Internals of the config module (src/config/) shared with its tests and fuzzers: the KV
+ * store's fault-injection hook for the file write, the parser without the file, the serialiser
+ * without the write. */
 #ifndef NS_CONFIG_INT_H
 #define NS_CONFIG_INT_H
 
@@ -8,9 +10,6 @@
 #include "ns_buf.h"
 #include "ns_kv.h"
 
-
-/* KV store internals shared with its tests and fuzzer: a fault-injection hook for the file
- * write, the parser without the file, the serialiser without the write. */
 /* The steps of an atomic write, in order: ns_atomic_file.h's (kvConfig.json is written with
  * ns_afile_write, the .bak made by its before_rename hook). */
 enum {
