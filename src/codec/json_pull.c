@@ -1,4 +1,4 @@
-/* The lenient JSON pull reader (json_pull.h). */
+/* The lenient JSON pull reader (codec_int.h). */
 #include "codec_int.h"
 
 #include <stdlib.h>

@@ -232,7 +232,7 @@ static void add_filter_server(ns_register_body_t *b, size_t *cap, const char *s,
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* JSON bodies, read with the pull reader (json_pull.h)                                       */
+/* JSON bodies, read with the pull reader (codec_int.h)                                       */
 
 #define SYNTAX(d) fail((d)->err, (d)->errlen, NS_EJSON, "body is not JSON")
 

@@ -1,7 +1,7 @@
 /* One TCP connection: reads into a growable buffer, decodes every whole frame in it, dispatches
  * each request and writes all the replies of one read in a single vectored write. Requests
  * that are not cheap go to the worker (worker.c) and are answered when they come back. Each
- * connection's share of the budgets is kept by its guard (conn_guard.h), asked before every
+ * connection's share of the budgets is kept by its guard (net_int.h), asked before every
  * frame; this file does what it answers.
  *
  * The first bytes decide what the connection speaks (ns_sniff.h): an optional PROXY protocol

@@ -1,4 +1,4 @@
-/* A connection's share of the budgets: pure bookkeeping for conn.c (see conn_guard.h). */
+/* A connection's share of the budgets: pure bookkeeping for conn.c (see net_int.h). */
 #include "net_int.h"
 
 #include "ns_budget.h"

@@ -1,4 +1,4 @@
-/* The worker's fair queue: per-connection FIFOs shared by cost (see jobq.h). */
+/* The worker's fair queue: per-connection FIFOs shared by cost (see net_int.h). */
 #include "net_int.h"
 
 #include <stdlib.h>

@@ -369,7 +369,7 @@ typedef struct ns_server_limits {
     size_t max_output;       /* connectionMaxPendingWriteBytes, 0 = none */
     uint64_t idle_ms;        /* serverChannelMaxIdleTimeSeconds, 0 = never */
     int sndbuf, rcvbuf;      /* serverSocketSndBufSize / RcvBufSize, 0 = system default */
-    ns_guard_limits_t guard; /* the per-connection budgets (conn_guard.h) */
+    ns_guard_limits_t guard; /* the per-connection budgets (net_int.h) */
 } ns_server_limits_t;
 
 /* TLS and the PROXY protocol (server_tls.c): fixed at start, except the certificates the

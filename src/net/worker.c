@@ -47,7 +47,7 @@
  * 1.6 ms and 6 to 9k/s, +19 1.0 to 1.3 ms and 4k/s. */
 #define WORKER_NICE 10
 /* What a connection's jobs are assumed to cost the worker until one has run: 2 ms, about a KV
- * write, much less than a large registration (jobq.h). */
+ * write, much less than a large registration (net_int.h). */
 #define NEW_CONN_COST_NS (2u * 1000u * 1000u)
 /* Expired brokers handled per scan; more simply wait for the next scan. */
 #define SCAN_MAX_CLOSE 4096

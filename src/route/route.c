@@ -634,7 +634,7 @@ void ns_route_free(ns_route_t *r)
 
 /* Binds a live entry to the connection a registration came in on, unless the entry is bound to
  * a newer connection (route.md, Fencing): connection ids grow in accept order across all I/O
- * loops (server_int.h), a broker keeps one connection per NameServer and opens a new one only
+ * loops (net_int.h), a broker keeps one connection per NameServer and opens a new one only
  * when the old one failed, so a registration from an older connection was sent before the one
  * that bound the entry and was merely run after it (the worker's queue is fair per connection,
  * not FIFO across them). Its data is applied as
