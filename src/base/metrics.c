@@ -1,35 +1,17 @@
-/* The metrics registry: per-thread shards, their sums, and the Prometheus text exposition of
- * the registered series (see ns_metrics.h). */
+/* Reading metrics: sums and snapshots of every thread's shard, and the Prometheus text
+ * exposition of the registered series (ns_metrics.h). */
 #include "ns_metrics.h"
 
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ns_common.h"
 
-/* unsigned __int128 for the TSC conversion (GNU C; -Wpedantic would refuse it). */
-#pragma GCC diagnostic ignored "-Wpedantic"
-
-const uint32_t ns_metrics_bucket_us[NS_METRICS_BUCKETS] = {
-    10,    25,    50,     100,    250,    500,     1000,    2500,    5000,    10000,
-    25000, 50000, 100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000};
 /* The same bounds as the text Prometheus shows (le="..."). */
 static const char *const bucket_le[NS_METRICS_BUCKETS] = {
     "0.00001", "0.000025", "0.00005", "0.0001", "0.00025", "0.0005", "0.001",
     "0.0025",  "0.005",    "0.01",    "0.025",  "0.05",    "0.1",    "0.25",
     "0.5",     "1",        "2.5",     "5",      "10"};
-
-/* The ResponseCode values ns_proc answers with (ns_proc.h); anything else counts as "other". */
-const int32_t ns_metrics_resp_codes[NS_METRICS_RESP_SLOTS - 1] = {0, 1, 2, 3, 16, 17, 22, 1500};
-
-__thread ns_metrics_shard_t *ns__metrics_tls;
-static ns_metrics_shard_t *shards;                              /* atomic head, newest first */
-static pthread_mutex_t shards_lock = PTHREAD_MUTEX_INITIALIZER; /* serialises linking */
-
-bool ns__metrics_counting, ns__metrics_timing;
 
 typedef struct row {
     const char *name;
@@ -41,216 +23,6 @@ typedef struct row {
 static const row_t counter_rows[NS_M_COUNT] = {NS_METRIC_COUNTERS(NS__ROW)};
 static const row_t hist_rows[NS_H_COUNT] = {NS_METRIC_HISTOGRAMS(NS__ROW)};
 
-ns_metrics_shard_t *ns__metrics_shard_new(void)
-{
-    ns_metrics_shard_t *s = aligned_alloc(64, sizeof(*s));
-    NS_ASSERT(s != NULL);
-    memset(s, 0, sizeof(*s));
-    pthread_mutex_lock(&shards_lock);
-    s->next = shards;
-    __atomic_store_n(&shards, s, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&shards_lock);
-    ns__metrics_tls = s;
-    return s;
-}
-
-void ns_metrics_free_all(void)
-{
-    pthread_mutex_lock(&shards_lock);
-    ns_metrics_shard_t *s = shards;
-    __atomic_store_n(&shards, NULL, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&shards_lock);
-    while (s != NULL) {
-        ns_metrics_shard_t *next = s->next;
-        free(s);
-        s = next;
-    }
-    ns__metrics_tls = NULL;
-}
-
-bool ns__metrics_tsc;
-/* TSC ticks to nanoseconds: ns = ticks * tsc_mult >> 32. */
-static uint64_t tsc_mult;
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t ns__metrics_clock_slow(void)
-{
-    return mono_ns();
-}
-
-/* The TSC is used only where the kernel keeps time with it. Its rate is measured against
- * CLOCK_MONOTONIC over 2 ms of spinning, once, when timing is switched on. */
-static void calibrate_tsc(void)
-{
-    ns__metrics_tsc = false;
-#if defined(__x86_64__)
-    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
-    char name[32] = "";
-    if (f != NULL) {
-        if (fgets(name, sizeof(name), f) == NULL)
-            name[0] = '\0';
-        fclose(f);
-    }
-    if (strcmp(name, "tsc\n") != 0 && strcmp(name, "tsc") != 0)
-        return;
-    uint64_t t0 = mono_ns(), c0 = __builtin_ia32_rdtsc(), t1, c1;
-    do {
-        t1 = mono_ns();
-        c1 = __builtin_ia32_rdtsc();
-    } while (t1 - t0 < 2000000u);
-    if (c1 <= c0)
-        return;
-    tsc_mult = (uint64_t)((((unsigned __int128)(t1 - t0)) << 32) / (c1 - c0));
-    ns__metrics_tsc = tsc_mult > 0;
-#endif
-}
-
-/* now - t0 in nanoseconds, both from ns_metrics_clock(). */
-static uint64_t elapsed_ns(uint64_t t0, uint64_t now)
-{
-    if (now <= t0)
-        return 0;
-#if defined(__x86_64__)
-    if (ns__metrics_tsc)
-        return (uint64_t)(((unsigned __int128)(now - t0) * tsc_mult) >> 32);
-#endif
-    return now - t0;
-}
-
-void ns_metrics_configure(bool counting, bool timing)
-{
-    if (timing)
-        calibrate_tsc();
-    ns__metrics_counting = counting || timing;
-    ns__metrics_timing = timing;
-}
-
-void ns__metrics_batch_begin(void)
-{
-    ns__metrics_shard()->chain_at = ns_metrics_clock();
-}
-
-/* Latency class + 1 by request code (0: other), a table rather than a switch: one load per
- * request. */
-#define RR (1 + NS_H_LAT_ROUTE_READ)
-#define RG (1 + NS_H_LAT_REGISTRATION)
-#define AD (1 + NS_H_LAT_ADMIN)
-static const uint8_t code_class[1024] = {
-    /* GET_ROUTEINFO_BY_TOPIC */
-    [105] = RR,
-    /* REGISTER_BROKER, UNREGISTER_BROKER, QUERY_DATA_VERSION, BROKER_HEARTBEAT */
-    [103] = RG,
-    [104] = RG,
-    [322] = RG,
-    [904] = RG,
-    /* KV writes, cluster info, write perms, topic lists and changes, config */
-    [100] = AD,
-    [102] = AD,
-    [106] = AD,
-    [205] = AD,
-    [206] = AD,
-    [216] = AD,
-    [217] = AD,
-    [219] = AD,
-    [224] = AD,
-    [304] = AD,
-    [311] = AD,
-    [312] = AD,
-    [313] = AD,
-    [318] = AD,
-    [319] = AD,
-    [327] = AD,
-};
-#undef RR
-#undef RG
-#undef AD
-
-ns_hist_id_t ns_metrics_request_class(int32_t code)
-{
-    /* Everything else (GET_KV_CONFIG, GET_BROKER_MEMBER_GROUP, unknown codes): other. */
-    if (code < 0 || code >= 1024 || code_class[code] == 0)
-        return NS_H_LAT_OTHER;
-    return (ns_hist_id_t)(code_class[code] - 1);
-}
-
-ns_metric_id_t ns_metrics_frame_refusal(int frame_status)
-{
-    switch (frame_status) {
-    case -2: /* NS_FRAME_EBADTYPE */
-        return NS_M_FRAME_BAD_TYPE;
-    case -3: /* NS_FRAME_EBADHDR */
-        return NS_M_FRAME_BAD_HEADER_LEN;
-    default: /* NS_FRAME_EBADLEN */
-        return NS_M_FRAME_BAD_LENGTH;
-    }
-}
-
-static unsigned resp_slot(int32_t code)
-{
-    if (code == 0)
-        return 0;
-    for (unsigned i = 1; i < NS_METRICS_RESP_SLOTS - 1; i++)
-        if (ns_metrics_resp_codes[i] == code)
-            return i;
-    return NS_METRICS_RESP_SLOTS - 1;
-}
-
-static void observe(ns_metrics_shard_t *s, ns_hist_id_t h, uint64_t ns)
-{
-    /* Bucket b counts what is <= its bound and above the one before (le semantics). */
-    unsigned b = 0;
-    while (b < NS_METRICS_BUCKETS && ns > (uint64_t)ns_metrics_bucket_us[b] * 1000u)
-        b++;
-    ns__metrics_bump(&s->hist[h][b], 1);
-    ns__metrics_bump(&s->hist_sum_ns[h], ns);
-}
-
-void ns_metrics_observe_ns(ns_hist_id_t h, uint64_t ns)
-{
-    observe(ns__metrics_shard(), h, ns);
-}
-
-void ns_metrics_observe_since(ns_hist_id_t h, uint64_t t0)
-{
-    if (t0 == 0)
-        return;
-    observe(ns__metrics_shard(), h, elapsed_ns(t0, ns_metrics_clock()));
-}
-
-void ns__metrics_request(unsigned slot, int32_t code, int32_t resp_code, bool replied, uint64_t t0)
-{
-    ns_metrics_shard_t *s = ns__metrics_shard();
-    if (slot >= NS_METRICS_REQ_SLOTS)
-        slot = 0;
-    unsigned r = resp_slot(resp_code);
-    ns__metrics_bump(&s->requests[slot][r], 1);
-    if (replied)
-        ns__metrics_bump(&s->replies[r], 1);
-    if (slot == 0) {
-        /* Remember the actual code for the traffic line, in a small table per thread. */
-        for (unsigned i = 0; i < NS_METRICS_UNKNOWN_CODES; i++) {
-            if (s->unknown_count[i] != 0 && s->unknown_code[i] != code)
-                continue;
-            if (s->unknown_count[i] == 0)
-                __atomic_store_n(&s->unknown_code[i], code, __ATOMIC_RELAXED);
-            /* Release: a reader that sees the count sees the code. */
-            __atomic_store_n(&s->unknown_count[i], s->unknown_count[i] + 1, __ATOMIC_RELEASE);
-            break;
-        }
-    }
-    if (t0 != 0) {
-        uint64_t now = ns_metrics_clock();
-        observe(s, ns_metrics_request_class(code), elapsed_ns(t0, now));
-        s->chain_at = now;
-    }
-}
-
 static uint64_t load(const uint64_t *p)
 {
     return __atomic_load_n(p, __ATOMIC_RELAXED);
@@ -259,7 +31,7 @@ static uint64_t load(const uint64_t *p)
 uint64_t ns_metrics_counter(ns_metric_id_t id)
 {
     uint64_t sum = 0;
-    for (ns_metrics_shard_t *s = __atomic_load_n(&shards, __ATOMIC_ACQUIRE); s != NULL; s = s->next)
+    for (ns_metrics_shard_t *s = ns__metrics_shards(); s != NULL; s = s->next)
         sum += load(&s->counters[id]);
     return sum;
 }
@@ -281,8 +53,7 @@ static void merge_unknown(ns_metrics_snapshot_t *out, int32_t code, uint64_t cou
 void ns_metrics_snapshot(ns_metrics_snapshot_t *out)
 {
     memset(out, 0, sizeof(*out));
-    for (ns_metrics_shard_t *s = __atomic_load_n(&shards, __ATOMIC_ACQUIRE); s != NULL;
-         s = s->next) {
+    for (ns_metrics_shard_t *s = ns__metrics_shards(); s != NULL; s = s->next) {
         for (size_t i = 0; i < NS_M_COUNT; i++)
             out->counters[i] += load(&s->counters[i]);
         for (size_t i = 0; i < NS_METRICS_REQ_SLOTS; i++)
