@@ -73,10 +73,7 @@ size_t ns_hmap_next(const ns_hmap_t *m, size_t i);
  * a pair of names (cluster and broker address) store it; no allocation for short pairs. */
 void *ns_hmap_get_pair(const ns_hmap_t *m, const char *a, const char *b);
 
-/* Shorthands for NUL-terminated keys. */
-static inline void *ns_hmap_gets(const ns_hmap_t *m, const char *key)
-{
-    return ns_hmap_get(m, key, __builtin_strlen(key));
-}
+/* ns_hmap_get for a NUL-terminated key. */
+void *ns_hmap_gets(const ns_hmap_t *m, const char *key);
 
 #endif

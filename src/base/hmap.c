@@ -121,6 +121,11 @@ void ns_hmap_adopt_slots(ns_hmap_t *m, ns_hmap_slot_t *slots, size_t cap)
     m->cap = cap;
 }
 
+void *ns_hmap_gets(const ns_hmap_t *m, const char *key)
+{
+    return ns_hmap_get(m, key, strlen(key));
+}
+
 void *ns_hmap_get_pair(const ns_hmap_t *m, const char *a, const char *b)
 {
     if (m->count == 0)

@@ -74,9 +74,6 @@ typedef struct jr {
     ns_buf_t keybuf;  /* the same for object keys, which must outlive the member's value */
 } jr_t;
 
-/* Bytes that end a plain run of a string literal (see json_pull.c). */
-extern const uint8_t jr_stop[256];
-
 /* Eight bytes at a time: a mask with the high bit set in every byte that is a quote, a
  * backslash, NUL or >= 0x80. The lowest flagged byte is exact (the zero-byte test may flag
  * bytes above a true match, never below it), which is all the scan needs. */
@@ -94,7 +91,15 @@ static inline uint64_t jr_swar_stop_bytes(uint64_t v)
            jr_swar_zero_bytes(v) | (v & SWAR_HIGHS);
 }
 
-/* The first byte at or after q that jr_stop flags, or end. */
+/* Whether c ends a plain run of a string literal: the quote, a backslash, NUL, or the first byte
+ * of anything but ASCII (checked apart, rarely). */
+static inline bool jr_is_stop(uint8_t c)
+{
+    return c == '"' || c == '\\' || c == 0 || c >= 0x80;
+}
+
+/* The first byte at or after q that ends a plain run (jr_is_stop), or end: eight bytes at a time,
+ * then byte by byte (strings are most of a registration body). */
 static inline const uint8_t *jr_scan_plain(const uint8_t *q, const uint8_t *end)
 {
     while (end - q >= 8) {
@@ -108,7 +113,7 @@ static inline const uint8_t *jr_scan_plain(const uint8_t *q, const uint8_t *end)
             return q + (__builtin_ctzll(m) >> 3);
         q += 8;
     }
-    while (q < end && !jr_stop[*q])
+    while (q < end && !jr_is_stop(*q))
         q++;
     return q;
 }
