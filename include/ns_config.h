@@ -31,8 +31,10 @@
 /* Room for the option table of config.c (checked there at compile time). */
 #define NS_CONFIG_MAX_OPTS 256
 
-/* NettyClientConfig: printed by `-p` and accepted in `-c` (as Java does) but otherwise unused:
- * mqnamesrv sends nothing to brokers. Field names follow the Java fields. */
+/* NettyClientConfig: printed by `-p` and accepted in `-c` (as Java does). The notifier's
+ * connections to brokers (NOTIFY_MIN_BROKER_ID_CHANGE) use connectTimeoutMillis,
+ * clientChannelMaxIdleTimeSeconds and useTLS; the thread and semaphore counts are Java's
+ * executor sizes and change nothing here. Field names follow the Java fields. */
 typedef struct ns_client_config {
     int32_t client_worker_threads;                /* clientWorkerThreads (4) */
     int32_t client_callback_executor_threads;     /* clientCallbackExecutorThreads (CPUs) */

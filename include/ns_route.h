@@ -111,11 +111,12 @@ typedef struct ns_route_register_result {
     char *master_addr;    /* the master's address, same condition */
 } ns_route_register_result_t;
 
-/* Applies a registration (docs/protocol.md, section Registration steps: all 14 steps but the
- * min-id notification).
+/* Applies a registration (docs/protocol.md, section Registration steps: all 14 steps; step 14
+ * only queues the min-id notice, which the notifier sends after the lock is released).
  * Returns 0 (res filled, possibly empty: a master, or a registration ignored by the
  * stateVersion conflict check) or NS_EINVAL when the single-topic guard refuses it (Java's
- * null result, "register broker failed"; res empty). Takes the write lock. */
+ * null result, "register broker failed"; res empty). Takes the writer mutex, and the write lock
+ * in slices (readers get in between slices of a large topic table). */
 int ns_route_register_broker(ns_route_t *route, const ns_route_register_t *req,
                              ns_route_register_result_t *res);
 void ns_route_register_result_free(ns_route_register_result_t *res);

@@ -590,8 +590,7 @@ static void on_job_done(ns_job_t *job)
     free(job);
 }
 
-/* Decodes and dispatches one frame. Returns false when the frame must wait in the buffer (the
- * worker queue is full and the connection has requests there: they will make room). */
+/* What a handler run on this loop sees of the server and of the connection. */
 static ns_ctx_t loop_ctx(ns_conn_t *conn)
 {
     ns_server_t *server = conn->loop->server;
@@ -612,6 +611,8 @@ static ns_ctx_t loop_ctx(ns_conn_t *conn)
     };
 }
 
+/* Decodes and dispatches one frame. Returns false when the frame must wait in the buffer (the
+ * worker queue is full and the connection has requests there: they will make room). */
 static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
 {
     ns_server_t *server = conn->loop->server;
@@ -720,9 +721,6 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len, bo
     return pos;
 }
 
-/* Runs the frames of data[0..len) that may be dispatched now, sends the replies, and keeps the
- * rest (a partial frame, or frames waiting for the worker) in conn->in. `shared`: data is the
- * loop's read buffer (conn->in is empty then); else it is conn->in itself. */
 static void on_resume(uv_idle_t *handle);
 
 void ns__conn_loop_init(ns_io_loop_t *loop)
@@ -770,6 +768,9 @@ static void on_resume(uv_idle_t *handle)
     }
 }
 
+/* Runs the frames of data[0..len) that may be dispatched now, sends the replies, and keeps the
+ * rest (a partial frame, or frames waiting for the worker) in conn->in. `shared`: data is the
+ * loop's read buffer (conn->in is empty then); else it is conn->in itself. */
 static void process_input(ns_conn_t *conn, const uint8_t *data, size_t len, bool shared)
 {
     bool yield = false;

@@ -1,5 +1,5 @@
-/* The route table: its six maps, registration, unregistration, connection close, the
- * inactive-broker scan (docs/protocol.md, sections Registration steps, Unregistration,
+/* The route table: its seven maps (route_int.h), registration, unregistration, connection close,
+ * the inactive-broker scan (docs/protocol.md, sections Registration steps, Unregistration,
  * Connection close, Inactive-broker scan) and the write-permission, topic
  * delete and topic register operations. JSON answers live in route_query.c.
  *
