@@ -1,5 +1,6 @@
-# Shared by bench/compare.sh and bench/tls.sh (sourced; they set `here`, `out` and `nsbench`).
-# shellcheck shell=bash
+# Shared by bench/compare.sh and bench/tls.sh (sourced; they set `here`, `out` and `nsbench`,
+# and cg_server_args for the callgrind run).
+# shellcheck shell=bash disable=SC2154
 
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
@@ -61,7 +62,8 @@ callgrind_route_cost() {
   wait "$bp" || true
   kill -TERM "$pid"
   wait "$pid" || true
-  cp "$(ls "$dir"/cg.out.* | head -1)" "$copy"
+  local dumps=("$dir"/cg.out.*)
+  cp "${dumps[0]}" "$copy"
   # (From another directory: where the sources are found, callgrind_annotate drops the callers
   # of functions it annotates.)
   total=$(cd / && callgrind_annotate "$copy" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')

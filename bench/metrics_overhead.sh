@@ -111,6 +111,8 @@ if [[ $callgrind -eq 1 ]]; then
     callgrind_control -d "${pid[$name]}" >/dev/null
     wait "$nb"
     [[ -n $scraper ]] && kill "$scraper" 2>/dev/null
+    # the newest dump of this run (ls -t: by time, which find cannot sort)
+    # shellcheck disable=SC2012
     f=$(ls -t "$work/$name.cg".* | head -1)
     # Total instructions of the window, and the calls of ns_proc_dispatch (one per request).
     python3 - "$f" "$name" <<'EOF'

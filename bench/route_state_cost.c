@@ -3,7 +3,9 @@
  *
  *   route_state_cost register TOPICS [REPEAT]   decode (JSON and zlib) and apply one broker's
  *                                               registration of TOPICS topics: first, again
- *                                               with the same DataVersion, again changed
+ *                                               with the same DataVersion, again changed; then
+ *                                               100,000 route reads over its topics (one
+ *                                               thread) and its unregistration
  *   route_state_cost decode-json TOPICS REPEAT  only the JSON decode, REPEAT times (callgrind)
  *   route_state_cost decode-zlib TOPICS REPEAT  only the zlib decode, REPEAT times (callgrind)
  *   route_state_cost snapshot TOPICS BROKERS    a table of TOPICS topics x BROKERS broker names:
@@ -125,10 +127,25 @@ static int cmd_register(size_t topics, int repeat)
             apply(r, "broker-a", "127.0.0.1:10911", &b);
             double t6 = now_ms();
             ns_register_body_free(&b);
+            enum { READS = 100000 };
+            ns_buf_t out = NS_BUF_INIT;
+            double t7 = now_ms();
+            for (int i = 0; i < READS; i++) {
+                out.len = 0;
+                if (ns_route_get_topic_route(r, names[(size_t)i % topics], NS_JSON_STANDARD, NULL,
+                                             NULL, &out) != 0)
+                    return 1;
+            }
+            double t8 = now_ms();
+            ns_buf_free(&out);
+            ns_route_unregister_broker(r, 0, "DefaultCluster", "127.0.0.1:10911", "broker-a", true,
+                                       0);
+            double t9 = now_ms();
             printf("%s %zu topics, %zu-byte body: decode %.1f ms, first apply %.1f ms "
-                   "(total %.1f); same DataVersion decode+apply %.1f ms; changed apply %.1f ms\n",
+                   "(total %.1f); same DataVersion decode+apply %.1f ms; changed apply %.1f ms; "
+                   "%d route reads %.1f ms (%.2f us each); unregister %.1f ms\n",
                    z ? "zlib" : "json", topics, body.len, t1 - t0, t2 - t1, t2 - t0, t4 - t3,
-                   t6 - t5);
+                   t6 - t5, (int)READS, t8 - t7, (t8 - t7) * 1000.0 / READS, t9 - t8);
             ns_route_free(r);
         }
         nsb_buf_free(&body);

@@ -89,7 +89,7 @@ probe "$NS" BigOne-service-topic "$N" bb >"$IT_WORK/c_probe.txt" || true
 
 # The Java NameServer, recorded.
 jcount() { probe "$JNS" --count "$1" 2>/dev/null || echo error; }
-for i in $(seq 1 60); do
+for _ in $(seq 1 60); do
     s=$(jcount BigSplit-service-topic)
     b=$(jcount BigOne-service-topic)
     [[ $s == "$N" && $b == "$N" ]] && break

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154 # <name>_port, _pid, _dir are set by the lib.sh launchers (printf -v)
 # Interop with RocketMQ clients in other languages: each finds its broker only through
 # mqnamesrv, sends N messages with distinct bodies and receives all of them with a push
 # consumer of a new group. One mqnamesrv and one real 5.x Java broker serve both; the same runs

@@ -136,6 +136,7 @@ check "... and exits 0 on SIGTERM" test "$status" -eq 0
 sed 's/create 0640 mqnamesrv mqnamesrv/create 0640 root root/' "$root/etc/logrotate.d/mqnamesrv" \
     >"$work/logrotate.conf"
 logrotate -d "$work/logrotate.conf" >"$work/logrotate.out" 2>&1 || true
+# shellcheck disable=SC2016 # $1 is the inner shell's argument
 check "logrotate accepts the snippet" bash -c '! grep -qi "^error" "$1"' _ "$work/logrotate.out"
 
 dpkg --root="$root" --force-script-chrootless --log=/dev/null --purge mqnamesrv >"$work/dpkg-purge.out" 2>&1

@@ -1055,86 +1055,6 @@ static void test_readers_during_sliced_registration(void **state)
 
 /* ---- measurements ----------------------------------------------------------------------- */
 
-static double ms_since(const struct timespec *t0)
-{
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
-static void measure(ns_route_t *r, size_t ntopics)
-{
-    /* The JSON a 5.x broker sends for this many topics, decoded as proc_register_broker does. */
-    ns_buf_t json = NS_BUF_INIT;
-    ns_buf_append_str(&json, "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{"
-                             "\"dataVersion\":{\"counter\":1,\"stateVersion\":0,\"timestamp\":"
-                             "1700000000000},\"topicConfigTable\":{");
-    for (size_t i = 0; i < ntopics; i++)
-        ns_buf_appendf(&json,
-                       "%s\"Topic-%zu\":{\"attributes\":{},\"order\":false,\"perm\":6,"
-                       "\"readQueueNums\":8,\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":"
-                       "\"Topic-%zu\",\"topicSysFlag\":0,\"writeQueueNums\":8}",
-                       i ? "," : "", i, i);
-    ns_buf_append_str(&json,
-                      "},\"topicQueueMappingDetailMap\":{},\"topicQueueMappingInfoMap\":{}}}");
-    ns_register_body_t b;
-    char err[128];
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    assert_int_equal(ns_register_body_decode(json.data, json.len, 479, false, &b, err, sizeof(err)),
-                     0);
-    double decode = ms_since(&t0);
-    assert_int_equal(b.topic_count, ntopics);
-    size_t body_len = json.len;
-    ns_buf_free(&json);
-    tu_broker_t m = tu_master();
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    assert_int_equal(tu_register(r, &m, &b, 1000, NULL), 0);
-    double first = ms_since(&t0);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    assert_int_equal(tu_register(r, &m, &b, 1000, NULL), 0);
-    double same = ms_since(&t0);
-    b.data_version.counter++;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    assert_int_equal(tu_register(r, &m, &b, 1000, NULL), 0);
-    double changed = ms_since(&t0);
-    assert_int_equal(ns_route_topic_count(r), ntopics);
-    /* route reads (one thread): master + slave, standard mode, into a reused buffer */
-    tu_broker_t s = tu_slave();
-    assert_int_equal(tu_reg_topics(r, &s, 1, "Topic-1", NULL), 0);
-    enum { READS = 100000 };
-    ns_buf_t out = NS_BUF_INIT;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int i = 0; i < READS; i++) {
-        char name[32];
-        snprintf(name, sizeof(name), "Topic-%zu", (size_t)i % ntopics);
-        out.len = 0;
-        assert_int_equal(ns_route_get_topic_route(r, name, NS_JSON_STANDARD, NULL, NULL, &out), 0);
-    }
-    double reads = ms_since(&t0);
-    ns_buf_free(&out);
-    ns_route_unregister_broker(r, 0, TU_CLUSTER, TU_SLAVE_ADDR, TU_BROKER, true, 1);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    ns_route_unregister_broker(r, 0, TU_CLUSTER, TU_MASTER_ADDR, TU_BROKER, true, 0);
-    double unreg = ms_since(&t0);
-    assert_int_equal(ns_route_topic_count(r), 0);
-    ns_register_body_free(&b);
-    printf("[ measure ] %zu topics (%zu-byte JSON body): decode %.1f ms; apply: first register "
-           "%.1f ms, same DataVersion %.1f ms, new DataVersion %.1f ms; unregister %.1f ms; %d "
-           "route reads %.1f ms (%.2f us each)\n",
-           ntopics, body_len, decode, first, same, changed, unreg, (int)READS, reads,
-           reads * 1000.0 / READS);
-}
-
-static void test_measure_large_broker(void **state)
-{
-    ns_log_level_t lvl = ns_log_get_level();
-    ns_log_set_level(NS_LOG_WARN); /* 100k "new topic registered" lines are not the point */
-    measure(R, 10000);
-    measure(R, 100000);
-    ns_log_set_level(lvl);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1174,7 +1094,6 @@ int main(void)
         T(test_broker_name_in_two_clusters),
         T(test_concurrent_readers_and_writers),
         T(test_readers_during_sliced_registration),
-        T(test_measure_large_broker),
 #undef T
     };
     ns_log_set_level(NS_LOG_WARN);

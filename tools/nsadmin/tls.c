@@ -218,8 +218,14 @@ static int tls_start(const void *cfgp, int fd, const char *host, uint64_t deadli
         return -1;
     }
     /* SNI with the name the user gave, as Netty's client sends it (not for an IP address). */
-    if (host != NULL && strspn(host, "0123456789.:[]abcdefABCDEF") != strlen(host))
-        SSL_set_tlsext_host_name(ssl, host);
+    if (host != NULL && strspn(host, "0123456789.:[]abcdefABCDEF") != strlen(host)) {
+        /* A writable copy: OpenSSL's macro casts its argument to void *, and copies it. */
+        char name[256];
+        if (strlen(host) < sizeof(name)) {
+            memcpy(name, host, strlen(host) + 1);
+            SSL_set_tlsext_host_name(ssl, name);
+        }
+    }
     for (;;) {
         ERR_clear_error();
         errno = 0;
