@@ -1,8 +1,9 @@
 /* Request processing: the table of request codes and the dispatcher. Handlers read a decoded
  * request and fill a response; they never touch sockets, so every code is tested without a
- * loop. Called on the I/O loops (the codes whose row is marked LOOP) and on the worker thread
- * (every other code): handlers share state only through the route table (its rwlock and writer
- * mutex), the KV store (its two mutexes) and the config (atomic RUNTIME fields, its mutex). */
+ * loop. Called on the I/O loops (the codes whose row is marked LOOP, unless their connection
+ * has a request at the worker: they then queue behind it) and on the worker thread (every other
+ * request): handlers share state only through the route table (its rwlock and writer mutex),
+ * the KV store (its two mutexes) and the config (atomic RUNTIME fields, its mutex). */
 #ifndef NS_PROC_H
 #define NS_PROC_H
 
@@ -82,6 +83,29 @@ typedef struct ns_ctx {
  * negative NS_E* for an internal failure (the dispatcher then answers SYSTEM_ERROR). */
 typedef int ns_proc_fn(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);
 
+/* What the server must know of a request code besides where it runs: the flags of its row.
+ * Any request may wait at the worker when its connection closes (once a connection has a
+ * request there, its later ones queue behind it), so every row says what happens to it then:
+ * exactly one of NS_PROC_OUTLIVES_CONN and NS_PROC_ENDS_WITH_CONN (unit.proc checks). */
+enum {
+    /* A write whose effect outlives its connection (the KV store, topics, write permissions,
+     * the config, an unregistration): it still runs when its connection closed while it
+     * waited, unless the server is shutting down. */
+    NS_PROC_OUTLIVES_CONN = 1u << 0,
+    /* Nothing of it outlives its connection: a read (its reply is all it does), a heartbeat
+     * (the next one repeats it), a registration (the close unregisters what it registered). It
+     * comes back unrun when its connection closed while it waited. */
+    NS_PROC_ENDS_WITH_CONN = 1u << 1,
+    /* Proves the broker named by its clusterName and brokerAddr alive: while it waits at the
+     * worker, the inactive-broker scan spares that broker. */
+    NS_PROC_PROVES_ALIVE = 1u << 2,
+    /* Registers brokers on its connection (a worker row, never LOOP): the connection's close
+     * unregisters them, as Java's onChannelDestroy does; and its answer decides whether the
+     * connection is a known broker's (SUCCESS) or a stranger's (any other code): the worker lane
+     * of its later requests and the budgets' reserve. */
+    NS_PROC_REGISTERS = 1u << 3,
+};
+
 typedef struct ns_proc_entry {
     int32_t code;       /* NS_REQ_* */
     const char *name;   /* RequestCode name, for logs and stats */
@@ -89,6 +113,7 @@ typedef struct ns_proc_entry {
     bool on_loop;       /* cheap and bounded (no body to decode, no write lock, no disk): the
                            server runs it on the I/O loop that read it; else on its worker */
     ns_acl_class_t acl; /* who may send it when ACL is on (ns_acl.h) */
+    unsigned flags;     /* NS_PROC_* above */
 } ns_proc_entry_t;
 
 /* Returns the table entry for a code, or NULL when the code is not served. */
@@ -97,19 +122,27 @@ const ns_proc_entry_t *ns_proc_lookup(int32_t code);
 /* The i-th entry of the request table (in code order), NULL past its end. */
 const ns_proc_entry_t *ns_proc_entry_at(size_t i);
 
-/* Whether the server may run `code` on an I/O loop: the entry's on_loop, or true for a code
- * that is not served (the answer is a fixed error). */
-bool ns_proc_runs_on_loop(int32_t code);
+/* Whether the server may run the request of `entry` (from ns_proc_lookup) on an I/O loop: its
+ * on_loop, or true for a code that is not served (NULL: the answer is a fixed error). */
+bool ns_proc_runs_on_loop(const ns_proc_entry_t *entry);
+
+/* The NS_PROC_* flags of `entry` (from ns_proc_lookup); a code that is not served (NULL) has
+ * NS_PROC_ENDS_WITH_CONN only: its error reply is all it does. */
+unsigned ns_proc_flags(const ns_proc_entry_t *entry);
 
 /* Runs `req` through the table and fills `resp` (initialised by the callee): opaque copied,
  * flag = response, language JAVA, version NS_SERVER_VERSION, serialize type mirrored from the
  * request. While ctx->going_away, any code (known or not) from a peer newer than V5_3_1 answers
  * 1500 "please go away" without running; else an unknown code answers 3 " request type N not
- * supported"; with
- * ctx->acl, a request its class does not admit answers 16 NO_PERMISSION with the reason and
- * does not run.
- * Logs one DEBUG line per request and counts it (ns_metrics_request). Returns true when a response
- * must be sent, false for oneway requests (resp is then freed already). */
+ * supported"; with ctx->acl, a request its class does not admit answers 16 NO_PERMISSION with
+ * the reason and does not run.
+ * Logs one DEBUG line per request and counts it (ns_metrics_request). Returns true when a
+ * response must be sent, false for oneway requests (resp is then freed already). */
 bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);
+
+/* ns_proc_dispatch for a caller that has looked the code up already (the server, once per
+ * frame): `entry` must be ns_proc_lookup(req->code). */
+bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const ns_cmd_t *req,
+                            ns_cmd_t *resp);
 
 #endif

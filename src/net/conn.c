@@ -68,7 +68,8 @@ struct ns_conn {
     bool used_worker;         /* has sent a request to the worker */
     bool yielded;             /* stopped mid-read to let others go: in loop->resume_head */
     ns_conn_t *resume_next;   /* that list */
-    bool sent_registration;   /* has sent a REGISTER_BROKER: brokers may be bound to it */
+    bool sent_registration;   /* has sent a request marked NS_PROC_REGISTERS (REGISTER_BROKER):
+                                 brokers may be bound to it */
     ns_conn_guard_t guard;    /* its share of the budgets */
     /* Last, so that the fields above keep the offsets (and cache lines) of a plaintext build. */
     ns_tls_t *tls;                 /* the TLS session, or NULL: plaintext */
@@ -529,7 +530,7 @@ static void update_reading(ns_conn_t *conn)
 /* Sends a request to the worker: the job takes the decoded request, with a copy of its body
  * (the frame lives in a read buffer that is reused at once). Its `bytes` are already taken
  * from the worker-queue budget. */
-static void submit_job(ns_conn_t *conn, ns_cmd_t *req, size_t bytes)
+static void submit_job(ns_conn_t *conn, ns_cmd_t *req, const ns_proc_entry_t *entry, size_t bytes)
 {
     ns_job_t *job = ns_xmalloc(bytes);
     job->bytes = bytes;
@@ -548,12 +549,12 @@ static void submit_job(ns_conn_t *conn, ns_cmd_t *req, size_t bytes)
     ns_cmd_init(&job->resp);
     job->send = false;
     job->dropped = false;
-    job->code = req->code;
+    job->entry = entry;
     job->known_broker = conn->guard.known_broker;
     job->expired = NULL;
     job->expired_count = 0;
     conn->used_worker = true;
-    conn->sent_registration |= req->code == NS_REQ_REGISTER_BROKER;
+    conn->sent_registration |= (ns_proc_flags(entry) & NS_PROC_REGISTERS) != 0;
     conn->jobs++;
     ns__worker_submit(conn->loop->server->worker, job);
 }
@@ -567,7 +568,7 @@ static void on_job_done(ns_job_t *job)
     bool may_resume = ns_conn_guard_worker_done(&conn->guard, conn->jobs, job->bytes,
                                                 &conn->loop->server->limits.guard);
     if (!conn->handle_closed) {
-        if (job->code == NS_REQ_REGISTER_BROKER && job->send)
+        if ((ns_proc_flags(job->entry) & NS_PROC_REGISTERS) && job->send)
             conn->guard.known_broker = job->resp.code == NS_RES_SUCCESS;
         if (job->send) {
             queue_reply(conn, &job->resp);
@@ -638,7 +639,9 @@ static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
         ns_cmd_free(&req);
         return true;
     }
-    if (server->worker != NULL && (conn->jobs > 0 || !ns_proc_runs_on_loop(req.code))) {
+    /* The one lookup of this frame: the job carries the row to the worker. */
+    const ns_proc_entry_t *entry = ns_proc_lookup(req.code);
+    if (server->worker != NULL && (conn->jobs > 0 || !ns_proc_runs_on_loop(entry))) {
         size_t bytes = sizeof(ns_job_t) + req.body_len;
         ns_guard_admit_t admit =
             ns_conn_guard_worker_admit(&conn->guard, conn->jobs, bytes, &req, conn->peer);
@@ -648,7 +651,7 @@ static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
         }
         __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
         if (admit == NS_GUARD_RUN) {
-            submit_job(conn, &req, bytes); /* the job owns req now */
+            submit_job(conn, &req, entry, bytes); /* the job owns req now */
             return true;
         }
         ns_cmd_t busy;
@@ -662,7 +665,7 @@ static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
     __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
     ns_ctx_t ctx = loop_ctx(conn);
     ns_cmd_t resp;
-    if (ns_proc_dispatch(&ctx, &req, &resp)) {
+    if (ns_proc_dispatch_entry(&ctx, entry, &req, &resp)) {
         queue_reply(conn, &resp);
         ns_cmd_free(&resp);
     }

@@ -15,6 +15,7 @@
 #include "ns_buf.h"
 #include "ns_cmd.h"
 #include "ns_hmap.h"
+#include "ns_proc.h"
 #include "ns_proxy.h"
 #include "ns_route.h"
 #include "ns_server.h"
@@ -301,12 +302,14 @@ struct ns_job {
     bool send;              /* REQUEST: resp is to be sent (not oneway) */
     bool known_broker;      /* REQUEST: its connection's last registration succeeded (lane) */
     bool dropped;           /* REQUEST: returned without running (its connection closed) */
-    int32_t code;           /* REQUEST: the request code (req is freed on the worker) */
-    uint64_t *expired;      /* SCAN: the connections of the brokers it expired (owned) */
-    size_t expired_count;   /* SCAN: entries in expired */
-    uint64_t queued_at;     /* ns_metrics_clock() at submission (0: metrics do not time) */
-    size_t bytes;           /* REQUEST: size of this allocation (the worker-queue budget) */
-    uint8_t body[];         /* REQUEST: copy of the request body */
+    /* REQUEST: the row of its code, looked up once per frame (its handler and flags, read by
+     * the worker and by the loop when the job is back); NULL: a code not served. */
+    const ns_proc_entry_t *entry;
+    uint64_t *expired;    /* SCAN: the connections of the brokers it expired (owned) */
+    size_t expired_count; /* SCAN: entries in expired */
+    uint64_t queued_at;   /* ns_metrics_clock() at submission (0: metrics do not time) */
+    size_t bytes;         /* REQUEST: size of this allocation (the worker-queue budget) */
+    uint8_t body[];       /* REQUEST: copy of the request body */
 };
 
 /* What other threads ask of a loop (server.c's inbox). */
@@ -502,9 +505,9 @@ void ns__worker_submit(ns_worker_t *w, ns_job_t *job);
 /* Queues a CONN_CLOSED job (no port). Any thread. */
 void ns__worker_submit_conn_closed(ns_worker_t *w, uint64_t conn_id);
 
-/* Connection conn_id closed with requests still queued: those whose only effect is their reply
- * or is undone by the close (registrations, heartbeats, reads) come back to their loop at once,
- * not run (`dropped`); writes that outlive the connection (KV, topics, permissions, config,
+/* Connection conn_id closed with requests still queued: those whose row says
+ * NS_PROC_ENDS_WITH_CONN (reads, heartbeats, registrations) come back to their loop at once,
+ * not run (`dropped`); those marked NS_PROC_OUTLIVES_CONN (KV, topics, permissions, config,
  * unregistrations) still run. Once shutdown began, every one comes back. Any thread. */
 void ns__worker_conn_closed(ns_worker_t *w, uint64_t conn_id);
 

@@ -143,6 +143,9 @@ static void on_idle_check(uv_timer_t *timer)
     ns__conn_check_budgets(loop, uv_now(&loop->loop));
 }
 
+/* On the loop's thread: stops accepting and reading, closes the loop's handles (the port once
+ * its jobs are back) and lets the connections drain; the loop then runs dry, and free_loop
+ * frees the rest. Used by the shutdown and by a start that failed. */
 static void stop_loop(ns_io_loop_t *loop)
 {
     if (loop->stopping)
@@ -179,6 +182,26 @@ static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
         ns_route_cache_new(&server->cfg->route_answer_cache_max_bytes, server->loop_count);
     ns__conn_loop_init(loop);
     return 0;
+}
+
+/* After stop_loop, once the loop has run dry (its thread, if any, has returned): frees what
+ * init_loop made. */
+static void free_loop(ns_io_loop_t *loop)
+{
+    /* Descriptors handed over after the loop stopped were queued but never adopted. */
+    for (size_t k = 0; k < loop->inbox_count; k++)
+        if (loop->inbox[k].kind == NS_LOOP_ADOPT_FD)
+            close(loop->inbox[k].u.fd);
+    free(loop->inbox);
+    loop->inbox = NULL;
+    loop->inbox_count = loop->inbox_cap = 0;
+    ns__conn_loop_free(loop);
+    ns_route_cache_free(loop->route_cache);
+    loop->route_cache = NULL;
+    if (uv_loop_close(&loop->loop) != 0)
+        NS_LOG_W("event loop %u closed with open handles", loop->index);
+    ns__worker_port_destroy(&loop->port);
+    pthread_mutex_destroy(&loop->lock);
 }
 
 static void loop_thread_main(void *arg)
@@ -415,107 +438,11 @@ static void on_signal(uv_signal_t *sig, int signum)
     begin_shutdown(server);
 }
 
-static void begin_shutdown(ns_server_t *server)
-{
-    ns_io_loop_t *loop0 = &server->loops[0];
-    if (loop0->stopping)
-        return;
-    ns_health_set_stopping();
-    /* Every connection closes now: their brokers stay in the table for the last snapshot. */
-    ns_route_seal(server->route);
-    uv_close((uv_handle_t *)&server->sigterm, NULL);
-    uv_close((uv_handle_t *)&server->sigint, NULL);
-    uv_close((uv_handle_t *)&server->sighup, NULL);
-    uv_close((uv_handle_t *)&server->scan_timer, NULL);
-    uv_close((uv_handle_t *)&server->kv_log_timer, NULL);
-    uv_close((uv_handle_t *)&server->stats_timer, NULL);
-    uv_close((uv_handle_t *)&server->go_away_timer, NULL);
-    uv_close((uv_handle_t *)&server->acl_timer, NULL);
-    ns__server_tls_stop(server);
-    ns__notifier_close(server->notifier);
-    /* Requests of peers already gone are not run any more: the stop waits for no one. */
-    ns__worker_begin_shutdown(server->worker);
-    for (unsigned i = 1; i < server->loop_count; i++) {
-        ns_io_loop_t *loop = &server->loops[i];
-        pthread_mutex_lock(&loop->lock);
-        loop->stop_requested = true;
-        pthread_mutex_unlock(&loop->lock);
-        uv_async_send(&loop->wakeup);
-    }
-    stop_loop(loop0);
-}
+/* ---- start and stop, step by step ---------------------------------------------------- */
 
-static unsigned choose_loop_count(const ns_config_t *cfg)
+/* Loop 0 (before it runs): the signal handlers and the periodic jobs. */
+static void start_loop0_jobs(ns_server_t *server)
 {
-    int n = cfg->io_threads;
-    if (n <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        n = cpus > 0 ? (int)cpus : 1;
-    }
-    if (n > (int)NS_MAX_IO_LOOPS)
-        n = (int)NS_MAX_IO_LOOPS;
-    return (unsigned)n;
-}
-
-int ns_server_run(ns_server_t *server)
-{
-    server->start_ms = ns_now_ms();
-    const ns_config_t *cfg = server->cfg;
-    server->limits = (ns_server_limits_t){
-        .frame_max = (size_t)cfg->frame_max_length,
-        .max_output = cfg->max_conn_output_bytes > 0 ? (size_t)cfg->max_conn_output_bytes : 0,
-        .idle_ms = cfg->server_channel_max_idle_time_seconds > 0
-                       ? (uint64_t)cfg->server_channel_max_idle_time_seconds * 1000u
-                       : 0,
-        .sndbuf = cfg->server_socket_snd_buf_size,
-        .rcvbuf = cfg->server_socket_rcv_buf_size,
-        .guard =
-            {
-                .frame_max = (size_t)cfg->frame_max_length,
-                .worker_jobs =
-                    cfg->conn_max_worker_requests > 0 ? (uint32_t)cfg->conn_max_worker_requests : 1,
-                .worker_bytes =
-                    cfg->conn_max_worker_bytes > 0 ? (size_t)cfg->conn_max_worker_bytes : SIZE_MAX,
-                .frame_timeout_ms =
-                    cfg->frame_receive_timeout_ms > 0 ? (uint64_t)cfg->frame_receive_timeout_ms : 0,
-            },
-    };
-    /* The process-wide budgets (ns_budget.h); 0 leaves one unlimited. */
-    ns_budget_configure(NS_BUDGET_PARTIAL_FRAMES, (size_t)cfg->max_partial_frame_bytes);
-    ns_budget_configure(NS_BUDGET_WORKER_QUEUE, (size_t)cfg->max_worker_queue_bytes);
-    ns_budget_configure(NS_BUDGET_PENDING_WRITES, (size_t)cfg->max_pending_write_bytes);
-    server->loop_count = choose_loop_count(server->cfg);
-    server->loops = ns_xcalloc(server->loop_count, sizeof(ns_io_loop_t));
-    unsigned inited = 0;
-    int rc = 0;
-    for (; inited < server->loop_count; inited++) {
-        rc = init_loop(server, &server->loops[inited], inited);
-        if (rc != 0) {
-            NS_LOG_E("cannot create event loop: %s", uv_strerror(rc));
-            break;
-        }
-    }
-    if (rc == 0)
-        rc = listen_on(server);
-    if (rc != 0) {
-        /* Close what was opened and run the loops dry so nothing leaks. */
-        for (unsigned i = 0; i < inited; i++) {
-            server->loops[i].stopping = true;
-            if (server->loops[i].listening)
-                uv_close((uv_handle_t *)&server->loops[i].listener, NULL);
-            uv_close((uv_handle_t *)&server->loops[i].wakeup, NULL);
-            ns__worker_port_close(&server->loops[i].port);
-            uv_close((uv_handle_t *)&server->loops[i].idle_timer, NULL);
-            ns__conn_loop_stop(&server->loops[i], 0);
-            uv_run(&server->loops[i].loop, UV_RUN_DEFAULT);
-            ns__conn_loop_free(&server->loops[i]);
-            uv_loop_close(&server->loops[i].loop);
-            ns__worker_port_destroy(&server->loops[i].port);
-            pthread_mutex_destroy(&server->loops[i].lock);
-        }
-        return rc;
-    }
-
     ns_io_loop_t *loop0 = &server->loops[0];
     uv_signal_init(&loop0->loop, &server->sigterm);
     uv_signal_init(&loop0->loop, &server->sigint);
@@ -545,18 +472,132 @@ int ns_server_run(ns_server_t *server)
     server->acl_timer.data = server;
     if (server->acl != NULL)
         uv_timer_start(&server->acl_timer, on_acl_poll, ACL_POLL_MS, ACL_POLL_MS);
+}
 
+/* Loop 0's thread: closes what start_loop0_jobs opened. */
+static void stop_loop0_jobs(ns_server_t *server)
+{
+    uv_close((uv_handle_t *)&server->sigterm, NULL);
+    uv_close((uv_handle_t *)&server->sigint, NULL);
+    uv_close((uv_handle_t *)&server->sighup, NULL);
+    uv_close((uv_handle_t *)&server->scan_timer, NULL);
+    uv_close((uv_handle_t *)&server->kv_log_timer, NULL);
+    uv_close((uv_handle_t *)&server->stats_timer, NULL);
+    uv_close((uv_handle_t *)&server->go_away_timer, NULL);
+    uv_close((uv_handle_t *)&server->acl_timer, NULL);
+}
+
+static void begin_shutdown(ns_server_t *server)
+{
+    ns_io_loop_t *loop0 = &server->loops[0];
+    if (loop0->stopping)
+        return;
+    ns_health_set_stopping();
+    /* Every connection closes now: their brokers stay in the table for the last snapshot. */
+    ns_route_seal(server->route);
+    stop_loop0_jobs(server);
+    ns__server_tls_stop(server);
+    ns__notifier_close(server->notifier);
+    /* Requests of peers already gone are not run any more: the stop waits for no one. */
+    ns__worker_begin_shutdown(server->worker);
+    for (unsigned i = 1; i < server->loop_count; i++) {
+        ns_io_loop_t *loop = &server->loops[i];
+        pthread_mutex_lock(&loop->lock);
+        loop->stop_requested = true;
+        pthread_mutex_unlock(&loop->lock);
+        uv_async_send(&loop->wakeup);
+    }
+    stop_loop(loop0);
+}
+
+static unsigned choose_loop_count(const ns_config_t *cfg)
+{
+    int n = cfg->io_threads;
+    if (n <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cpus > 0 ? (int)cpus : 1;
+    }
+    if (n > (int)NS_MAX_IO_LOOPS)
+        n = (int)NS_MAX_IO_LOOPS;
+    return (unsigned)n;
+}
+
+/* The connection limits and the process-wide budgets, read from the configuration once. */
+static void apply_limits(ns_server_t *server)
+{
+    const ns_config_t *cfg = server->cfg;
+    server->limits = (ns_server_limits_t){
+        .frame_max = (size_t)cfg->frame_max_length,
+        .max_output = cfg->max_conn_output_bytes > 0 ? (size_t)cfg->max_conn_output_bytes : 0,
+        .idle_ms = cfg->server_channel_max_idle_time_seconds > 0
+                       ? (uint64_t)cfg->server_channel_max_idle_time_seconds * 1000u
+                       : 0,
+        .sndbuf = cfg->server_socket_snd_buf_size,
+        .rcvbuf = cfg->server_socket_rcv_buf_size,
+        .guard =
+            {
+                .frame_max = (size_t)cfg->frame_max_length,
+                .worker_jobs =
+                    cfg->conn_max_worker_requests > 0 ? (uint32_t)cfg->conn_max_worker_requests : 1,
+                .worker_bytes =
+                    cfg->conn_max_worker_bytes > 0 ? (size_t)cfg->conn_max_worker_bytes : SIZE_MAX,
+                .frame_timeout_ms =
+                    cfg->frame_receive_timeout_ms > 0 ? (uint64_t)cfg->frame_receive_timeout_ms : 0,
+            },
+    };
+    /* The process-wide budgets (ns_budget.h); 0 leaves one unlimited. */
+    ns_budget_configure(NS_BUDGET_PARTIAL_FRAMES, (size_t)cfg->max_partial_frame_bytes);
+    ns_budget_configure(NS_BUDGET_WORKER_QUEUE, (size_t)cfg->max_worker_queue_bytes);
+    ns_budget_configure(NS_BUDGET_PENDING_WRITES, (size_t)cfg->max_pending_write_bytes);
+}
+
+/* The start failed before any thread ran: stops the first `count` loops, runs each dry and
+ * frees it, with the same stop_loop and free_loop as the normal shutdown. */
+static void discard_loops(ns_server_t *server, unsigned count)
+{
+    for (unsigned i = 0; i < count; i++) {
+        ns_io_loop_t *loop = &server->loops[i];
+        stop_loop(loop);
+        uv_run(&loop->loop, UV_RUN_DEFAULT);
+        free_loop(loop);
+    }
+}
+
+/* Creates the I/O loops, none running yet. Returns 0, or a libuv code (logged) after
+ * discarding the loops made so far. */
+static int create_loops(ns_server_t *server)
+{
+    server->loop_count = choose_loop_count(server->cfg);
+    server->loops = ns_xcalloc(server->loop_count, sizeof(ns_io_loop_t));
+    for (unsigned i = 0; i < server->loop_count; i++) {
+        int rc = init_loop(server, &server->loops[i], i);
+        if (rc != 0) {
+            NS_LOG_E("cannot create event loop: %s", uv_strerror(rc));
+            discard_loops(server, i);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The TLS contexts, the notifier, the worker and the threads of loops 1.. (loop 0 runs on the
+ * caller's thread). */
+static void start_threads(ns_server_t *server)
+{
     ns__server_tls_start(server);
-    server->notifier = ns__notifier_new(loop0);
+    server->notifier = ns__notifier_new(&server->loops[0]);
     server->worker = ns__worker_start(server);
     sigset_t saved;
     ns_signals_block(&saved); /* the loop threads inherit it: signals go to loop 0 only */
     for (unsigned i = 1; i < server->loop_count; i++)
         uv_thread_create(&server->loops[i].thread, loop_thread_main, &server->loops[i]);
     ns_signals_restore(&saved);
+}
 
-    /* Only now, with the signal handlers, timers and threads in place: whoever waits for
-     * portFile (tests, scripts) may signal or query a server that is ready for it. */
+/* Only once the signal handlers, timers and threads are in place: whoever waits for portFile
+ * (tests, scripts) or READY=1 may signal or query a server that is ready for it. */
+static void announce_ready(ns_server_t *server)
+{
     ns_health_set_listening(server->loop_count, server->bound_port, server->start_ms);
     if (server->cfg->port_file && server->cfg->port_file[0]) {
         int prc = write_port_file(server->cfg->port_file, server->bound_port);
@@ -569,8 +610,12 @@ int ns_server_run(ns_server_t *server)
     char ready[160];
     snprintf(ready, sizeof(ready), "READY=1\nSTATUS=serving on %s", server->bound_addr);
     ns_sd_notify(ready);
+}
 
-    uv_run(&loop0->loop, UV_RUN_DEFAULT);
+/* Loop 0 has returned from uv_run (begin_shutdown stopped every loop): joins the other loops,
+ * stops the worker and frees what start_threads and create_loops made. */
+static void finish_stop(ns_server_t *server)
+{
     for (unsigned i = 1; i < server->loop_count; i++)
         uv_thread_join(&server->loops[i].thread);
     /* Every request job is back (each loop waited for its own); what is left are connection
@@ -580,21 +625,28 @@ int ns_server_run(ns_server_t *server)
     ns__notifier_free(server->notifier);
     server->notifier = NULL;
     ns__server_tls_free(server);
-    for (unsigned i = 0; i < server->loop_count; i++) {
-        ns_io_loop_t *loop = &server->loops[i];
-        /* Descriptors handed over after the loop stopped were queued but never adopted. */
-        for (size_t k = 0; k < loop->inbox_count; k++)
-            if (loop->inbox[k].kind == NS_LOOP_ADOPT_FD)
-                close(loop->inbox[k].u.fd);
-        free(loop->inbox);
-        ns__conn_loop_free(loop);
-        ns_route_cache_free(loop->route_cache);
-        if (uv_loop_close(&loop->loop) != 0)
-            NS_LOG_W("event loop %u closed with open handles", i);
-        ns__worker_port_destroy(&loop->port);
-        pthread_mutex_destroy(&loop->lock);
-    }
+    for (unsigned i = 0; i < server->loop_count; i++)
+        free_loop(&server->loops[i]);
     log_guards(true);
+}
+
+int ns_server_run(ns_server_t *server)
+{
+    server->start_ms = ns_now_ms();
+    apply_limits(server);
+    int rc = create_loops(server);
+    if (rc != 0)
+        return rc;
+    rc = listen_on(server);
+    if (rc != 0) {
+        discard_loops(server, server->loop_count);
+        return rc;
+    }
+    start_loop0_jobs(server);
+    start_threads(server);
+    announce_ready(server);
+    uv_run(&server->loops[0].loop, UV_RUN_DEFAULT); /* until begin_shutdown has run dry */
+    finish_stop(server);
     NS_LOG_I("The Name Server shut down.");
     return 0;
 }

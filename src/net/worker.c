@@ -98,9 +98,9 @@ static void run_request(ns_worker_t *w, ns_job_t *job)
         .acl = server->acl,
         .t0 = job->queued_at,
     };
-    job->send = ns_proc_dispatch(&ctx, &job->req, &job->resp);
+    job->send = ns_proc_dispatch_entry(&ctx, job->entry, &job->req, &job->resp);
     ns_cmd_free(&job->req);
-    if (job->code == NS_REQ_REGISTER_BROKER && job->send) {
+    if ((ns_proc_flags(job->entry) & NS_PROC_REGISTERS) && job->send) {
         /* The connection's later jobs move with the outcome: a broker that just registered
          * goes first, one whose registration failed waits with the strangers. */
         pthread_mutex_lock(&w->lock);
@@ -116,19 +116,14 @@ typedef struct queued_brokers {
     ns_hmap_t keys; /* "cluster\0addr" -> itself (owned, freed with the set) */
 } queued_brokers_t;
 
-/* Requests that prove a broker alive: its registration and its heartbeats (which wait here
- * too while its connection has a registration in the queue). */
-static bool proves_alive(int32_t code)
-{
-    return code == NS_REQ_REGISTER_BROKER || code == NS_REQ_BROKER_HEARTBEAT ||
-           code == NS_REQ_QUERY_DATA_VERSION;
-}
-
+/* The brokers named by the queued requests that prove a broker alive (NS_PROC_PROVES_ALIVE: its
+ * registration, and its heartbeats, which wait here too while its connection has a
+ * registration in the queue). */
 static void collect_broker(const ns_jobq_item_t *item, void *arg)
 {
     queued_brokers_t *set = arg;
     const ns_job_t *job = const_job_of(item);
-    if (!proves_alive(job->code))
+    if (!(ns_proc_flags(job->entry) & NS_PROC_PROVES_ALIVE))
         return;
     const char *cluster = ns_cmd_ext_get(&job->req, "clusterName");
     const char *addr = ns_cmd_ext_get(&job->req, "brokerAddr");
@@ -350,28 +345,12 @@ void ns__worker_submit(ns_worker_t *w, ns_job_t *job)
     pthread_mutex_unlock(&w->lock);
 }
 
-/* Requests whose effect outlives their connection: they still run when it has closed. */
-static bool outlives_connection(int32_t code)
-{
-    switch (code) {
-    case NS_REQ_PUT_KV_CONFIG:
-    case NS_REQ_DELETE_KV_CONFIG:
-    case NS_REQ_UNREGISTER_BROKER:
-    case NS_REQ_WIPE_WRITE_PERM_OF_BROKER:
-    case NS_REQ_DELETE_TOPIC_IN_NAMESRV:
-    case NS_REQ_REGISTER_TOPIC_IN_NAMESRV:
-    case NS_REQ_UPDATE_NAMESRV_CONFIG:
-    case NS_REQ_ADD_WRITE_PERM_OF_BROKER:
-        return true;
-    default:
-        return false;
-    }
-}
-
+/* A request of a closed connection comes back unrun unless its row says its effect outlives
+ * the connection (ns_proc.h: every row says one or the other). */
 static bool droppable(const ns_jobq_item_t *item, void *arg)
 {
     (void)arg;
-    return !outlives_connection(const_job_of(item)->code);
+    return !(ns_proc_flags(const_job_of(item)->entry) & NS_PROC_OUTLIVES_CONN);
 }
 
 /* Sends dropped requests back to their loops unrun, and says so. */
