@@ -22,6 +22,7 @@
 
 #include "ns_buf.h"
 #include "ns_cmd.h"
+#include "ns_config.h"
 #include "ns_ctl.h"
 #include "ns_hmap.h"
 
@@ -268,5 +269,205 @@ size_t ns__ctl_rim_need_reelect(const ns_ctl_state_t *st, const ns_ctl_alive_t *
  * count; the caller frees the arrays (ns_cmd_free each request). */
 size_t ns__ctl_rim_notices(const ns_ctl_state_t *st, const char *broker,
                            const ns_ctl_alive_t *alive, char ***addrs, ns_cmd_t **cmds);
+
+/* ==== Raft: ctl_raft.c (the adaptor) and ctl_transport.c ==== */
+
+struct uv_loop_s;
+struct raft_uv_transport;
+
+/* Our own error codes of the Raft layer. */
+#define NS_CTL_ENOTLEADER (-20101) /* this node is not (or no longer) the leader */
+#define NS_CTL_ERAFT (-20102)      /* the library failed otherwise (logged) */
+
+/* The transport that shares the controller port (ctl_transport.c). */
+typedef struct ns_ctl_transport ns_ctl_transport_t;
+
+/* A transport over peers[] (not copied: they must outlive it) on loop. */
+ns_ctl_transport_t *ns__ctl_transport_new(struct uv_loop_s *loop, const ns_ctl_peer_t *peers,
+                                          size_t npeers);
+/* What raft_uv_init takes. */
+struct raft_uv_transport *ns__ctl_transport_raft(ns_ctl_transport_t *t);
+/* A connection accepted elsewhere whose first bytes are a Raft handshake: takes ownership of fd
+ * (loop thread). */
+void ns__ctl_transport_accept(ns_ctl_transport_t *t, int fd, const char *peer_ip);
+/* NS_CTL_LISTEN_SELF: listens on addr ("ip:port") itself. Returns 0 or a libuv code (err set). */
+int ns__ctl_transport_listen_self(ns_ctl_transport_t *t, const char *addr, char *err,
+                                  size_t errlen);
+/* Frees it, once Raft has closed it (its close callback ran) or when Raft never started. */
+void ns__ctl_transport_free(ns_ctl_transport_t *t);
+
+/* The state machine as the adaptor sees it. */
+typedef struct ns_ctl_fsm_ops {
+    /* A committed entry, in log order, on every node. Bytes that do not decode are the same
+     * on every node: logged and skipped alike. */
+    void (*apply)(void *arg, const uint8_t *data, size_t len);
+    /* The whole state, appended to out. */
+    void (*snapshot)(void *arg, ns_buf_t *out);
+    /* Replaces the state; 0, or < 0 for bytes that are not a snapshot (the node then stops:
+     * its state would be wrong). */
+    int (*restore)(void *arg, const uint8_t *data, size_t len);
+    void *arg;
+} ns_ctl_fsm_ops_t;
+
+typedef struct ns_ctl_raft ns_ctl_raft_t;
+
+typedef struct ns_ctl_raft_opts {
+    const ns_ctl_peer_t *peers; /* the group, in configuration order (Raft id = index + 1) */
+    size_t npeers;
+    size_t self;                   /* index of this node */
+    const char *dir;               /* the store directory (must exist) */
+    unsigned election_timeout_ms;  /* 0: NS_CTL_ELECTION_TIMEOUT_MS */
+    unsigned heartbeat_timeout_ms; /* 0: NS_CTL_HEARTBEAT_TIMEOUT_MS */
+    unsigned snapshot_threshold;   /* entries between snapshots; 0: NS_CTL_SNAPSHOT_THRESHOLD */
+    unsigned snapshot_trailing;    /* entries kept behind one; 0: NS_CTL_SNAPSHOT_TRAILING */
+} ns_ctl_raft_opts_t;
+
+/* Raft timing. The library's defaults (1 s, 100 ms) make a loaded host's controllers elect
+ * over and over; Java's DLedger waits 3 heartbeats of 2 s. 2 s and 200 ms keep a leader on a
+ * busy machine and still replace a dead one in a few seconds. */
+#define NS_CTL_ELECTION_TIMEOUT_MS 2000
+#define NS_CTL_HEARTBEAT_TIMEOUT_MS 200
+/* A snapshot every 1024 entries, 128 kept behind it (the library's defaults): a broker set
+ * makes a few entries per failover, so a controller's log stays small for good. */
+#define NS_CTL_SNAPSHOT_THRESHOLD 1024
+#define NS_CTL_SNAPSHOT_TRAILING 128
+
+/* Opens Raft on loop over transport (ns__ctl_transport_raft) with the uv store in o->dir:
+ * bootstraps the full configuration (a no-op after the first start) and starts. Returns 0
+ * with *out set, or NS_CTL_ERAFT with the library's reason in err. */
+int ns__ctl_raft_open(struct uv_loop_s *loop, struct raft_uv_transport *transport,
+                      const ns_ctl_raft_opts_t *o, const ns_ctl_fsm_ops_t *fsm, ns_ctl_raft_t **out,
+                      char *err, size_t errlen);
+
+/* Closes Raft (pending applies complete with NS_CTL_ENOTLEADER); cb(arg) runs once everything
+ * is closed and freed, on the loop. */
+void ns__ctl_raft_close(ns_ctl_raft_t *rf, void (*cb)(void *arg), void *arg);
+
+/* Proposes an entry (copied). cb(arg, 0) runs after this node applied it; cb(arg,
+ * NS_CTL_ENOTLEADER) when leadership was lost first (it may still be committed by a later
+ * leader). Returns 0, or (cb not called) NS_CTL_ENOTLEADER, or NS_CTL_ERAFT (logged). */
+int ns__ctl_raft_apply(ns_ctl_raft_t *rf, const uint8_t *data, size_t len,
+                       void (*cb)(void *arg, int status), void *arg);
+
+/* cb(arg, 0) once every entry before it is applied here (a new leader's catch-up). Same
+ * returns as apply. */
+int ns__ctl_raft_barrier(ns_ctl_raft_t *rf, void (*cb)(void *arg, int status), void *arg);
+
+typedef enum ns_ctl_role {
+    NS_CTL_ROLE_UNAVAILABLE = 0,
+    NS_CTL_ROLE_FOLLOWER = 1,
+    NS_CTL_ROLE_CANDIDATE = 2,
+    NS_CTL_ROLE_LEADER = 3,
+} ns_ctl_role_t;
+
+typedef struct ns_ctl_raft_state {
+    ns_ctl_role_t role;
+    size_t leader; /* index of the known leader, or SIZE_MAX */
+    uint64_t term;
+    uint64_t applied;
+    uint64_t last_index;
+    uint64_t snapshot_index; /* the last snapshot's, 0 for none */
+} ns_ctl_raft_state_t;
+
+/* Polled (0.15 has no state callback): the node's Raft state now. */
+void ns__ctl_raft_state(ns_ctl_raft_t *rf, ns_ctl_raft_state_t *out);
+
+/* Tests on canonical/raft's in-memory fixture (raft/fixture.h): an FSM for raft_fixture_grow
+ * (a struct raft_fsm *, freed with ns__ctl_raft_fsm_free) and an adaptor over the fixture's
+ * raft instance (a struct raft *, not owned; free the adaptor with ns__ctl_raft_unwrap). */
+void *ns__ctl_raft_fsm_new(const ns_ctl_fsm_ops_t *ops);
+void ns__ctl_raft_fsm_free(void *fsm);
+ns_ctl_raft_t *ns__ctl_raft_wrap(void *raft, size_t npeers);
+void ns__ctl_raft_unwrap(ns_ctl_raft_t *rf);
+
+/* ==== the request table: ctl_proc.c ==== */
+
+/* What a handler sees of its node (filled by ctl_node.c for each request). */
+typedef struct ns_ctl_view {
+    const ns_ctl_state_t *st;   /* the replicated state */
+    ns_ctl_live_t *live;        /* this node's heartbeat table */
+    uint64_t now_ms;            /* monotonic now */
+    ns_ctl_alive_t alive;       /* the table at now_ms */
+    ns_ctl_rim_opts_t opts;     /* run-time settings */
+    ns_config_t *cfg;           /* 1009 and 1010 */
+    const ns_ctl_peer_t *peers; /* the group */
+    size_t npeers;
+    size_t self;
+    const char *group;        /* controllerDLegerGroup (NULL: unset) */
+    ns_ctl_raft_state_t raft; /* the Raft state now */
+} ns_ctl_view_t;
+
+typedef void ns_ctl_proc_fn(ns_ctl_view_t *v, const ns_cmd_t *req, uint64_t conn,
+                            ns_ctl_result_t *r);
+
+/* A row of the table: everything known about a request code. */
+typedef struct ns_ctl_proc_entry {
+    int32_t code;
+    const char *name;   /* RequestCode name, for logs */
+    bool leader_only;   /* only the leader serves it (after its catch-up); others answer 2007 */
+    bool raft_write;    /* its handler may decide an event (replicated before the reply) */
+    ns_ctl_proc_fn *fn; /* the handler */
+    /* Java's processor decodes some bodies before the leader gate: a body it cannot decode
+     * (or, for 1006, no names) is answered on any node. True when it answered in r. */
+    bool (*pre)(const ns_cmd_t *req, ns_ctl_result_t *r);
+} ns_ctl_proc_entry_t;
+
+/* The row of code, or NULL (Java answers 3 " request type N not supported"). */
+const ns_ctl_proc_entry_t *ns__ctl_proc_lookup(int32_t code);
+/* Row i of the table (in code order), NULL past the end. */
+const ns_ctl_proc_entry_t *ns__ctl_proc_entry_at(size_t i);
+
+/* Makes the reply of req from what a handler left in *body (moved out; body is left empty):
+ * opaque copied, response flag, JAVA, our version, the request's serialize type. */
+void ns__ctl_proc_reply(const ns_cmd_t *req, ns_cmd_t *body, ns_cmd_t *resp);
+
+/* ==== the node: ctl_node.c ==== */
+
+/* One controller peer without its thread: the state, the heartbeat table, the leader's
+ * request queue (one request at a time, each answered after its event is applied), the
+ * leadership catch-up (a barrier), the scans and the elections they trigger. Driven by
+ * ctl.c's loop, or by a test on the Raft fixture. */
+typedef struct ns_ctl_node ns_ctl_node_t;
+
+/* A reply: resp is the callee's to move out (NULL: none, a oneway request). */
+typedef void ns_ctl_reply_fn(void *arg, ns_cmd_t *resp);
+
+typedef struct ns_ctl_node_cfg {
+    const ns_ctl_peer_t *peers; /* not copied */
+    size_t npeers;
+    size_t self;
+    const char *group;          /* controllerDLegerGroup, NULL when unset (not copied) */
+    ns_config_t *cfg;           /* enableElectUncleanMaster, notifyBrokerRoleChanged,
+                                   electMasterMaxRetryCount read per use; 1009/1010 */
+    bool quote_id_keys;         /* the 1002 body's brokerAddrs keys (docs/controller.md) */
+    ns_ctl_hooks_t hooks;       /* 1008 and connections to close */
+    uint64_t (*now)(void *arg); /* monotonic ms */
+    void *now_arg;
+} ns_ctl_node_cfg_t;
+
+ns_ctl_node_t *ns__ctl_node_new(const ns_ctl_node_cfg_t *c);
+/* Answers what is queued (SYSTEM_ERROR) and frees the node. NULL is a no-op. */
+void ns__ctl_node_free(ns_ctl_node_t *n);
+/* The state machine, for the adaptor (valid as long as the node). */
+const ns_ctl_fsm_ops_t *ns__ctl_node_fsm(ns_ctl_node_t *n);
+/* The Raft instance the node proposes to (NULL: none, stopping: writes answer 2007). */
+void ns__ctl_node_attach(ns_ctl_node_t *n, ns_ctl_raft_t *rf);
+/* A request (its content moved out of req): cb runs once, now or later. */
+void ns__ctl_node_request(ns_ctl_node_t *n, ns_cmd_t *req, uint64_t conn, const char *peer,
+                          ns_ctl_reply_fn *cb, void *arg);
+/* A connection closed: the broker whose first heartbeat came on it is gone. */
+void ns__ctl_node_conn_closed(ns_ctl_node_t *n, uint64_t conn);
+/* Leadership poll (every NS_CTL_TICK_MS): a new leader catches up, then serves. */
+void ns__ctl_node_tick(ns_ctl_node_t *n);
+/* scanNotActiveBroker (every scanNotActiveBrokerInterval, any node). */
+void ns__ctl_node_scan_brokers(ns_ctl_node_t *n);
+/* scanInactiveMaster (every scanInactiveMasterInterval; the leader only acts). */
+void ns__ctl_node_scan_masters(ns_ctl_node_t *n);
+void ns__ctl_node_status(ns_ctl_node_t *n, ns_ctl_status_t *out);
+/* The replicated state (tests). */
+const ns_ctl_state_t *ns__ctl_node_state(const ns_ctl_node_t *n);
+
+/* How often the node looks at its Raft role. */
+#define NS_CTL_TICK_MS 50
 
 #endif

@@ -28,8 +28,11 @@
 #define NPE_SSS                                                                                    \
     EXC_NPE "Cannot invoke \"org.apache.rocketmq.remoting.protocol.body.SyncStateSet."             \
             "getSyncStateSet()\" because \"syncStateSet\" is null" EXC_AT
+/* The processor's decode of a SyncStateSet body without the set: its constructor copies a null
+ * collection (not through the future: no ExecutionException). */
 #define NPE_SSS_SET                                                                                \
-    EXC_NPE "Cannot invoke \"java.util.Set.size()\" because \"newSyncStateSet\" is null" EXC_AT
+    "java.lang.NullPointerException: Cannot invoke \"java.util.Collection.size()\" because "       \
+    "\"c\" is null, java.base/java.util.HashSet.<init>(HashSet.java:120)"
 #define NPE_BROKER_ID                                                                              \
     EXC_NPE "Cannot invoke \"java.lang.Long.longValue()\" because \"brokerId\" is null" EXC_AT
 #define NPE_MASTER_EPOCH                                                                           \
@@ -216,6 +219,10 @@ void ns__ctl_rim_alter_sss(const ns_ctl_state_t *st, const ns_cmd_t *req,
     int32_t body_epoch;
     if (!decode_sss_body(req, &present, &has_set, &ids, &n, &body_epoch, r))
         return;
+    if (present && !has_set) {
+        exception(r, NPE_SSS_SET);
+        return;
+    }
     const char *name = ns_cmd_ext_get(req, "brokerName");
     int64_t master_id;
     bool has_master_id = ns_cmd_ext_int64(req, "masterBrokerId", &master_id);
@@ -234,10 +241,6 @@ void ns__ctl_rim_alter_sss(const ns_ctl_state_t *st, const ns_cmd_t *req,
     }
     if (!present) {
         exception(r, NPE_SSS);
-        goto out;
-    }
-    if (!has_set) {
-        exception(r, NPE_SSS_SET);
         goto out;
     }
     const ns_ctl_sync_t *s = ns__ctl_sync_get(st, name);
@@ -520,20 +523,16 @@ void ns__ctl_rim_apply_id(const ns_ctl_state_t *st, const ns_cmd_t *req, ns_ctl_
         return;
     }
     const ns_ctl_replicas_t *rep = ns__ctl_replicas_get(st, name);
+    if (!has_id) {
+        /* the event (a long id) is built before the id is looked at */
+        free(addr);
+        exception(r, NPE_BROKER_ID);
+        return;
+    }
     bool take;
     if (rep == NULL) {
-        if (!has_id) {
-            free(addr);
-            exception(r, NPE_BROKER_ID);
-            return;
-        }
         take = id == NS_CTL_FIRST_BROKER_ID;
     } else {
-        if (!has_id) {
-            free(addr);
-            exception(r, NPE_KEY);
-            return;
-        }
         const ns_ctl_member_t *m = ns__ctl_member(rep, id);
         take = m == NULL || strcmp(m->check_code, code) == 0;
     }

@@ -683,6 +683,22 @@ public class CtlGolden {
         send(replicaInfo("1004 unknown set", "adm", "nosuch").expect("{\"code\":2008}"));
         send(new Req("1004 without brokerName", RequestCode.CONTROLLER_GET_REPLICA_INFO).noExt());
         send(new Req("1003 without fields", RequestCode.CONTROLLER_REGISTER_BROKER).noExt());
+        send(new Req("1003 without brokerId", RequestCode.CONTROLLER_REGISTER_BROKER)
+            .ext("clusterName", C, "brokerName", B, "brokerAddress", l1.addr()));
+        send(new Req("1003 without brokerAddress", RequestCode.CONTROLLER_REGISTER_BROKER)
+            .ext("clusterName", C, "brokerName", B, "brokerId", "1"));
+        send(new Req("1013 new set without appliedBrokerId", RequestCode.CONTROLLER_APPLY_BROKER_ID)
+            .ext("clusterName", C, "brokerName", "nosuch", "registerCheckCode", l1.addr() + ";1"));
+        send(new Req("1013 known set without appliedBrokerId", RequestCode.CONTROLLER_APPLY_BROKER_ID)
+            .ext("clusterName", C, "brokerName", B, "registerCheckCode", l1.addr() + ";1"));
+        send(new Req("1013 check code of only ';'", RequestCode.CONTROLLER_APPLY_BROKER_ID)
+            .ext("clusterName", C, "brokerName", B, "appliedBrokerId", "9", "registerCheckCode", ";"));
+        send(new Req("1001 without masterEpoch", RequestCode.CONTROLLER_ALTER_SYNC_STATE_SET)
+            .ext("brokerName", B, "masterBrokerId", "1").body(sss(new long[] {1, 2, 3}, 2)));
+        send(new Req("1001 body without the set", RequestCode.CONTROLLER_ALTER_SYNC_STATE_SET)
+            .ext("brokerName", B, "masterBrokerId", "1", "masterEpoch", "1").body("{}"));
+        send(new Req("1001 body not JSON", RequestCode.CONTROLLER_ALTER_SYNC_STATE_SET)
+            .ext("brokerName", B, "masterBrokerId", "1", "masterEpoch", "1").body("x"));
         send(new Req("1001 without fields", RequestCode.CONTROLLER_ALTER_SYNC_STATE_SET).noExt()
             .body(sss(new long[] {1, 2}, 2)));
 
@@ -812,11 +828,8 @@ public class CtlGolden {
         emit(k);
         leaderId = null;
         send(nextId("wait for a new leader", "adm2", "probe", "probe").conn("adm2").until("{\"code\":0}").pollSecs(60));
-        for (String n : NODES.keySet()) {
-            if (!n.equals(old)) {
-                send(metadata("1005 from " + n + " after the kill", n).conn("adm2").expect("{\"code\":0}"));
-            }
-        }
+        send(metadata("1005 from the new leader", "leader").conn("adm2").expect("{\"code\":0}"));
+        send(metadata("1005 from the other survivor", "follower").conn("adm2").expect("{\"code\":0}"));
         send(replicaInfo("1004 on the new leader", "adm2", B).expect("{\"code\":0,\"ext\":{\"masterBrokerId\":\"1\"}}"));
         send(syncStateData("1006 on the new leader", "[\"broker1\"]").conn("adm2"));
         send(nextId("1012 on the new leader", "adm2", C, B).expect("{\"ext\":{\"nextBrokerId\":\"3\"}}"));

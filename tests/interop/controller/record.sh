@@ -87,7 +87,7 @@ start_node() {
 
 await_node() {
     local dir=$IT_WORK/$1
-    if ! it_wait 90 grep -q 'ControllerManager boot success' "$dir/stdout"; then
+    if ! it_wait 400 grep -q 'ControllerManager boot success' "$dir/stdout"; then
         tail -40 "$dir/stdout" >&2
         echo "record: Java NameServer $1 did not start its controller" >&2
         exit 1
