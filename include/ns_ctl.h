@@ -7,7 +7,8 @@
  * loop through a port (ns_port.h); it tells it which connections closed (brokers' liveness)
  * and hands it the Raft peers' connections accepted on the controller port
  * (ns_ctl_accept_raft). The controller hands back what it sends on its own initiative (1008
- * NOTIFY_BROKER_ROLE_CHANGED, connections to close) through hooks. */
+ * NOTIFY_BROKER_ROLE_CHANGED, connections to close) through hooks. The process must ignore
+ * SIGPIPE (mqnamesrv's main does): Raft writes to peers that may have gone. */
 #ifndef NS_CTL_H
 #define NS_CTL_H
 

@@ -9,8 +9,9 @@
  *   3 ELECT_MASTER           brokerName, u8 elected, id
  *   5 CLEAN_BROKER_DATA      brokerName, ids (null: the whole set)
  *   6 UPDATE_BROKER_ADDRESS  cluster, brokerName, addr, id
- * Java's DLedger controller writes a 2-byte type and fastjson text instead; nothing reads
- * both, so the form is ours (docs/controller.md, "The log"). */
+ * then up to 7 zero bytes: the Raft library keeps entries at multiples of 8 bytes. Java's
+ * DLedger controller writes a 2-byte type and fastjson text instead; nothing reads both, so
+ * the form is ours (docs/controller.md, "The log"). */
 #include "ctl_int.h"
 
 #include <stdlib.h>
@@ -219,7 +220,13 @@ int ns__ctl_event_decode(const uint8_t *data, size_t len, ns_ctl_event_t *ev)
         r.bad = true;
         break;
     }
-    if (ev->broker_name == NULL || r.p != r.end)
+    /* up to 7 zero bytes of padding (ctl_raft.c: entries are 8-byte multiples) */
+    if (r.end - r.p > 7)
+        r.bad = true;
+    for (const uint8_t *q = r.p; !r.bad && q < r.end; q++)
+        if (*q != 0)
+            r.bad = true;
+    if (ev->broker_name == NULL)
         r.bad = true;
     if (r.bad) {
         ns__ctl_event_free(ev);

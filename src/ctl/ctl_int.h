@@ -64,9 +64,10 @@ typedef struct ns_ctl_event {
  * the ids). */
 void ns__ctl_event_encode(const ns_ctl_event_t *ev, ns_buf_t *out);
 
-/* Decodes one entry into *ev (initialised here; free with ns__ctl_event_free). Returns 0, or
- * NS_EPROTO for bytes that are not an entry of a known version and type (nothing to free).
- * Reads nothing past data + len. */
+/* Decodes one entry into *ev (initialised here; free with ns__ctl_event_free); up to 7 zero
+ * bytes may follow it (the padding of ns__ctl_raft_apply). Returns 0, or NS_EPROTO for bytes
+ * that are not an entry of a known version and type (nothing to free). Reads nothing past
+ * data + len. */
 int ns__ctl_event_decode(const uint8_t *data, size_t len, ns_ctl_event_t *ev);
 
 /* Frees what the event owns; NULL is a no-op. */
@@ -293,6 +294,9 @@ void ns__ctl_transport_accept(ns_ctl_transport_t *t, int fd, const char *peer_ip
 /* NS_CTL_LISTEN_SELF: listens on addr ("ip:port") itself. Returns 0 or a libuv code (err set). */
 int ns__ctl_transport_listen_self(ns_ctl_transport_t *t, const char *addr, char *err,
                                   size_t errlen);
+/* A failed start: closes the NS_CTL_LISTEN_SELF listener unless Raft took the transport (then
+ * Raft's own close does it). */
+void ns__ctl_transport_close_listener(ns_ctl_transport_t *t);
 /* Frees it, once Raft has closed it (its close callback ran) or when Raft never started. */
 void ns__ctl_transport_free(ns_ctl_transport_t *t);
 
@@ -466,6 +470,18 @@ void ns__ctl_node_scan_masters(ns_ctl_node_t *n);
 void ns__ctl_node_status(ns_ctl_node_t *n, ns_ctl_status_t *out);
 /* The replicated state (tests). */
 const ns_ctl_state_t *ns__ctl_node_state(const ns_ctl_node_t *n);
+
+/* ==== the store: ctl_store.c ==== */
+
+/* The Raft store of this peer: <store_path or $HOME/DLedgerController>/raft-<self_id>, made if
+ * missing. Refuses (NS_ECONFIG, a message saying what to do in err) a store path that holds a
+ * Java DLedger or jRaft controller's data. *dir is the caller's to free. */
+int ns__ctl_store_open(const char *store_path, const char *self_id, char **dir, char *err,
+                       size_t errlen);
+
+/* Tests only: a snapshot threshold and trailing for the controllers ns_ctl_start opens from
+ * now on (0: the defaults). */
+extern unsigned ns__ctl_test_snapshot_threshold, ns__ctl_test_snapshot_trailing;
 
 /* How often the node looks at its Raft role. */
 #define NS_CTL_TICK_MS 50

@@ -215,7 +215,12 @@ static void on_applied(struct raft_apply *req, int status, void *result)
 int ns__ctl_raft_apply(ns_ctl_raft_t *rf, const uint8_t *data, size_t len,
                        void (*cb)(void *arg, int status), void *arg)
 {
-    struct raft_buffer buf = {raft_malloc(len ? len : 1), len};
+    /* canonical/raft's batches keep every entry at a multiple of 8 bytes: its decoder skips
+     * the padding its network encoder does not add, so an entry of another length breaks the
+     * entries behind it on the followers (dqlite pads its commands alike). Zeros pad it here;
+     * the event decoder takes them. */
+    size_t padded = (len + 7) & ~(size_t)7;
+    struct raft_buffer buf = {raft_calloc(1, padded ? padded : 8), padded ? padded : 8};
     NS_ASSERT(buf.base != NULL);
     memcpy(buf.base, data, len);
     pending_t *p = ns_xcalloc(1, sizeof(*p));

@@ -419,6 +419,16 @@ static void tr_close(struct raft_uv_transport *rt, raft_uv_transport_close_cb cb
     t->inner.close(&t->inner, on_inner_closed);
 }
 
+void ns__ctl_transport_close_listener(ns_ctl_transport_t *t)
+{
+    /* Raft's data is set once it initialised the transport: then its close does this */
+    if (t->raft.data == NULL && t->listener != NULL) {
+        t->pending++;
+        uv_close((uv_handle_t *)t->listener, on_listener_closed);
+        t->listener = NULL;
+    }
+}
+
 ns_ctl_transport_t *ns__ctl_transport_new(struct uv_loop_s *loop, const ns_ctl_peer_t *peers,
                                           size_t npeers)
 {

@@ -83,7 +83,17 @@ static void test_event_round_trip_and_truncation(void **state)
             assert_int_equal(ns__ctl_event_decode(c, cut, &d), NS_EPROTO);
             free(c);
         }
-        ns_buf_append_char(&b, 0);
+        /* up to 7 zero bytes of padding are taken, an 8th or a non-zero byte is not */
+        for (int pad = 1; pad <= 8; pad++) {
+            ns_buf_append_char(&b, 0);
+            c = copy(b.data, b.len);
+            int rc = ns__ctl_event_decode(c, b.len, &d);
+            assert_int_equal(rc, pad <= 7 ? 0 : NS_EPROTO);
+            if (rc == 0)
+                ns__ctl_event_free(&d);
+            free(c);
+        }
+        b.data[b.len - 1] = 1;
         c = copy(b.data, b.len);
         assert_int_equal(ns__ctl_event_decode(c, b.len, &d), NS_EPROTO);
         free(c);
