@@ -9,7 +9,7 @@
 #   tests/interop/controller/record.sh three   three nodes (the official plugin files' shape,
 #                                              XML comment block first) -> golden_three.jsonl
 #   tests/interop/controller/record.sh props   what Java's Properties and -p make of such a
-#                                              file -> props_java.txt
+#                                              file (plugin-n0.conf) -> props_java.txt
 #
 # OUT=<file> writes elsewhere (check.sh records into its work dir and compares).
 set -euo pipefail
@@ -52,7 +52,7 @@ ctl_conf() {
 
       https://rocketmq.apache.org/docs/deploymentOperations/03autoswitchdeploy
 
-  Every line of it becomes a key: "<!--", "A", "https", "-->".
+  Every line of it becomes a key: the opening one, "A", "https" and the closing one.
   -->
 
 #Namesrv config
@@ -97,16 +97,17 @@ await_node() {
 case $which in
 props)
     out=${OUT:-$here/props_java.txt}
-    ctl_conf n0 "n0-127.0.0.1:9878;n1-127.0.0.1:9868;n2-127.0.0.1:9858" 9876 /DIR >"$IT_WORK/n0.conf"
+    conf=${CONF:-$here/plugin-n0.conf}
+    ctl_conf n0 "n0-127.0.0.1:9878;n1-127.0.0.1:9868;n2-127.0.0.1:9858" 9876 /DIR >"$conf"
     {
-        echo "# What Java 5.5.0 makes of a NameServer config in the shape of the official"
-        echo "# cluster-3n-namesrv-plugin files (tests/interop/controller/record.sh props)."
+        echo "# What Java 5.5.0 makes of plugin-n0.conf, a NameServer config in the shape of the"
+        echo "# official cluster-3n-namesrv-plugin files (tests/interop/controller/record.sh props)."
         echo "# -- java.util.Properties.load, keys sorted"
-        golden props "$IT_WORK/n0.conf"
+        golden props "$conf"
         echo "# -- ControllerConfig as NamesrvStartup fills it (user.home=/HOME), -p's order"
-        ROCKETMQ_HOME='' golden print "$IT_WORK/n0.conf" | sed "s#$IT_WORK/home#/HOME#"
+        ROCKETMQ_HOME='' golden print "$conf" | sed "s#$IT_WORK/home#/HOME#"
     } >"$out"
-    it_log "wrote $out"
+    it_log "wrote $conf and $out"
     ;;
 one)
     out=${OUT:-$here/golden_one.jsonl}
