@@ -149,6 +149,9 @@ int ns__ctl_raft_open(struct uv_loop_s *loop, struct raft_uv_transport *transpor
         free(rf);
         return NS_CTL_ERAFT;
     }
+    /* Snapshots are a few KB of tables: not worth compressing (off also keeps lz4 from
+     * running on libuv's thread pool). */
+    raft_uv_set_snapshot_compression(&rf->io, false);
     const ns_ctl_peer_t *self = &o->peers[o->self];
     rv = raft_init(rf->r, &rf->io, &rf->fsm.fsm, (raft_id)(o->self + 1), self->addr);
     if (rv != 0) {
