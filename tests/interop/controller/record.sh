@@ -8,6 +8,9 @@
 #   tests/interop/controller/record.sh one     one node  -> golden_one.jsonl
 #   tests/interop/controller/record.sh three   three nodes (the official plugin files' shape,
 #                                              XML comment block first) -> golden_three.jsonl
+#   tests/interop/controller/record.sh check one|three   replays the committed golden file
+#                                              against fresh Java NameServers (ctl_replay.py):
+#                                              the replayer checked against Java itself
 #   tests/interop/controller/record.sh props   what Java's Properties and -p make of such a
 #                                              file (plugin-n0.conf) -> props_java.txt
 #
@@ -17,8 +20,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/interop/lib.sh
 source "$here/../lib.sh"
 it_require java javac mvn python3
-which=${1:?usage: record.sh one|three|props}
-it_init "ctl-record-$which" --no-server
+which=${1:?usage: record.sh one|three|props|check one|three}
+it_init "ctl-record-$which${2:+-$2}" --no-server
 
 classes=$(it_javac 5.x "$here/CtlGolden.java")
 cp=$(it_classpath 5.x)
@@ -138,8 +141,34 @@ three)
     mv "$IT_WORK/golden.jsonl" "$out"
     it_log "wrote $out"
     ;;
+check)
+    scenario=${2:?usage: record.sh check one|three}
+    n=1
+    [[ $scenario == three ]] && n=3
+    peers=
+    for ((i = 0; i < n; i++)); do
+        printf -v "p$i" '%s' "$(it_free_port 1)"
+        printf -v "c$i" '%s' "$(it_free_port 1)"
+        cv=c$i
+        peers+="n$i-127.0.0.1:${!cv};"
+    done
+    peers=${peers%;}
+    args=()
+    for ((i = 0; i < n; i++)); do
+        pv=p$i cv=c$i
+        start_node "n$i" "n$i" "$peers" "${!pv}"
+    done
+    for ((i = 0; i < n; i++)); do
+        await_node "n$i"
+        pidv=n${i}_pid cv=c$i
+        args+=(--node "n$i=127.0.0.1:${!cv}" --pid "n$i=${!pidv}")
+    done
+    it_check "the golden file of scenario $scenario replays against Java 5.5.0 itself" \
+        python3 "$here/ctl_replay.py" "${args[@]}" "$here/golden_$scenario.jsonl"
+    it_finish
+    ;;
 *)
-    echo "usage: record.sh one|three|props" >&2
+    echo "usage: record.sh one|three|props|check one|three" >&2
     exit 2
     ;;
 esac
