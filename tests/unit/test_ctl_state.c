@@ -8,8 +8,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ctl/ctl_int.h"
 #include "ns_common.h"
@@ -372,6 +375,74 @@ static void test_elect_policy_order(void **state)
     assert_int_equal(out, 1);
 }
 
+/* controllerDLegerPeers as Java writes it; what cannot be a peer is refused with a reason. */
+static void test_parse_peers(void **state)
+{
+    (void)state;
+    ns_ctl_peer_t p[NS_CTL_MAX_PEERS];
+    char err[256];
+    assert_int_equal(ns_ctl_parse_peers("n0-127.0.0.1:9878;n1-127.0.0.1:9868; n2-10.0.0.3:9858;", p,
+                                        NS_CTL_MAX_PEERS, err, sizeof(err)),
+                     3);
+    assert_string_equal(p[0].id, "n0");
+    assert_string_equal(p[1].addr, "127.0.0.1:9868");
+    assert_string_equal(p[2].id, "n2");
+    assert_string_equal(p[2].addr, "10.0.0.3:9858");
+    static const char *const bad[] = {
+        "",
+        "n0",
+        "n0-",
+        "-127.0.0.1:1",
+        "n0-127.0.0.1",
+        "n0-host:1",
+        "n0-1.2.3.4:0",
+        "n0-1.2.3.4:99999",
+        "n0-1.2.3.4:1;n0-1.2.3.5:1",
+        "n0-1.2.3.4:1;n1-1.2.3.4:1",
+        ";;",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = '\0';
+        assert_int_equal(ns_ctl_parse_peers(bad[i], p, NS_CTL_MAX_PEERS, err, sizeof(err)), 0);
+        assert_true(err[0] != '\0');
+    }
+    assert_int_equal(
+        ns_ctl_parse_peers("a-1.1.1.1:1;b-1.1.1.2:1;c-1.1.1.3:1", p, 2, err, sizeof(err)), 0);
+}
+
+/* A store directory that holds a Java controller's data is refused with what to do; ours is
+ * made in raft-<selfId>. */
+static void test_store_refuses_java_data(void **state)
+{
+    (void)state;
+    char base[] = "/tmp/ns_ctl_store.XXXXXX";
+    assert_non_null(mkdtemp(base));
+    char path[600], err[1024], *dir = NULL;
+    assert_int_equal(ns__ctl_store_open(base, "n0", &dir, err, sizeof(err)), 0);
+    snprintf(path, sizeof(path), "%s/raft-n0", base);
+    assert_string_equal(dir, path);
+    free(dir);
+    /* DLedger's dledger-<selfId> */
+    snprintf(path, sizeof(path), "%s/dledger-n0", base);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(ns__ctl_store_open(base, "n0", &dir, err, sizeof(err)), NS_ECONFIG);
+    assert_non_null(strstr(err, "Java DLedger controller data"));
+    assert_non_null(strstr(err, "docs/controller.md"));
+    rmdir(path);
+    /* jRaft's layout: two of raft_meta, log, snapshot */
+    snprintf(path, sizeof(path), "%s/raft_meta", base);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(ns__ctl_store_open(base, "n0", &dir, err, sizeof(err)), 0);
+    free(dir);
+    snprintf(path, sizeof(path), "%s/log", base);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(ns__ctl_store_open(base, "n0", &dir, err, sizeof(err)), NS_ECONFIG);
+    assert_non_null(strstr(err, "Java jRaft controller data"));
+    char cmd[700];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +452,8 @@ int main(void)
         cmocka_unit_test(test_snapshot_round_trip_and_corruption),
         cmocka_unit_test(test_live_table),
         cmocka_unit_test(test_elect_policy_order),
+        cmocka_unit_test(test_parse_peers),
+        cmocka_unit_test(test_store_refuses_java_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
