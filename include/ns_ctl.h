@@ -99,6 +99,11 @@ typedef enum ns_ctl_listen {
                                 (ns_ctl_accept_raft) */
 } ns_ctl_listen_t;
 
+/* Checks, before anything listens, what ns_ctl_start would refuse (controllerType,
+ * controllerDLegerPeers, controllerDLegerSelfId, a store path with Java DLedger or jRaft data);
+ * makes the store directory. Returns 0, or NS_ECONFIG / -errno with the reason in err. */
+int ns_ctl_check_config(const ns_config_t *cfg, char *err, size_t errlen);
+
 /* Starts the controller of cfg (its ControllerConfig keys: controllerDLegerPeers, SelfId,
  * Group, controllerStorePath, the intervals): checks the store directory (Java DLedger or jRaft
  * data there refuses the start), opens the Raft store, starts the thread. Returns 0 with *out

@@ -334,8 +334,9 @@ static void ctl_free(ns_ctl_t *ctl)
     free(ctl);
 }
 
-int ns_ctl_start(const ns_config_t *cfg, ns_ctl_listen_t listen, const ns_ctl_hooks_t *hooks,
-                 ns_ctl_t **out, char *err, size_t errlen)
+/* The peers, this node's index and its store directory (made), as cfg gives them. */
+static int read_config(const ns_config_t *cfg, ns_ctl_peer_t *peers, size_t *npeers, size_t *self,
+                       char **dir, char *err, size_t errlen)
 {
     const ns_controller_config_t *c = &cfg->ctl;
     if (c->controller_type == NULL || strcmp(c->controller_type, "DLedger") != 0) {
@@ -345,6 +346,36 @@ int ns_ctl_start(const ns_config_t *cfg, ns_ctl_listen_t listen, const ns_ctl_ho
                    c->controller_type ? c->controller_type : "");
         return NS_ECONFIG;
     }
+    *npeers = ns_ctl_parse_peers(c->controller_dleger_peers, peers, NS_CTL_MAX_PEERS, err, errlen);
+    if (*npeers == 0)
+        return NS_ECONFIG;
+    *self = SIZE_MAX;
+    for (size_t i = 0; i < *npeers; i++)
+        if (c->controller_dleger_self_id != NULL &&
+            strcmp(peers[i].id, c->controller_dleger_self_id) == 0)
+            *self = i;
+    if (*self == SIZE_MAX) {
+        ns_set_err(err, errlen, "controllerDLegerSelfId=%s is not one of controllerDLegerPeers",
+                   c->controller_dleger_self_id ? c->controller_dleger_self_id : "");
+        return NS_ECONFIG;
+    }
+    return ns__ctl_store_open(c->controller_store_path, peers[*self].id, dir, err, errlen);
+}
+
+int ns_ctl_check_config(const ns_config_t *cfg, char *err, size_t errlen)
+{
+    ns_ctl_peer_t peers[NS_CTL_MAX_PEERS];
+    size_t n, self;
+    char *dir = NULL;
+    int rc = read_config(cfg, peers, &n, &self, &dir, err, errlen);
+    free(dir);
+    return rc;
+}
+
+int ns_ctl_start(const ns_config_t *cfg, ns_ctl_listen_t listen, const ns_ctl_hooks_t *hooks,
+                 ns_ctl_t **out, char *err, size_t errlen)
+{
+    const ns_controller_config_t *c = &cfg->ctl;
     ns_ctl_t *ctl = ns_xcalloc(1, sizeof(*ctl));
     ctl->cfg = (ns_config_t *)(uintptr_t)cfg; /* 1009 writes its RUNTIME fields (locked) */
     ctl->listen = listen;
@@ -353,26 +384,7 @@ int ns_ctl_start(const ns_config_t *cfg, ns_ctl_listen_t listen, const ns_ctl_ho
     pthread_mutex_init(&ctl->lock, NULL);
     pthread_mutex_init(&ctl->status_lock, NULL);
     pthread_cond_init(&ctl->started_cond, NULL);
-    int rc = 0;
-    ctl->npeers =
-        ns_ctl_parse_peers(c->controller_dleger_peers, ctl->peers, NS_CTL_MAX_PEERS, err, errlen);
-    if (ctl->npeers == 0) {
-        rc = NS_ECONFIG;
-        goto fail;
-    }
-    ctl->self = SIZE_MAX;
-    for (size_t i = 0; i < ctl->npeers; i++)
-        if (c->controller_dleger_self_id != NULL &&
-            strcmp(ctl->peers[i].id, c->controller_dleger_self_id) == 0)
-            ctl->self = i;
-    if (ctl->self == SIZE_MAX) {
-        ns_set_err(err, errlen, "controllerDLegerSelfId=%s is not one of controllerDLegerPeers",
-                   c->controller_dleger_self_id ? c->controller_dleger_self_id : "");
-        rc = NS_ECONFIG;
-        goto fail;
-    }
-    rc = ns__ctl_store_open(c->controller_store_path, ctl->peers[ctl->self].id, &ctl->dir, err,
-                            errlen);
+    int rc = read_config(cfg, ctl->peers, &ctl->npeers, &ctl->self, &ctl->dir, err, errlen);
     if (rc < 0)
         goto fail;
     ns_ctl_node_cfg_t nc = {
