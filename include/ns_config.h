@@ -88,6 +88,50 @@ typedef struct ns_tls_config {
                                       PROXY header ("": any, as Java) */
 } ns_tls_config_t;
 
+/* ControllerConfig and JraftConfig (RocketMQ 5.5.0): read from the same -c file, printed by -p
+ * after NettyClientConfig when enableControllerInNamesrv=true, as Java's NamesrvStartup does.
+ * A key both NamesrvConfig and ControllerConfig have (rocketmqHome, configStorePath,
+ * scanNotActiveBrokerInterval, configBlackList, the metrics keys) sets both, as in Java, with
+ * each its own default. 318 never touches them; 1009 (UPDATE_CONTROLLER_CONFIG) changes the
+ * fields marked RUNTIME (docs/controller.md). */
+typedef struct ns_controller_config {
+    char *rocketmq_home;     /* rocketmqHome */
+    char *config_store_path; /* configStorePath */
+    char *controller_type;   /* controllerType: DLedger (jRaft is refused at start) */
+    int64_t scan_not_active_broker_interval; /* scanNotActiveBrokerInterval, ms */
+    int32_t controller_thread_pool_nums;     /* controllerThreadPoolNums (accepted, not used) */
+    int32_t controller_request_thread_pool_queue_capacity; /* (accepted, not used) */
+    char *controller_dleger_group;                         /* controllerDLegerGroup; NULL = unset */
+    char *controller_dleger_peers;         /* controllerDLegerPeers: "n0-ip:port;n1-..." */
+    char *controller_dleger_self_id;       /* controllerDLegerSelfId: "n0" */
+    int32_t mapped_file_size;              /* mappedFileSize (DLedger's; accepted, not used) */
+    char *controller_store_path;           /* controllerStorePath ("" = $HOME/DLedgerController) */
+    int32_t elect_master_max_retry_count;  /* electMasterMaxRetryCount, RUNTIME */
+    bool enable_elect_unclean_master;      /* enableElectUncleanMaster, RUNTIME */
+    bool is_process_read_event;            /* isProcessReadEvent (key processReadEvent) */
+    bool notify_broker_role_changed;       /* notifyBrokerRoleChanged, RUNTIME */
+    int64_t scan_inactive_master_interval; /* scanInactiveMasterInterval, ms */
+    char *metrics_exporter_type;           /* metricsExporterType (the controller's copy) */
+    char *metrics_grpc_exporter_target;    /* metricsGrpcExporterTarget */
+    char *metrics_grpc_exporter_header;    /* metricsGrpcExporterHeader */
+    int64_t metric_grpc_exporter_time_out_in_mills;    /* metricGrpcExporterTimeOutInMills */
+    int64_t metric_grpc_exporter_interval_in_mills;    /* metricGrpcExporterIntervalInMills */
+    int64_t metric_logging_exporter_interval_in_mills; /* metricLoggingExporterIntervalInMills */
+    int32_t metrics_prom_exporter_port; /* metricsPromExporterPort (the controller's copy) */
+    char *metrics_prom_exporter_host;   /* metricsPromExporterHost (the controller's copy) */
+    char *metrics_label;                /* metricsLabel */
+    bool metrics_in_delta;              /* metricsInDelta */
+    char *config_black_list;            /* configBlackList (1009's, ';'-separated) */
+    /* JraftConfig (controllerType=jRaft, which mqnamesrv refuses: accepted and printed) */
+    int32_t jraft_election_timeout_ms;    /* jRaftElectionTimeoutMs */
+    int32_t jraft_scan_wait_timeout_ms;   /* jRaftScanWaitTimeoutMs */
+    int32_t jraft_snapshot_interval_secs; /* jRaftSnapshotIntervalSecs */
+    char *jraft_group_id;                 /* jRaftGroupId */
+    char *jraft_server_id;                /* jRaftServerId */
+    char *jraft_init_conf;                /* jRaftInitConf */
+    char *jraft_controller_rpc_addr;      /* jRaftControllerRPCAddr */
+} ns_controller_config_t;
+
 typedef struct ns_config {
     /* NamesrvConfig */
     char *rocketmq_home;                      /* rocketmqHome; NULL = unset */
@@ -167,15 +211,18 @@ typedef struct ns_config {
     int32_t register_max_ratio;       /* registerBodyMaxInflateRatio (0: none), RUNTIME */
     int32_t register_max_cpu_ms;      /* registerBodyMaxCpuMillis (0: none), RUNTIME */
     /* Route snapshot (docs/route.md, Snapshot): warm restart. */
-    bool route_snapshot_enable;                /* routeSnapshotEnable; never remote */
-    char *route_snapshot_path;                 /* routeSnapshotPath ("" = routeSnapshot.bin next to
-                                                  kvConfigPath); never remote */
-    int64_t route_snapshot_interval_ms;        /* routeSnapshotIntervalMillis, RUNTIME */
-    int64_t route_snapshot_max_age_ms;         /* routeSnapshotMaxAgeMillis, next start */
-    int64_t route_answer_cache_max_bytes;      /* routeAnswerCacheMaxBytes, RUNTIME */
-    ns_tls_config_t tls;                       /* tls.* and the PROXY protocol (see above) */
-    unsigned char ext_set[NS_CONFIG_MAX_OPTS]; /* [option index]: this extension key was set
-                                                   (319 shows it) */
+    bool route_snapshot_enable;                 /* routeSnapshotEnable; never remote */
+    char *route_snapshot_path;                  /* routeSnapshotPath ("" = routeSnapshot.bin next to
+                                                   kvConfigPath); never remote */
+    int64_t route_snapshot_interval_ms;         /* routeSnapshotIntervalMillis, RUNTIME */
+    int64_t route_snapshot_max_age_ms;          /* routeSnapshotMaxAgeMillis, next start */
+    int64_t route_answer_cache_max_bytes;       /* routeAnswerCacheMaxBytes, RUNTIME */
+    ns_tls_config_t tls;                        /* tls.* and the PROXY protocol (see above) */
+    ns_controller_config_t ctl;                 /* ControllerConfig, JraftConfig (see above) */
+    unsigned char ext_set[NS_CONFIG_MAX_OPTS];  /* [option index]: this extension key was set
+                                                    (319 shows it) */
+    unsigned char file_set[NS_CONFIG_MAX_OPTS]; /* [option index]: the -c file or --set gave it
+                                                    (1010 shows it as Java's allConfigs do) */
 
     /* Bookkeeping, not properties. */
     char *config_file; /* the -c path, or NULL */
@@ -322,6 +369,22 @@ typedef enum ns_config_update_result {
 ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len,
                                            char *why, size_t whylen);
 
+/* The 1010 GET_CONTROLLER_CONFIG body, as Java's controller Configuration gives it: the -c
+ * file's keys (their text) overlaid with every ControllerConfig and NettyServerConfig field
+ * (current values; the JraftConfig keys in the place of Java's jraftConfig object), sorted by
+ * key, "key=value\n" each. Takes cfg->lock. */
+void ns_config_dump_controller(ns_config_t *cfg, ns_buf_t *out);
+
+/* Applies a 1009 UPDATE_CONTROLLER_CONFIG body (properties text): a blacklisted key (Java's:
+ * configBlackList, configStorePath, rocketmqHome and the controller's configBlackList entries)
+ * refuses the whole update (NS_CONFIG_UPDATE_BLACKLISTED); a known key that is not one of the
+ * controller's run-time keys (electMasterMaxRetryCount, enableElectUncleanMaster,
+ * notifyBrokerRoleChanged) refuses it too (NS_CONFIG_UPDATE_NOT_REMOTE, reason in why); else
+ * the run-time keys apply at once and unknown keys are ignored. Nothing is persisted: a change
+ * lasts until the process stops (put it in the -c file to keep it). Takes cfg->lock. */
+ns_config_update_result_t ns_config_update_controller(ns_config_t *cfg, const char *text,
+                                                      size_t len, char *why, size_t whylen);
+
 /* ---- the option table, for the key reference ------------------------------------------ */
 
 /* What 318 UPDATE_NAMESRV_CONFIG does with a key. */
@@ -336,8 +399,8 @@ typedef enum ns_config_key_class {
 /* One row of the option table as the reference shows it. */
 typedef struct ns_config_key {
     const char *key;     /* the property name */
-    const char *section; /* "NamesrvConfig", "NettyServerConfig", "NettyClientConfig" or
-                            "mqnamesrv" (our extensions) */
+    const char *section; /* "NamesrvConfig", "NettyServerConfig", "NettyClientConfig",
+                            "ControllerConfig", "JraftConfig" or "mqnamesrv" (ours) */
     const char *type;    /* "string", "boolean", "int" or "long" */
     ns_config_key_class_t remote;
     const char *def;        /* the default as text ("" for empty); NULL: unset */

@@ -17,6 +17,7 @@
 #include "ns_metrics.h"
 #include "ns_route.h"
 #include "ns_server.h"
+#include "ns_ctl.h"
 #include "ns_snapshot.h"
 #include "ns_traffic_log.h"
 
@@ -124,6 +125,16 @@ static bool read_config(ns_config_t *cfg, int argc, char **argv, int *status)
         fprintf(stderr, "mqnamesrv: %s\n", tls_problem);
         *status = EXIT_FATAL;
         return false;
+    }
+    if (cfg->enable_controller_in_namesrv) {
+        /* what the controller would refuse (a Java controller's store above all) stops the
+         * start now; the controller port itself is served from issue 24's phase 2 on */
+        char ctl_err[1024];
+        if (ns_ctl_check_config(cfg, ctl_err, sizeof(ctl_err)) < 0) {
+            fprintf(stderr, "mqnamesrv: the embedded controller: %s\n", ctl_err);
+            *status = EXIT_FATAL;
+            return false;
+        }
     }
     if (ns_config_home_missing(cfg)) {
         fputs(NS_CONFIG_HOME_MISSING_MSG, stdout);

@@ -34,6 +34,8 @@ typedef enum opt_group {
     G_NAMESRV, /* NamesrvConfig: -p, 319, 318 */
     G_SERVER,  /* NettyServerConfig: -p, 319, 318 */
     G_CLIENT,  /* NettyClientConfig: -p and -c only */
+    G_CTL,     /* ControllerConfig: -c, -p (enableControllerInNamesrv), 1009, 1010; never 318 */
+    G_JRAFT,   /* JraftConfig: as ControllerConfig (-p prints it in its jraftConfig place) */
     G_EXT,     /* mqnamesrv extensions */
 } opt_group_t;
 
@@ -71,6 +73,8 @@ typedef struct opt {
 #define F_SECRET 1u
 /* Java also reads it from tls.config.file (TlsHelper.extractTlsConfigFromFile). */
 #define F_TLS_FILE 2u
+/* 1009 UPDATE_CONTROLLER_CONFIG applies it at once (the controller reads it per use). */
+#define F_CTL_RUNTIME 4u
 #define SECRET_MASK "******"
 
 static bool check_tls_mode(const char *v, char *err, size_t errlen)
@@ -167,9 +171,11 @@ static const opt_t opts[] = {
      "an acting-master group losing its smallest id tells the rest. The "
      "outgoing connections use the NettyClientConfig keys connectTimeoutMillis "
      "and clientChannelMaxIdleTimeSeconds."},
-    {"enableControllerInNamesrv", NULL, T_BOOL, G_NAMESRV, 0, D_TEXT, "false",
+    {"enableControllerInNamesrv", NULL, T_BOOL, G_NAMESRV, R_NEVER, D_TEXT, "false",
      OFF(enable_controller_in_namesrv), NOR,
-     "Start the embedded controller (not supported by mqnamesrv)."},
+     "Start the embedded controller (RIP-44 automatic master failover) with the "
+     "ControllerConfig keys of the same file (docs/controller.md); -p then prints them too. "
+     "The controller port does not serve brokers yet (issue 24, phase 2)."},
     {"needWaitForService", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
      OFF(need_wait_for_service), NOR,
      "Refuse route queries during the first waitSecondsForService seconds "
@@ -287,6 +293,109 @@ static const opt_t opts[] = {
      OFF(client.max_reconnect_interval_time_seconds), I64, NULL},
     {"enableReconnectForGoAway", NULL, T_BOOL, G_CLIENT, 0, D_TEXT, "true",
      OFF(client.enable_reconnect_for_go_away), NOR, NULL},
+
+    /* ControllerConfig (enableControllerInNamesrv=true; Java's field order). A key that is also
+     * NamesrvConfig's sets both, each with its own default. 318 never changes any of them (it
+     * may not touch the controller); 1009 changes the ones marked F_CTL_RUNTIME. */
+    {"rocketmqHome", NULL, T_STR, G_CTL, R_NEVER, D_ENV, "ROCKETMQ_HOME", OFF(ctl.rocketmq_home),
+     NOR, "The controller's copy of rocketmqHome."},
+    {"configStorePath", NULL, T_STR, G_CTL, R_NEVER, D_HOME, "/controller/controller.properties",
+     OFF(ctl.config_store_path), NOR,
+     "Java's controller persists 1009 updates here; mqnamesrv does not persist them (shown "
+     "only)."},
+    {"controllerType", NULL, T_STR, G_CTL, R_NEVER, D_TEXT, "DLedger", OFF(ctl.controller_type),
+     NOR,
+     "DLedger: the controllerDLeger* keys (Raft on the peers' controller ports). jRaft is "
+     "refused at start."},
+    {"scanNotActiveBrokerInterval", NULL, T_LONG, G_CTL, R_NEVER, D_TEXT, "5000",
+     OFF(ctl.scan_not_active_broker_interval), RANGE(1, INT64_MAX),
+     "How often every controller drops the brokers whose heartbeats stopped (each broker's "
+     "own heartbeatTimeoutMills, 10 s by default), ms."},
+    {"controllerThreadPoolNums", NULL, T_INT, G_CTL, R_NEVER, D_TEXT, "16",
+     OFF(ctl.controller_thread_pool_nums), I32,
+     "Java's controller request threads: accepted and shown, not used (one controller thread)."},
+    {"controllerRequestThreadPoolQueueCapacity", NULL, T_INT, G_CTL, R_NEVER, D_TEXT, "50000",
+     OFF(ctl.controller_request_thread_pool_queue_capacity), I32,
+     "Java's controller request queue: accepted and shown, not used."},
+    {"controllerDLegerGroup", NULL, T_STR, G_CTL, R_NEVER, D_TEXT, NULL,
+     OFF(ctl.controller_dleger_group), NOR,
+     "The controller group's name, answered as group by 1005."},
+    {"controllerDLegerPeers", NULL, T_STR, G_CTL, R_NEVER, D_TEXT, NULL,
+     OFF(ctl.controller_dleger_peers), NOR,
+     "The controllers, id-ip:port;...: each peer's controller port, which brokers and the other "
+     "controllers (Raft) connect to. Required."},
+    {"controllerDLegerSelfId", NULL, T_STR, G_CTL, R_NEVER, D_TEXT, NULL,
+     OFF(ctl.controller_dleger_self_id), NOR,
+     "This controller's id among controllerDLegerPeers. Required."},
+    {"mappedFileSize", NULL, T_INT, G_CTL, R_NEVER, D_TEXT, "1073741824", OFF(ctl.mapped_file_size),
+     I32, "DLedger's data file size: accepted and shown, not used (the Raft log has its own)."},
+    {"controllerStorePath", NULL, T_STR, G_CTL, R_NEVER, D_TEXT, "", OFF(ctl.controller_store_path),
+     NOR,
+     "The controller's Raft store (raft-<selfId> inside); empty: $HOME/DLedgerController. A "
+     "directory with Java DLedger or jRaft data stops the start."},
+    {"electMasterMaxRetryCount", NULL, T_INT, G_CTL, R_NEVER, D_TEXT, "3",
+     OFF(ctl.elect_master_max_retry_count), I32,
+     "Tries of the controller's own election after a master is gone (each failed try that "
+     "finds nobody still moves the master epoch, as in Java). 1009 changes it at once."},
+    {"enableElectUncleanMaster", NULL, T_BOOL, G_CTL, R_NEVER, D_TEXT, "false",
+     OFF(ctl.enable_elect_unclean_master), NOR,
+     "Elect a master outside the SyncStateSet when no member of it is alive (messages may be "
+     "lost). 1009 changes it at once."},
+    {"processReadEvent", "isProcessReadEvent", T_BOOL, G_CTL, R_NEVER, D_TEXT, "false",
+     OFF(ctl.is_process_read_event), NOR,
+     "Java logs an empty entry for every read; accepted and shown, not used (reads are served "
+     "after the previous write is applied)."},
+    {"notifyBrokerRoleChanged", NULL, T_BOOL, G_CTL, R_NEVER, D_TEXT, "true",
+     OFF(ctl.notify_broker_role_changed), NOR,
+     "Tell a broker set's live brokers of a new master (1008). 1009 changes it at once."},
+    {"scanInactiveMasterInterval", NULL, T_LONG, G_CTL, R_NEVER, D_TEXT, "5000",
+     OFF(ctl.scan_inactive_master_interval), RANGE(1, INT64_MAX),
+     "How often the leader looks for sets whose master is dead while a member lives, ms."},
+    {"metricsExporterType", NULL, T_STR, G_CTL, R_NEVER, D_TEXT, "DISABLE",
+     OFF(ctl.metrics_exporter_type), NOR,
+     "The controller's copy of metricsExporterType (the NameServer's exporter serves both)."},
+    {"metricsGrpcExporterTarget", NULL, T_STR, G_CTL, R_NEVER, D_TEXT, "",
+     OFF(ctl.metrics_grpc_exporter_target), NOR, "Java's OTLP target: accepted, not used."},
+    {"metricsGrpcExporterHeader", NULL, T_STR, G_CTL, R_NEVER, D_TEXT, "",
+     OFF(ctl.metrics_grpc_exporter_header), NOR, "Java's OTLP header: accepted, not used."},
+    {"metricGrpcExporterTimeOutInMills", NULL, T_LONG, G_CTL, R_NEVER, D_TEXT, "3000",
+     OFF(ctl.metric_grpc_exporter_time_out_in_mills), I64, "Java's OTLP timeout: not used."},
+    {"metricGrpcExporterIntervalInMills", NULL, T_LONG, G_CTL, R_NEVER, D_TEXT, "60000",
+     OFF(ctl.metric_grpc_exporter_interval_in_mills), I64, "Java's OTLP interval: not used."},
+    {"metricLoggingExporterIntervalInMills", NULL, T_LONG, G_CTL, R_NEVER, D_TEXT, "10000",
+     OFF(ctl.metric_logging_exporter_interval_in_mills), I64,
+     "Java's log exporter interval: not used."},
+    {"metricsPromExporterPort", NULL, T_INT, G_CTL, R_NEVER, D_TEXT, "5557",
+     OFF(ctl.metrics_prom_exporter_port), I32,
+     "The controller's copy of metricsPromExporterPort (the NameServer's exporter serves both)."},
+    {"metricsPromExporterHost", NULL, T_STR, G_CTL, R_NEVER, D_TEXT, "",
+     OFF(ctl.metrics_prom_exporter_host), NOR, "The controller's copy of metricsPromExporterHost."},
+    {"metricsLabel", NULL, T_STR, G_CTL, R_NEVER, D_TEXT, "", OFF(ctl.metrics_label), NOR,
+     "Java's extra metric labels: accepted, not used."},
+    {"metricsInDelta", NULL, T_BOOL, G_CTL, R_NEVER, D_TEXT, "false", OFF(ctl.metrics_in_delta),
+     NOR, "Java's delta temporality: accepted, not used."},
+    {"configBlackList", NULL, T_STR, G_CTL, R_NEVER, D_TEXT, "configBlackList;configStorePath",
+     OFF(ctl.config_black_list), NOR,
+     "Keys 1009 may not change, ';'-separated (besides configBlackList, configStorePath and "
+     "rocketmqHome)."},
+    /* JraftConfig: Java's jRaft flavour, which mqnamesrv does not run (controllerType=jRaft is
+     * refused at start): read, shown, not used. */
+    {"jRaftElectionTimeoutMs", NULL, T_INT, G_JRAFT, R_NEVER, D_TEXT, "1000",
+     OFF(ctl.jraft_election_timeout_ms), I32, "jRaft's election timeout, ms (not used)."},
+    {"jRaftScanWaitTimeoutMs", NULL, T_INT, G_JRAFT, R_NEVER, D_TEXT, "1000",
+     OFF(ctl.jraft_scan_wait_timeout_ms), I32, "jRaft's scan wait, ms (not used)."},
+    {"jRaftSnapshotIntervalSecs", NULL, T_INT, G_JRAFT, R_NEVER, D_TEXT, "3600",
+     OFF(ctl.jraft_snapshot_interval_secs), I32, "jRaft's snapshot interval, s (not used)."},
+    {"jRaftGroupId", NULL, T_STR, G_JRAFT, R_NEVER, D_TEXT, "jRaft-Controller",
+     OFF(ctl.jraft_group_id), NOR, "jRaft's group (not used)."},
+    {"jRaftServerId", NULL, T_STR, G_JRAFT, R_NEVER, D_TEXT, "localhost:9880",
+     OFF(ctl.jraft_server_id), NOR, "jRaft's own Raft address (not used)."},
+    {"jRaftInitConf", NULL, T_STR, G_JRAFT, R_NEVER, D_TEXT,
+     "localhost:9880,localhost:9881,localhost:9882", OFF(ctl.jraft_init_conf), NOR,
+     "jRaft's Raft addresses (not used)."},
+    {"jRaftControllerRPCAddr", NULL, T_STR, G_JRAFT, R_NEVER, D_TEXT,
+     "localhost:9770,localhost:9771,localhost:9772", OFF(ctl.jraft_controller_rpc_addr), NOR,
+     "jRaft's broker-facing addresses, in jRaftInitConf's order (not used)."},
 
     /* mqnamesrv extensions. frameMaxLength: Java's -Dcom.rocketmq.remoting.frameMaxLength
      * (16 MiB); the floor keeps room for any header we must read. connectionMaxPendingWriteBytes:
@@ -526,6 +635,9 @@ static const opt_extra_t opt_extras[] = {
     {"tls.client.authServer", F_TLS_FILE, NULL},
     {"tls.client.trustCertPath", F_TLS_FILE, NULL},
     {"proxyProtocolTrustedProxies", 0, check_proxy_acl},
+    {"electMasterMaxRetryCount", F_CTL_RUNTIME, NULL},
+    {"enableElectUncleanMaster", F_CTL_RUNTIME, NULL},
+    {"notifyBrokerRoleChanged", F_CTL_RUNTIME, NULL},
 };
 
 static const opt_extra_t *extra_of(const opt_t *o)
@@ -552,10 +664,9 @@ size_t ns_config_key_count(void)
 void ns_config_key_at(size_t i, ns_config_key_t *out)
 {
     static const char *const sections[] = {
-        [G_NAMESRV] = "NamesrvConfig",
-        [G_SERVER] = "NettyServerConfig",
-        [G_CLIENT] = "NettyClientConfig",
-        [G_EXT] = "mqnamesrv",
+        [G_NAMESRV] = "NamesrvConfig",    [G_SERVER] = "NettyServerConfig",
+        [G_CLIENT] = "NettyClientConfig", [G_CTL] = "ControllerConfig",
+        [G_JRAFT] = "JraftConfig",        [G_EXT] = "mqnamesrv",
     };
     static const char *const types[] = {
         [T_STR] = "string", [T_BOOL] = "boolean", [T_INT] = "int", [T_LONG] = "long"};
@@ -567,7 +678,9 @@ void ns_config_key_at(size_t i, ns_config_key_t *out)
         .key = o->key,
         .section = sections[o->group],
         .type = types[o->type],
-        .remote = o->group == G_CLIENT ? NS_KEY_CLIENT : classes[o->remote],
+        .remote = o->group == G_CLIENT                       ? NS_KEY_CLIENT
+                  : o->group == G_CTL || o->group == G_JRAFT ? NS_KEY_NEVER
+                                                             : classes[o->remote],
         .def = o->def,
         .def_prefix = o->dkind == D_HOME  ? "$HOME"
                       : o->dkind == D_ENV ? "$"
@@ -882,11 +995,14 @@ static int set_property(ns_config_t *cfg, const char *key, const char *value, bo
         if (strcmp(o->key, key) != 0)
             continue;
         known = true;
-        if (o->group == G_CLIENT && mode == SET_UPDATE)
+        if ((o->group == G_CLIENT || o->group == G_CTL || o->group == G_JRAFT) &&
+            mode == SET_UPDATE)
             continue; /* 318 touches NamesrvConfig and NettyServerConfig only */
         int rc = apply(cfg, o, value, strict, live, err, errlen);
         if (rc < 0)
             return rc;
+        if (mode == SET_FILE)
+            cfg->file_set[opt_index(o)] = 1;
         if (o->group == G_NAMESRV || o->group == G_SERVER)
             object_key = true;
         if (o->group == G_EXT) {
@@ -1033,6 +1149,55 @@ static void pair_list_free(pair_list_t *l)
     l->n = 0;
 }
 
+/* Apache's own config files (conf/controller/cluster-3n-namesrv-plugin/namesrv-n0.conf ...) begin
+ * with an XML licence comment. java.util.Properties has no such syntax: "<!--", each line's first
+ * word and "-->" become keys, which Java keeps (they show in 319) and never uses. So do we; the
+ * loader only says so once instead of warning of each unknown key. A block: from a line whose
+ * first non-blank characters are "<!--" to the first line holding "-->" (1-based lines). */
+#define MAX_XML_BLOCKS 8
+
+static size_t xml_comment_blocks(const char *text, size_t len, int blocks[][2])
+{
+    size_t n = 0;
+    int line = 1, start = 0;
+    size_t i = 0;
+    while (i < len && n < MAX_XML_BLOCKS) {
+        size_t e = i;
+        while (e < len && text[e] != '\n' && text[e] != '\r')
+            e++;
+        size_t b = i;
+        while (b < e && (text[b] == ' ' || text[b] == '\t' || text[b] == '\f'))
+            b++;
+        if (start == 0 && e - b >= 4 && memcmp(text + b, "<!--", 4) == 0)
+            start = line;
+        if (start != 0) {
+            for (size_t k = i; k + 3 <= e; k++) {
+                if (memcmp(text + k, "-->", 3) == 0) {
+                    blocks[n][0] = start;
+                    blocks[n][1] = line;
+                    n++;
+                    start = 0;
+                    break;
+                }
+            }
+        }
+        /* \r\n is one line end, as in Java */
+        if (e < len && text[e] == '\r' && e + 1 < len && text[e + 1] == '\n')
+            e++;
+        i = e + 1;
+        line++;
+    }
+    return n;
+}
+
+static bool in_blocks(int blocks[][2], size_t n, int line)
+{
+    for (size_t i = 0; i < n; i++)
+        if (line >= blocks[i][0] && line <= blocks[i][1])
+            return true;
+    return false;
+}
+
 int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen)
 {
     ns_buf_t text = NS_BUF_INIT;
@@ -1049,6 +1214,13 @@ int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t er
         rc = NS_EPROTO;
         goto out;
     }
+    int blocks[MAX_XML_BLOCKS][2];
+    size_t nblocks = xml_comment_blocks((const char *)text.data, text.len, blocks);
+    for (size_t b = 0; b < nblocks; b++)
+        fprintf(stderr,
+                "mqnamesrv: %s:%d-%d is an XML comment block; Java's Properties reads its lines "
+                "as keys, and so does mqnamesrv (kept, unused)\n",
+                path, blocks[b][0], blocks[b][1]);
     for (size_t i = 0; i < pairs.n; i++) {
         char why[512];
         int r = ns_config_set(cfg, pairs.v[i].key, pairs.v[i].value, true, why, sizeof(why));
@@ -1057,7 +1229,7 @@ int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t er
             rc = NS_ECONFIG;
             goto out;
         }
-        if (r == 0)
+        if (r == 0 && !in_blocks(blocks, nblocks, pairs.v[i].line))
             fprintf(stderr, "mqnamesrv: unknown property %s at %s:%d\n", pairs.v[i].key, path,
                     pairs.v[i].line);
     }
@@ -1172,16 +1344,29 @@ void ns_config_derive_use_tls(ns_config_t *cfg)
 
 /* ---- dumps ------------------------------------------------------------------------------- */
 
+static void dump_line(ns_config_t *cfg, const opt_t *o, ns_buf_t *out)
+{
+    ns_buf_append_str(out, opt_field_name(o));
+    ns_buf_append_char(out, '=');
+    format_value(cfg, o, out, false); /* a NULL string prints as empty, as Java's -p does */
+    ns_buf_append_char(out, '\n');
+}
+
+/* Java's -p prints ControllerConfig only with enableControllerInNamesrv; its jraftConfig field
+ * (an object printed as class@hash) comes third: the JraftConfig keys stand there instead. */
 static void dump_group(ns_config_t *cfg, ns_buf_t *out, bool extensions)
 {
     for (size_t i = 0; i < NOPTS; i++) {
         const opt_t *o = &opts[i];
-        if ((o->group == G_EXT) != extensions)
+        if ((o->group == G_EXT) != extensions || o->group == G_JRAFT)
             continue;
-        ns_buf_append_str(out, opt_field_name(o));
-        ns_buf_append_char(out, '=');
-        format_value(cfg, o, out, false); /* a NULL string prints as empty, as Java's -p does */
-        ns_buf_append_char(out, '\n');
+        if (o->group == G_CTL && !cfg->enable_controller_in_namesrv)
+            continue;
+        dump_line(cfg, o, out);
+        if (o->group == G_CTL && o->off == OFF(ctl.config_store_path))
+            for (size_t j = 0; j < NOPTS; j++)
+                if (opts[j].group == G_JRAFT)
+                    dump_line(cfg, &opts[j], out);
     }
 }
 
@@ -1243,7 +1428,7 @@ static void dump_sorted_locked(ns_config_t *cfg, ns_buf_t *out, dump_form_t form
     size_t n = 0;
     for (size_t i = 0; i < NOPTS; i++) {
         const opt_t *o = &opts[i];
-        if (o->group == G_CLIENT)
+        if (o->group == G_CLIENT || o->group == G_CTL || o->group == G_JRAFT)
             continue;
         if (o->group == G_EXT && !cfg->ext_set[opt_index(o)])
             continue;
@@ -1296,14 +1481,13 @@ void ns_config_dump_file(ns_config_t *cfg, ns_buf_t *out)
 
 /* Java builds the set once at startup: the fixed keys plus configBlackList.split(";") (empty
  * trailing entries dropped; an empty setting yields the one entry ""). */
-static bool blacklisted(const ns_config_t *cfg, const char *key)
+static bool in_black_list(const char *list, const char *const *fixed, size_t nfixed,
+                          const char *key)
 {
-    static const char *const fixed[] = {"configBlackList", "configStorePath", "kvConfigPath",
-                                        "rocketmqHome"};
-    for (size_t i = 0; i < NS_ARRAY_SIZE(fixed); i++)
+    for (size_t i = 0; i < nfixed; i++)
         if (strcmp(fixed[i], key) == 0)
             return true;
-    const char *list = cfg->config_black_list != NULL ? cfg->config_black_list : "";
+    list = list != NULL ? list : "";
     size_t total = strlen(list);
     size_t keep = total; /* String.split drops trailing empty strings... */
     while (keep > 0 && list[keep - 1] == ';')
@@ -1321,6 +1505,13 @@ static bool blacklisted(const ns_config_t *cfg, const char *key)
         p = semi + 1;
     }
     return false;
+}
+
+static bool blacklisted(const ns_config_t *cfg, const char *key)
+{
+    static const char *const fixed[] = {"configBlackList", "configStorePath", "kvConfigPath",
+                                        "rocketmqHome"};
+    return in_black_list(cfg->config_black_list, fixed, NS_ARRAY_SIZE(fixed), key);
 }
 
 /* Writes data to path atomically (ns_atomic_file.h): path.tmp.<pid> in the same directory,
@@ -1390,7 +1581,7 @@ static bool refused_remotely(const ns_config_t *cfg, const char *key, const char
         ns_set_err(why, whylen, "Can not update config %s remotely: %s.", o->key, reason);
         return true;
     }
-    if (o->remote == R_NEVER) {
+    if (o->remote == R_NEVER || o->group == G_CTL || o->group == G_JRAFT) {
         ns_set_err(why, whylen,
                    "Can not update config %s remotely: it may only be set in the config file.",
                    o->key);
@@ -1463,6 +1654,141 @@ ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, s
                      cfg->config_store_path ? cfg->config_store_path : "(null)", strerror(-rc));
             res = NS_CONFIG_UPDATE_PERSIST_FAILED;
         }
+    }
+    pthread_mutex_unlock(&cfg->lock);
+out:
+    pair_list_free(&pairs);
+    ns_buf_free(&clean);
+    return res;
+}
+
+/* ---- the controller's 1009 and 1010 ------------------------------------------------------- */
+
+typedef struct named_value {
+    const char *key;
+    char *value; /* owned */
+} named_value_t;
+
+/* Sets key=value in the list, replacing an earlier value of the key (Java's putAll order). */
+static void put_named(named_value_t **v, size_t *n, const char *key, const char *value)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (strcmp((*v)[i].key, key) == 0) {
+            free((*v)[i].value);
+            (*v)[i].value = ns_xstrdup(value);
+            return;
+        }
+    }
+    *v = ns_xrealloc(*v, (*n + 1) * sizeof(named_value_t));
+    (*v)[(*n)++] = (named_value_t){key, ns_xstrdup(value)};
+}
+
+static int cmp_named(const void *a, const void *b)
+{
+    return strcmp(((const named_value_t *)a)->key, ((const named_value_t *)b)->key);
+}
+
+void ns_config_dump_controller(ns_config_t *cfg, ns_buf_t *out)
+{
+    pthread_mutex_lock(&cfg->lock);
+    named_value_t *v = NULL;
+    size_t n = 0;
+    ns_buf_t val = NS_BUF_INIT;
+    /* the -c file's keys (Java's allConfigs): their text, or the value of the field they set */
+    for (size_t i = 0; i < cfg->extra_count; i++)
+        put_named(&v, &n, cfg->extra_keys[i], cfg->extra_values[i]);
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt_t *o = &opts[i];
+        bool object = o->group == G_SERVER || o->group == G_CTL || o->group == G_JRAFT;
+        if (!object && !((o->group == G_NAMESRV || o->group == G_EXT) && cfg->file_set[i]))
+            continue;
+        val.len = 0;
+        if (format_value(cfg, o, &val, false)) /* null fields are skipped, as in Java */
+            put_named(&v, &n, opt_field_name(o), ns_buf_cstr(&val));
+    }
+    /* the objects last: they win over the file's text (Configuration.getAllConfigs) */
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt_t *o = &opts[i];
+        if (o->group != G_SERVER && o->group != G_CTL && o->group != G_JRAFT)
+            continue;
+        val.len = 0;
+        if (format_value(cfg, o, &val, false))
+            put_named(&v, &n, opt_field_name(o), ns_buf_cstr(&val));
+    }
+    qsort(v, n, sizeof(named_value_t), cmp_named);
+    for (size_t i = 0; i < n; i++) {
+        ns_java_text_put_utf8(out, v[i].key, strlen(v[i].key));
+        ns_buf_append_char(out, '=');
+        ns_java_text_put_utf8(out, v[i].value, strlen(v[i].value));
+        ns_buf_append_char(out, '\n');
+        free(v[i].value);
+    }
+    free(v);
+    ns_buf_free(&val);
+    pthread_mutex_unlock(&cfg->lock);
+}
+
+ns_config_update_result_t ns_config_update_controller(ns_config_t *cfg, const char *text,
+                                                      size_t len, char *why, size_t whylen)
+{
+    static const char *const fixed[] = {"configBlackList", "configStorePath", "rocketmqHome"};
+    if (why != NULL && whylen > 0)
+        why[0] = '\0';
+    ns_buf_t clean = NS_BUF_INIT;
+    pair_list_t pairs = {NULL, 0};
+    ns_config_update_result_t res = NS_CONFIG_UPDATE_OK;
+    ns_utf8_decode_java(text, len, &clean, NS_UTF8_KEEP_NUL);
+    if (ns_properties_parse((const char *)clean.data, clean.len, collect_pair, &pairs, NULL) < 0) {
+        res = NS_CONFIG_UPDATE_BAD_TEXT;
+        goto out;
+    }
+    pthread_mutex_lock(&cfg->lock);
+    for (size_t i = 0; i < pairs.n && res == NS_CONFIG_UPDATE_OK; i++)
+        if (in_black_list(cfg->ctl.config_black_list, fixed, NS_ARRAY_SIZE(fixed), pairs.v[i].key))
+            res = NS_CONFIG_UPDATE_BLACKLISTED;
+    /* the run-time keys only; other known keys would be stored by Java and used at its next
+     * start, which mqnamesrv does not do from here (nothing is persisted) */
+    for (size_t i = 0; i < pairs.n && res == NS_CONFIG_UPDATE_OK; i++) {
+        const char *key = pairs.v[i].key;
+        const opt_t *ctl_row = NULL;
+        bool known = false;
+        for (size_t j = 0; j < NOPTS; j++) {
+            if (strcmp(opts[j].key, key) != 0)
+                continue;
+            known = true;
+            if (opts[j].group == G_CTL && (opt_flags(&opts[j]) & F_CTL_RUNTIME))
+                ctl_row = &opts[j];
+        }
+        char reason[256];
+        if (known && ctl_row == NULL) {
+            ns_set_err(why, whylen,
+                       "Can not update config %s remotely: the controller changes "
+                       "electMasterMaxRetryCount, enableElectUncleanMaster and "
+                       "notifyBrokerRoleChanged only; set it in the config file.",
+                       key);
+            res = NS_CONFIG_UPDATE_NOT_REMOTE;
+        } else if (ctl_row != NULL &&
+                   !loads_strictly(ctl_row, pairs.v[i].value, reason, sizeof(reason))) {
+            ns_set_err(why, whylen, "Can not update config %s remotely: %s.", key, reason);
+            res = NS_CONFIG_UPDATE_NOT_REMOTE;
+        }
+    }
+    if (res == NS_CONFIG_UPDATE_OK) {
+        for (size_t i = 0; i < pairs.n; i++) {
+            for (size_t j = 0; j < NOPTS; j++) {
+                const opt_t *o = &opts[j];
+                if (o->group != G_CTL || !(opt_flags(o) & F_CTL_RUNTIME) ||
+                    strcmp(o->key, pairs.v[i].key) != 0)
+                    continue;
+                char k[200], v[200];
+                ns_log_escape(pairs.v[i].key, strlen(pairs.v[i].key), 64, k, sizeof(k));
+                ns_log_escape(pairs.v[i].value, strlen(pairs.v[i].value), 64, v, sizeof(v));
+                NS_LOG_I("controller updateConfig %s=%s", k, v);
+                apply(cfg, o, pairs.v[i].value, false, true, NULL, 0);
+            }
+        }
+    } else if (res == NS_CONFIG_UPDATE_NOT_REMOTE) {
+        NS_LOG_W("controller updateConfig refused: %s", why != NULL ? why : "");
     }
     pthread_mutex_unlock(&cfg->lock);
 out:
