@@ -641,6 +641,28 @@ typedef struct raw_result {
 
 static int tickets; /* counted by on_message for the connection under way */
 
+/* A copy of the session whose ticket has a bit flipped in its middle (the client does not
+ * know: it offers it as it is). Caller frees. */
+static SSL_SESSION *damaged_copy(SSL_SESSION *session)
+{
+    const unsigned char *tick;
+    size_t tick_len;
+    SSL_SESSION_get0_ticket(session, &tick, &tick_len);
+    assert_true(tick_len > 64);
+    int len = i2d_SSL_SESSION(session, NULL);
+    assert_true(len > 0);
+    unsigned char *der = ns_xmalloc((size_t)len), *p = der;
+    assert_int_equal(i2d_SSL_SESSION(session, &p), len);
+    uint8_t *at = memmem(der, (size_t)len, tick, tick_len);
+    assert_non_null(at);
+    at[tick_len / 2] ^= 0x10;
+    const unsigned char *q = der;
+    SSL_SESSION *copy = d2i_SSL_SESSION(NULL, &q, len);
+    assert_non_null(copy);
+    free(der);
+    return copy;
+}
+
 static void on_message(int write_p, int version, int content_type, const void *buf, size_t len,
                        SSL *ssl, void *arg)
 {
@@ -876,7 +898,8 @@ static void test_ticket_keys_rotate(void **state)
 }
 
 /* A reload starts afresh (new keys, empty cache): earlier sessions get a full handshake; so do
- * another context's; a context with session_timeout_s 0 gives no session and resumes none. */
+ * another context's and a damaged ticket; a context with session_timeout_s 0 gives no session
+ * and resumes none. */
 static void test_resume_reload_and_off(void **state)
 {
     (void)state;
@@ -899,6 +922,22 @@ static void test_resume_reload_and_off(void **state)
         assert_true(resumes(sctx, *kinds[i], b, NULL));
         SSL_SESSION_free(a);
         SSL_SESSION_free(b);
+    }
+    /* A damaged ticket (its HMAC fails): a full handshake too, with a fresh session. */
+    const raw_opts_t *ticket_kinds[] = {&tls13, &tls12_ticket};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(ticket_kinds); i++) {
+        SSL_SESSION *a;
+        assert_false(resumes(sctx, *ticket_kinds[i], NULL, &a));
+        raw_opts_t o = *ticket_kinds[i];
+        raw_result_t r;
+        o.offer = damaged_copy(a);
+        raw_connect(sctx, &o, &r);
+        SSL_SESSION_free(o.offer);
+        assert_false(r.resumed);
+        assert_non_null(r.session);
+        assert_true(resumes(sctx, *ticket_kinds[i], r.session, NULL));
+        SSL_SESSION_free(r.session);
+        SSL_SESSION_free(a);
     }
     ns_tls_ctx_t *all[] = {sctx, other, none};
     for (size_t i = 0; i < NS_ARRAY_SIZE(all); i++) {
