@@ -84,6 +84,9 @@ typedef struct ns_tls_config {
     char *client_trust_cert_path;  /* tls.client.trustCertPath */
     int64_t handshake_timeout_ms;  /* tlsHandshakeTimeoutMillis (ours): TLS handshakes and PROXY
                                       headers begun but not finished in this time are closed */
+    int64_t session_timeout_s;     /* tlsSessionTimeoutSeconds (ours): how long a TLS session may
+                                      be resumed; 0: never */
+    int64_t session_cache_size;    /* tlsSessionCacheSize (ours): TLS 1.2 session ids kept */
     char *proxy_trusted;           /* proxyProtocolTrustedProxies (ours): peers allowed to send a
                                       PROXY header ("": any, as Java) */
 } ns_tls_config_t;

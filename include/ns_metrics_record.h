@@ -80,6 +80,9 @@
     X(TLS_HANDSHAKES_SERVER, "mqnamesrv_tls_handshakes_total", "side=\"server\"",                  \
       "TLS handshakes completed, by side (server: accepted connections; client: the notifier's).") \
     X(TLS_HANDSHAKES_CLIENT, "mqnamesrv_tls_handshakes_total", "side=\"client\"", "")              \
+    X(TLS_RESUMED, "mqnamesrv_tls_resumed_handshakes_total", "",                                   \
+      "TLS handshakes of accepted connections that resumed an earlier session (a ticket or a "     \
+      "session id) instead of a full one; also counted in mqnamesrv_tls_handshakes_total.")        \
     X(TLS_FAILURES_SERVER, "mqnamesrv_tls_handshake_failures_total", "side=\"server\"",            \
       "TLS sessions that failed, timed out or ended before their handshake completed, by side.")   \
     X(TLS_FAILURES_CLIENT, "mqnamesrv_tls_handshake_failures_total", "side=\"client\"", "")        \

@@ -601,6 +601,22 @@ static const opt_t opts[] = {
      "(mqnamesrv) A TLS handshake or PROXY protocol header begun but not "
      "finished in this many ms closes the connection (Netty's SslHandler waits "
      "10 s)."},
+    /* Ours: session resumption (operations.md, TLS). Never remote: a longer lifetime keeps
+     * ticket keys longer (less forward secrecy), and both are limits of what TLS may cost. 7200
+     * s is OpenSSL's session timeout; 604800 s (7 days) is TLS 1.3's longest ticket lifetime. */
+    {"tlsSessionTimeoutSeconds", NULL, T_LONG, G_EXT, R_NEVER, D_TEXT, "7200",
+     OFF(tls.session_timeout_s), RANGE(0, 604800),
+     "(mqnamesrv) How long a TLS session may be resumed after its full handshake, in seconds "
+     "(TLS 1.3 and TLS 1.2 session tickets, TLS 1.2 session ids; resuming does not extend it); a "
+     "resumed session keeps the client certificate its full handshake verified. Ticket keys are "
+     "random, rotate at this period and are erased after "
+     "two; a certificate reload starts new ones, so sessions from before it get a full "
+     "handshake. 0: no resumption, every handshake is a full one."},
+    {"tlsSessionCacheSize", NULL, T_LONG, G_EXT, R_NEVER, D_TEXT, "4096",
+     OFF(tls.session_cache_size), RANGE(0, 131072),
+     "(mqnamesrv) TLS 1.2 sessions remembered for clients without ticket support, which resume "
+     "by session id: about 1 KB each, 6 KB with a client certificate; the oldest is forgotten "
+     "first, and clients with tickets take no room. 0: none, only tickets resume."},
     {"proxyProtocolTrustedProxies", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(tls.proxy_trusted),
      NOR,
      "(mqnamesrv) Peers allowed to open with a PROXY protocol header: IP "

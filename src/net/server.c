@@ -367,7 +367,7 @@ static void on_stats(uv_timer_t *timer)
     size_t conns = 0;
     for (unsigned i = 0; i < server->loop_count; i++)
         conns += __atomic_load_n(&server->loops[i].conn_count, __ATOMIC_RELAXED);
-    char tls[120];
+    char tls[160];
     ns__server_tls_stats(server, tls, sizeof(tls));
     NS_LOG_I("[STATS] connections=%zu requests_last_min=%llu bad_frames_last_min=%llu "
              "requests_total=%llu%s",

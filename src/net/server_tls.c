@@ -35,6 +35,8 @@ static ns_tls_settings_t server_settings(const ns_config_t *cfg)
         .trust_path = t->server_trust_cert_path,
         .ciphers = t->ciphers,
         .protocols = t->protocols,
+        .session_timeout_s = t->session_timeout_s,
+        .session_cache_size = t->session_cache_size,
     };
     if (t->server_need_client_auth != NULL)
         (void)ns_tls_client_auth_parse(t->server_need_client_auth, &s.client_auth); /* checked */
@@ -171,8 +173,10 @@ void ns__server_tls_stats(ns_server_t *server, char *out, size_t outlen)
         return;
     ns_tls_stats_t st;
     ns_tls_ctx_stats(ctx, &st);
-    snprintf(out, outlen, " tls_handshakes_total=%llu tls_failures_total=%llu",
-             (unsigned long long)st.handshakes, (unsigned long long)st.failures);
+    snprintf(out, outlen,
+             " tls_handshakes_total=%llu tls_resumed_total=%llu tls_failures_total=%llu",
+             (unsigned long long)st.handshakes, (unsigned long long)st.resumed,
+             (unsigned long long)st.failures);
 }
 
 void ns__server_tls_stop(ns_server_t *server)

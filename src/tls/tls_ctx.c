@@ -446,8 +446,6 @@ static SSL_CTX *build(bool server, const ns_tls_settings_t *s, const warner_t *w
     SSL_CTX_set_mode(sc, SSL_MODE_RELEASE_BUFFERS); /* idle sessions hold no record buffers */
     SSL_CTX_set_options(sc, SSL_OP_NO_COMPRESSION);
     SSL_CTX_set_default_passwd_cb(sc, password_cb);
-    if (server)
-        SSL_CTX_set_session_cache_mode(sc, SSL_SESS_CACHE_OFF); /* tickets only: bounded memory */
     int rc = 0;
     const char *verify = "";
     if (server && s->test_mode) {
@@ -510,6 +508,15 @@ static SSL_CTX *build(bool server, const ns_tls_settings_t *s, const warner_t *w
     }
     if (rc == 0)
         rc = set_ciphers_protocols(sc, s, w, err, errlen);
+    if (rc == 0 && server) {
+        rc = ns__tls_sessions_setup(sc, s, err, errlen);
+        size_t used = strlen(desc);
+        if (s->session_timeout_s <= 0)
+            snprintf(desc + used, desclen - used, "; no session resumption");
+        else
+            snprintf(desc + used, desclen - used, "; sessions resumed for %lld s",
+                     (long long)s->session_timeout_s);
+    }
     ERR_clear_error();
     if (rc != 0) {
         SSL_CTX_free(sc);
@@ -617,6 +624,7 @@ void ns_tls_ctx_describe(ns_tls_ctx_t *ctx, char *out, size_t outlen)
 void ns_tls_ctx_stats(ns_tls_ctx_t *ctx, ns_tls_stats_t *out)
 {
     out->handshakes = __atomic_load_n(&ctx->handshakes, __ATOMIC_RELAXED);
+    out->resumed = __atomic_load_n(&ctx->resumed, __ATOMIC_RELAXED);
     out->failures = __atomic_load_n(&ctx->failures, __ATOMIC_RELAXED);
     out->reloads = __atomic_load_n(&ctx->reloads, __ATOMIC_RELAXED);
     out->reload_errors = __atomic_load_n(&ctx->reload_errors, __ATOMIC_RELAXED);

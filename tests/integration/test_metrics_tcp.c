@@ -572,7 +572,8 @@ static void test_off_by_default(void **state)
 }
 
 /* TLS and PROXY protocol events, each counted once (issue 9): a handshake behind a PROXY header,
- * plaintext refused by an enforcing server, a bad PROXY header, a handshake that times out. */
+ * one that resumes its session, plaintext refused by an enforcing server, a bad PROXY header, a
+ * handshake that times out. */
 static void test_tls_and_proxy_series(void **state)
 {
     (void)state;
@@ -596,7 +597,16 @@ static void test_tls_and_proxy_series(void **state)
     rmq_request(&req, 105, 1, "topic", "NoSuchTopic", NULL);
     assert_int_equal(rmq_tls_call(t, &req, &resp, &holder), 0);
     ns_cmd_free(&resp);
+    rmq_tls_session_t *session = rmq_tls_session_get(t);
+    assert_non_null(session);
     rmq_tls_close(t);
+    rmq_tls_opts_t again = {.resume = session};
+    t = rmq_tls_connect(srv.port, &again, err, sizeof(err));
+    if (t == NULL)
+        fail_msg("TLS: %s", err);
+    assert_true(rmq_tls_resumed(t));
+    rmq_tls_close(t);
+    rmq_tls_session_free(session);
     int fd = rmq_connect(srv.port); /* plaintext: refused */
     assert_int_equal(rmq_send(fd, &req), 0);
     assert_true(rmq_wait_closed(fd, 5000));
@@ -620,7 +630,8 @@ static void test_tls_and_proxy_series(void **state)
         struct timespec ts = {0, 50 * 1000000L};
         nanosleep(&ts, NULL);
     }
-    assert_int_equal(DELTA("mqnamesrv_tls_handshakes_total{side=\"server\"}"), 1);
+    assert_int_equal(DELTA("mqnamesrv_tls_handshakes_total{side=\"server\"}"), 2);
+    assert_int_equal(DELTA("mqnamesrv_tls_resumed_handshakes_total"), 1);
     assert_int_equal(DELTA("mqnamesrv_tls_handshake_failures_total{side=\"server\"}"), 1);
     assert_int_equal(DELTA("mqnamesrv_tls_handshakes_total{side=\"client\"}"), 0);
     assert_int_equal(DELTA("mqnamesrv_proxy_headers_total"), 1);
