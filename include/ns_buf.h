@@ -32,14 +32,27 @@ void ns_buf_append_str(ns_buf_t *buf, const char *s);
 void ns_buf_append_char(ns_buf_t *buf, char c);
 /* Appends printf-style text. */
 void ns_buf_appendf(ns_buf_t *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends a 32-bit big-endian integer. */
+/* Appends a 16- or 32-bit big-endian integer. */
+void ns_buf_append_be16(ns_buf_t *buf, uint16_t v);
 void ns_buf_append_be32(ns_buf_t *buf, uint32_t v);
 
-/* The wire's 32-bit big-endian integers, byte by byte (never *(uint32_t *)p: alignment, UB):
- * the one copy, for the frame, the header codec, the register body and the admin tool. */
+/* Byte order, byte by byte (never *(uint32_t *)p: alignment, UB): the one copy. Big-endian is
+ * the wire's (the frame, the header codec, the register body, the PROXY header, the admin
+ * tool); little-endian the route snapshot file's. */
+static inline uint16_t ns_read_be16(const uint8_t *p)
+{
+    return (uint16_t)((p[0] << 8) | p[1]);
+}
+
 static inline uint32_t ns_read_be32(const uint8_t *p)
 {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static inline void ns_write_be16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
 }
 
 static inline void ns_write_be32(uint8_t *p, uint32_t v)
@@ -48,6 +61,30 @@ static inline void ns_write_be32(uint8_t *p, uint32_t v)
     p[1] = (uint8_t)(v >> 16);
     p[2] = (uint8_t)(v >> 8);
     p[3] = (uint8_t)v;
+}
+
+static inline uint16_t ns_read_le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t ns_read_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static inline void ns_write_le16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void ns_write_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
 }
 
 /* Drops the first `n` bytes (n <= len), moving the rest to the front. */

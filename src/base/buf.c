@@ -73,6 +73,13 @@ void ns_buf_appendf(ns_buf_t *buf, const char *fmt, ...)
     va_end(ap2);
 }
 
+void ns_buf_append_be16(ns_buf_t *buf, uint16_t v)
+{
+    uint8_t b[2];
+    ns_write_be16(b, v);
+    ns_buf_append(buf, b, 2);
+}
+
 void ns_buf_append_be32(ns_buf_t *buf, uint32_t v)
 {
     uint8_t b[4];

@@ -1,5 +1,6 @@
-/* Open-addressing string map: linear probing, load factor <= 3/4, backward-shift deletion
- * (no tombstones, so lookups never degrade after many removals). */
+/* The one hash table (ns_hmap.h): open addressing, linear probing, load factor <= 3/4,
+ * backward-shift deletion (no tombstones, so lookups never degrade after many removals); and the
+ * one hash function, seeded once per process. */
 #include "ns_hmap.h"
 
 #include <stdlib.h>
@@ -27,14 +28,19 @@ static uint64_t seed(void)
     return s;
 }
 
-uint64_t ns_hmap_hash(const char *key, size_t klen)
+/* Eight bytes per multiply (keys are names of ten to forty bytes: a byte-wise FNV-1a was a
+ * quarter of a large registration's apply), the rest byte by byte, started from the seed; each
+ * piece's length is mixed in first, and ns_hmap_hash_end() avalanches (splitmix64) so that the
+ * low bits used for the slot index depend on every input byte. */
+uint64_t ns_hmap_hash_begin(void)
 {
-    /* Eight bytes per multiply (keys are names of ten to forty bytes: a byte-wise FNV-1a was a
-     * quarter of a large registration's apply), the rest byte by byte, started from the seed
-     * and the length, then a final avalanche (splitmix64) so the low bits used for the slot
-     * index depend on every input byte. */
-    uint64_t h = (0xcbf29ce484222325ull ^ seed()) + klen * 0x9e3779b97f4a7c15ull;
-    const unsigned char *p = (const unsigned char *)key;
+    return 0xcbf29ce484222325ull ^ seed();
+}
+
+uint64_t ns_hmap_hash_add(uint64_t h, const void *key, size_t klen)
+{
+    h += klen * 0x9e3779b97f4a7c15ull;
+    const unsigned char *p = key;
     size_t i = 0;
     for (; i + 8 <= klen; i += 8) {
         uint64_t w;
@@ -46,6 +52,11 @@ uint64_t ns_hmap_hash(const char *key, size_t klen)
         h ^= p[i];
         h *= 0x100000001b3ull;
     }
+    return h;
+}
+
+uint64_t ns_hmap_hash_end(uint64_t h)
+{
     h ^= h >> 30;
     h *= 0xbf58476d1ce4e5b9ull;
     h ^= h >> 27;
@@ -54,8 +65,16 @@ uint64_t ns_hmap_hash(const char *key, size_t klen)
     return h;
 }
 
+uint64_t ns_hmap_hash(const char *key, size_t klen)
+{
+    return ns_hmap_hash_end(ns_hmap_hash_add(ns_hmap_hash_begin(), key, klen));
+}
+
 void ns_hmap_clear(ns_hmap_t *m)
 {
+    if (m->free_val != NULL)
+        NS_HMAP_FOREACH(m, s)
+            m->free_val(s->val);
     free(m->slots);
     m->slots = NULL;
     m->cap = 0;
@@ -191,11 +210,4 @@ void *ns_hmap_remove(ns_hmap_t *m, const char *key, size_t klen)
     m->slots[hole] = (ns_hmap_slot_t){0};
     m->count--;
     return val;
-}
-
-size_t ns_hmap_next(const ns_hmap_t *m, size_t i)
-{
-    while (i < m->cap && m->slots[i].key == NULL)
-        i++;
-    return i < m->cap ? i : m->cap;
 }

@@ -17,11 +17,6 @@
 /* A scratch buffer grown past this by one large answer is released after it. */
 #define SCRATCH_KEEP_BYTES (64u * 1024u)
 
-static const char *peer_of(const ns_ctx_t *ctx)
-{
-    return ctx->peer ? ctx->peer : "-";
-}
-
 /* StringUtils.isBlank: null, empty or only whitespace. */
 static bool is_blank(const char *s)
 {
@@ -99,8 +94,8 @@ int proc_wipe_write_perm_of_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t 
 {
     const char *name = ns_cmd_ext_get(req, "brokerName");
     int n = ns_route_wipe_write_perm(ctx->route, name);
-    NS_LOG_I("wipe write perm of broker[%s], client: %s, %d", name ? name : "null", peer_of(ctx),
-             n);
+    NS_LOG_I("wipe write perm of broker[%s], client: %s, %d", name ? name : "null",
+             ns__proc_peer(ctx), n);
     ns_cmd_ext_setf(resp, "wipeTopicCount", "%d", n);
     resp->code = NS_RES_SUCCESS;
     return 0;
@@ -110,7 +105,8 @@ int proc_add_write_perm_of_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *
 {
     const char *name = ns_cmd_ext_get(req, "brokerName");
     int n = ns_route_add_write_perm(ctx->route, name);
-    NS_LOG_I("add write perm of broker[%s], client: %s, %d", name ? name : "null", peer_of(ctx), n);
+    NS_LOG_I("add write perm of broker[%s], client: %s, %d", name ? name : "null",
+             ns__proc_peer(ctx), n);
     ns_cmd_ext_setf(resp, "addTopicCount", "%d", n);
     resp->code = NS_RES_SUCCESS;
     return 0;
@@ -120,7 +116,7 @@ int proc_get_all_topic_list_from_nameserver(ns_ctx_t *ctx, const ns_cmd_t *req, 
 {
     (void)req;
     bool enabled = NS_CFG_GET(ctx->config->enable_all_topic_list);
-    NS_LOG_W("getAllTopicListFromNameserver %s enable %s", peer_of(ctx),
+    NS_LOG_W("getAllTopicListFromNameserver %s enable %s", ns__proc_peer(ctx),
              enabled ? "true" : "false");
     if (!enabled) {
         resp->code = NS_RES_SYSTEM_ERROR;
