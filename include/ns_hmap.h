@@ -98,6 +98,10 @@ void *ns_hmap_remove(ns_hmap_t *m, const char *key, size_t klen);
  * a pair of names (cluster and broker address) store it; no allocation for short pairs. */
 void *ns_hmap_get_pair(const ns_hmap_t *m, const char *a, const char *b);
 
+/* The composite key "a\0b\0" of such a pair, for storing (caller frees with free()); *klen
+ * gets its length as the map counts it (without the final NUL). */
+char *ns_hmap_pair_key(const char *a, const char *b, size_t *klen);
+
 /* Shorthands for NUL-terminated keys. */
 static inline void *ns_hmap_gets(const ns_hmap_t *m, const char *key)
 {

@@ -140,6 +140,22 @@ void ns_hmap_adopt_slots(ns_hmap_t *m, ns_hmap_slot_t *slots, size_t cap)
     m->cap = cap;
 }
 
+/* Writes "a\0b\0" (al + bl + 2 bytes) at key. */
+static void pair_fill(char *key, const char *a, size_t al, const char *b, size_t bl)
+{
+    memcpy(key, a, al + 1);
+    memcpy(key + al + 1, b, bl + 1);
+}
+
+char *ns_hmap_pair_key(const char *a, const char *b, size_t *klen)
+{
+    size_t al = strlen(a), bl = strlen(b);
+    char *key = ns_xmalloc(al + bl + 2);
+    pair_fill(key, a, al, b, bl);
+    *klen = al + 1 + bl;
+    return key;
+}
+
 void *ns_hmap_get_pair(const ns_hmap_t *m, const char *a, const char *b)
 {
     if (m->count == 0)
@@ -147,8 +163,7 @@ void *ns_hmap_get_pair(const ns_hmap_t *m, const char *a, const char *b)
     size_t al = strlen(a), bl = strlen(b);
     char stack[256];
     char *key = al + bl + 2 <= sizeof(stack) ? stack : ns_xmalloc(al + bl + 2);
-    memcpy(key, a, al + 1);
-    memcpy(key + al + 1, b, bl + 1);
+    pair_fill(key, a, al, b, bl);
     void *v = ns_hmap_get(m, key, al + 1 + bl);
     if (key != stack)
         free(key);

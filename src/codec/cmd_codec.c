@@ -345,7 +345,7 @@ static bool js_plain_str(jscan_t *s, const uint8_t **str, size_t *len)
 /* An integer of at most 10 digits without leading zeros, fraction or exponent. */
 static bool js_int(jscan_t *s, int64_t *v)
 {
-    const uint8_t *q = ns__json_int10(s->p, s->end, v);
+    const uint8_t *q = ns__json_int10(s->p, s->end, false, v);
     if (q == NULL)
         return false;
     s->p = q;

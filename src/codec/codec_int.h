@@ -56,11 +56,13 @@ static inline unsigned ns__swar_first(uint64_t m)
     return (unsigned)__builtin_ctzll(m) >> 3;
 }
 
-/* A JSON integer as both header decoders (cmd_codec.c's fast reader, route_req.c) take it:
- * '-'?, then 1 to 10 digits without a leading zero, not followed by a digit, '.', 'e' or 'E'
- * (anything else is left to the complete decoder). Returns the end of the token with *v set,
- * or NULL. */
-static inline const uint8_t *ns__json_int10(const uint8_t *q, const uint8_t *end, int64_t *v)
+/* A JSON integer as the fast readers take it (cmd_codec.c's and route_req.c's header readers,
+ * register_body.c's compact TopicConfig reader): '-'?, then 1 to 10 digits (without a leading
+ * zero unless leading_zeros, as the lenient pull reader allows them), not followed by a digit,
+ * '.', 'e' or 'E' (anything else is left to the complete reader). Returns the end of the token
+ * with *v set, or NULL. */
+static inline const uint8_t *ns__json_int10(const uint8_t *q, const uint8_t *end,
+                                            bool leading_zeros, int64_t *v)
 {
     bool neg = q < end && *q == '-';
     if (neg)
@@ -70,7 +72,7 @@ static inline const uint8_t *ns__json_int10(const uint8_t *q, const uint8_t *end
     while (q < end && ns_ascii_is_digit(*q) && q - digits < 11)
         acc = acc * 10 + (*q++ - '0');
     size_t n = (size_t)(q - digits);
-    if (n == 0 || n > 10 || (digits[0] == '0' && n > 1))
+    if (n == 0 || n > 10 || (!leading_zeros && digits[0] == '0' && n > 1))
         return NULL;
     if (q < end && (*q == '.' || *q == 'e' || *q == 'E' || ns_ascii_is_digit(*q)))
         return NULL;

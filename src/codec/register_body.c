@@ -336,19 +336,9 @@ static bool cm_lit(const uint8_t **p, const uint8_t *end, lit_t l)
 /* -?[0-9]{1,10} within int32, as jv_int32 reads a JSON integer. */
 static bool cm_int32(const uint8_t **pp, const uint8_t *end, int32_t *out)
 {
-    const uint8_t *p = *pp;
-    bool neg = p < end && *p == '-';
-    if (neg)
-        p++;
-    const uint8_t *digits = p;
-    int64_t v = 0;
-    while (p < end && ns_ascii_is_digit(*p) && p - digits < 10)
-        v = v * 10 + (*p++ - '0');
-    if (p == digits || (p < end && (ns_ascii_is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E')))
-        return false;
-    if (neg)
-        v = -v;
-    if (v < INT32_MIN || v > INT32_MAX)
+    int64_t v;
+    const uint8_t *p = ns__json_int10(*pp, end, true, &v);
+    if (p == NULL || v < INT32_MIN || v > INT32_MAX)
         return false;
     *out = (int32_t)v;
     *pp = p;
@@ -961,6 +951,21 @@ static int zin_int(zin_t *z, int32_t *v, char *err, size_t errlen)
     return 0;
 }
 
+/* Reads the count of a list whose items take at least min_item bytes each (what names it in
+ * errors): NS_ETOOBIG above NS_REGISTER_MAX_TOPICS or when the inflated rest cannot hold that
+ * many items. */
+static int zin_count(zin_t *z, const char *what, size_t min_item, int32_t *count, char *err,
+                     size_t errlen)
+{
+    int rc = zin_int(z, count, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (*count > NS_REGISTER_MAX_TOPICS)
+        return fail(err, errlen, NS_ETOOBIG, "%s %d over %d", what, (int)*count,
+                    NS_REGISTER_MAX_TOPICS);
+    return *count > 0 ? zin_fits(z, what, (uint64_t)*count * min_item, err, errlen) : 0;
+}
+
 /* Reads a length-prefixed item; *p points into the inflater's buffer until the next read. */
 static int zin_item(zin_t *z, const char *what, const uint8_t **p, size_t *n, char *err,
                     size_t errlen)
@@ -1093,19 +1098,9 @@ static int decode_compressed(dec_t *d, const uint8_t *body, size_t len, int32_t 
     if (rc < 0)
         goto out;
 
-    rc = zin_int(&z, &count, d->err, d->errlen);
+    rc = zin_count(&z, "topic count", MIN_TOPIC_ITEM, &count, d->err, d->errlen);
     if (rc < 0)
         goto out;
-    if (count > NS_REGISTER_MAX_TOPICS) {
-        rc = fail(d->err, d->errlen, NS_ETOOBIG, "topic count %d over %d", (int)count,
-                  NS_REGISTER_MAX_TOPICS);
-        goto out;
-    }
-    if (count > 0) {
-        rc = zin_fits(&z, "topic count", (uint64_t)count * MIN_TOPIC_ITEM, d->err, d->errlen);
-        if (rc < 0)
-            goto out;
-    }
     for (int32_t i = 0; i < count; i++) {
         if ((i + 1) % CPU_CHECK_TOPICS == 0) {
             rc = zin_cpu_check(&z, d->err, d->errlen);
@@ -1127,19 +1122,9 @@ static int decode_compressed(dec_t *d, const uint8_t *body, size_t len, int32_t 
     if (rc < 0 || version < NS_VERSION_V5_0_0)
         goto out;
 
-    rc = zin_int(&z, &count, d->err, d->errlen);
+    rc = zin_count(&z, "mapping count", 4u, &count, d->err, d->errlen);
     if (rc < 0)
         goto out;
-    if (count > NS_REGISTER_MAX_TOPICS) {
-        rc = fail(d->err, d->errlen, NS_ETOOBIG, "mapping count %d over %d", (int)count,
-                  NS_REGISTER_MAX_TOPICS);
-        goto out;
-    }
-    if (count > 0) {
-        rc = zin_fits(&z, "mapping count", (uint64_t)count * 4u, d->err, d->errlen);
-        if (rc < 0)
-            goto out;
-    }
     for (int32_t i = 0; i < count; i++) {
         rc = zin_item(&z, "mapping info", &p, &n, d->err, d->errlen);
         if (rc < 0)

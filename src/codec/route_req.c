@@ -115,7 +115,7 @@ static bool int32_val(scan_t *s, int32_t *out)
 {
     ws(s);
     int64_t acc;
-    const uint8_t *q = ns__json_int10(s->p, s->end, &acc);
+    const uint8_t *q = ns__json_int10(s->p, s->end, false, &acc);
     if (q == NULL || acc < INT32_MIN || acc > INT32_MAX)
         return false;
     *out = (int32_t)acc;

@@ -124,11 +124,9 @@ static void collect_broker(const ns_jobq_item_t *item, void *arg)
     const char *addr = ns_cmd_ext_get(&job->req, "brokerAddr");
     if (cluster == NULL || addr == NULL || ns_hmap_get_pair(&set->keys, cluster, addr) != NULL)
         return;
-    size_t cl = strlen(cluster), al = strlen(addr);
-    char *key = ns_xmalloc(cl + al + 2);
-    memcpy(key, cluster, cl + 1);
-    memcpy(key + cl + 1, addr, al + 1);
-    ns_hmap_put(&set->keys, key, cl + al + 1, key);
+    size_t klen;
+    char *key = ns_hmap_pair_key(cluster, addr, &klen);
+    ns_hmap_put(&set->keys, key, klen, key);
 }
 
 static bool spare_queued(void *arg, const char *cluster, const char *addr)

@@ -89,17 +89,6 @@ static const char *str_or_null(const char *s)
     return s ? s : "null";
 }
 
-/* "cluster\0addr\0" as one owned key; *klen excludes the final NUL. */
-static char *make_pair_key(const char *cluster, const char *addr, size_t *klen)
-{
-    size_t c = strlen(cluster), a = strlen(addr);
-    char *k = ns_xmalloc(c + 1 + a + 1);
-    memcpy(k, cluster, c + 1);
-    memcpy(k + c + 1, addr, a + 1);
-    *klen = c + 1 + a;
-    return k;
-}
-
 ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname, size_t *pos)
 {
     ns__route_qd_t *qd = ns__route_topic_qds(t);
@@ -482,7 +471,7 @@ static bool filter_set(ns_route_t *r, const char *cluster, const char *addr, cha
     }
     filter_remove(r, cluster, addr);
     ns__route_filter_t *f = ns_xcalloc(1, sizeof(*f));
-    f->key = make_pair_key(cluster, addr, &f->klen);
+    f->key = ns_hmap_pair_key(cluster, addr, &f->klen);
     f->servers = ns_xmalloc(n * sizeof(*f->servers));
     for (size_t i = 0; i < n; i++)
         f->servers[i] = ns_xstrdup(servers[i] ? servers[i] : "");
@@ -857,7 +846,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     if (lv == NULL) {
         changed = true;
         lv = ns_xcalloc(1, sizeof(*lv));
-        lv->key = make_pair_key(q->cluster, q->addr, &lv->klen);
+        lv->key = ns_hmap_pair_key(q->cluster, q->addr, &lv->klen);
         lv->cluster = lv->key;
         lv->addr = lv->key + strlen(q->cluster) + 1;
         ns_hmap_put(&r->live, lv->key, lv->klen, lv);
@@ -1528,7 +1517,7 @@ ns__route_live_t *ns__route_live_add(ns_route_t *r, const char *cluster, const c
     if (ns__route_live_get_locked(r, cluster, addr) != NULL)
         return NULL;
     ns__route_live_t *lv = ns_xcalloc(1, sizeof(*lv));
-    lv->key = make_pair_key(cluster, addr, &lv->klen);
+    lv->key = ns_hmap_pair_key(cluster, addr, &lv->klen);
     lv->cluster = lv->key;
     lv->addr = lv->key + strlen(cluster) + 1;
     ns_hmap_put(&r->live, lv->key, lv->klen, lv);

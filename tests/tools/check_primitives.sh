@@ -32,6 +32,7 @@ the route table's read lock~(^|_)(rdlock|rd_lock|read_lock|rlock)$~src/route/rou
 an ASCII digit test~(^|_)(is_?digit|isdigit_ascii)$~include/ns_utf8.h~.
 Java's Long.parseLong, Integer.parseInt, Boolean.parseBoolean~(^|_)(parse_(java_)?(long|int|int32|int64|bool|boolean)|java_(true|bool)|parse_u?int(32|64)?_text)$~include/ns_utf8.h src/base/utf8.c~.
 a request's peer for a log line~(^|_)(peer_of|peer_name|peer_text)$~src/proc/proc_int.h~.
+the composite key of a pair of names~(^|_)(make_)?pair_key$~include/ns_hmap.h src/base/hmap.c~.
 a hash function~(^|_)[a-z0-9_]*(hash|fnv|murmur|xxh|siphash|djb2)[a-z0-9_]*$~include/ns_hmap.h src/base/hmap.c~.
 word-at-a-time byte tests (SWAR)~(^|_)(any_zero|has_zero|zero_bytes|haszero|swar[a-z0-9_]*)$~src/codec/codec_int.h~.
 EOF
@@ -173,6 +174,10 @@ static const char *peer_of(const ns_ctx_t *ctx)
 {
     return "-";
 }
+static char *make_pair_key(const char *cluster, const char *addr, size_t *klen)
+{
+    return NULL;
+}
 static uint64_t key_hash(const void *key, uint32_t variant)
 {
     return 0;
@@ -212,7 +217,7 @@ if check "$plant" >"$tmp/planted"; then
     exit 1
 fi
 for want in be32 put_int32 mono_us 'write_all:' mkdir_parents open_append is_digit java_true \
-    peer_of key_hash any_zero rdlock 'a hash constant' 'a linear probe'; do
+    peer_of make_pair_key key_hash any_zero rdlock 'a hash constant' 'a linear probe'; do
     grep -q "$want" "$tmp/planted" || {
         echo "check_primitives: the planted copy '$want' was not caught:" >&2
         cat "$tmp/planted" >&2

@@ -109,7 +109,14 @@ static void test_hmap_get_pair(void **state)
     assert_null(ns_hmap_get_pair(&m, "DefaultCluster", "10.0.0.1:1091"));
     assert_null(ns_hmap_get_pair(&m, "DefaultCluster10.0.0.1:10911", ""));
     assert_null(ns_hmap_get_pair(&m, "", "DefaultCluster"));
+    size_t klen;
+    char *made = ns_hmap_pair_key("DefaultCluster", "10.0.0.9:10911", &klen);
+    assert_int_equal(klen, strlen("DefaultCluster") + 1 + strlen("10.0.0.9:10911"));
+    assert_int_equal(made[klen], '\0');
+    ns_hmap_put(&m, made, klen, made);
+    assert_ptr_equal(ns_hmap_get_pair(&m, "DefaultCluster", "10.0.0.9:10911"), made);
     ns_hmap_clear(&m);
+    free(made);
     free(long_key);
 }
 
