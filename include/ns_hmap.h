@@ -90,6 +90,10 @@ bool ns_hmap_needs_grow(const ns_hmap_t *m);
 ns_hmap_slot_t *ns_hmap_grown_slots(const ns_hmap_t *m, size_t *cap);
 void ns_hmap_adopt_slots(ns_hmap_t *m, ns_hmap_slot_t *slots, size_t cap);
 
+/* Makes room for n entries in all, so that the map does not grow before it holds n: for a
+ * caller that knows (or can bound) how many keys are coming. Never shrinks. */
+void ns_hmap_reserve(ns_hmap_t *m, size_t n);
+
 /* Removes key. Returns its value (the caller owns it now; it is not freed), or NULL when
  * absent. */
 void *ns_hmap_remove(ns_hmap_t *m, const char *key, size_t klen);

@@ -12,32 +12,30 @@
 
 static uint64_t hash_seed;
 
-static uint64_t seed(void)
+/* The first call's seed (any process-unique value will do: the point is that it is not a
+ * constant); out of line, so that seed() inlines into every hash. */
+static __attribute__((noinline, cold)) uint64_t seed_first(void)
+{
+    uint64_t v = ns_now_ms() ^ ((uint64_t)(uintptr_t)&hash_seed << 16) ^
+                 (uint64_t)ns_wall_ms() * 0x9E3779B97F4A7C15ull;
+    v |= 1;
+    uint64_t expected = 0;
+    __atomic_compare_exchange_n(&hash_seed, &expected, v, false, __ATOMIC_RELAXED,
+                                __ATOMIC_RELAXED);
+    return __atomic_load_n(&hash_seed, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t seed(void)
 {
     uint64_t s = __atomic_load_n(&hash_seed, __ATOMIC_RELAXED);
-    if (s == 0) {
-        /* Any process-unique value will do: the point is that it is not a constant. */
-        uint64_t v = ns_now_ms() ^ ((uint64_t)(uintptr_t)&hash_seed << 16) ^
-                     (uint64_t)ns_wall_ms() * 0x9E3779B97F4A7C15ull;
-        v |= 1;
-        uint64_t expected = 0;
-        __atomic_compare_exchange_n(&hash_seed, &expected, v, false, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED);
-        s = __atomic_load_n(&hash_seed, __ATOMIC_RELAXED);
-    }
-    return s;
+    return __builtin_expect(s != 0, 1) ? s : seed_first();
 }
 
 /* Eight bytes per multiply (keys are names of ten to forty bytes: a byte-wise FNV-1a was a
  * quarter of a large registration's apply), the rest byte by byte, started from the seed; each
- * piece's length is mixed in first, and ns_hmap_hash_end() avalanches (splitmix64) so that the
- * low bits used for the slot index depend on every input byte. */
-uint64_t ns_hmap_hash_begin(void)
-{
-    return 0xcbf29ce484222325ull ^ seed();
-}
-
-uint64_t ns_hmap_hash_add(uint64_t h, const void *key, size_t klen)
+ * piece's length is mixed in first, and hash_end() avalanches (splitmix64) so that the low bits
+ * used for the slot index depend on every input byte. */
+static inline uint64_t hash_add(uint64_t h, const void *key, size_t klen)
 {
     h += klen * 0x9e3779b97f4a7c15ull;
     const unsigned char *p = key;
@@ -55,7 +53,7 @@ uint64_t ns_hmap_hash_add(uint64_t h, const void *key, size_t klen)
     return h;
 }
 
-uint64_t ns_hmap_hash_end(uint64_t h)
+static inline uint64_t hash_end(uint64_t h)
 {
     h ^= h >> 30;
     h *= 0xbf58476d1ce4e5b9ull;
@@ -65,9 +63,24 @@ uint64_t ns_hmap_hash_end(uint64_t h)
     return h;
 }
 
+uint64_t ns_hmap_hash_begin(void)
+{
+    return 0xcbf29ce484222325ull ^ seed();
+}
+
+uint64_t ns_hmap_hash_add(uint64_t h, const void *p, size_t n)
+{
+    return hash_add(h, p, n);
+}
+
+uint64_t ns_hmap_hash_end(uint64_t h)
+{
+    return hash_end(h);
+}
+
 uint64_t ns_hmap_hash(const char *key, size_t klen)
 {
-    return ns_hmap_hash_end(ns_hmap_hash_add(ns_hmap_hash_begin(), key, klen));
+    return hash_end(hash_add(0xcbf29ce484222325ull ^ seed(), key, klen));
 }
 
 void ns_hmap_clear(ns_hmap_t *m)
@@ -116,9 +129,9 @@ bool ns_hmap_needs_grow(const ns_hmap_t *m)
     return (m->count + 1) * 4 > m->cap * 3;
 }
 
-ns_hmap_slot_t *ns_hmap_grown_slots(const ns_hmap_t *m, size_t *ncap_out)
+/* m's entries in a new array of ncap slots (a power of two that holds them all). */
+static ns_hmap_slot_t *rehashed(const ns_hmap_t *m, size_t ncap)
 {
-    size_t ncap = m->cap ? m->cap * 2 : MIN_CAP;
     ns_hmap_slot_t *slots = ns_xcalloc(ncap, sizeof(*slots));
     size_t mask = ncap - 1;
     for (size_t i = 0; i < m->cap; i++) {
@@ -129,8 +142,26 @@ ns_hmap_slot_t *ns_hmap_grown_slots(const ns_hmap_t *m, size_t *ncap_out)
             j = (j + 1) & mask;
         slots[j] = m->slots[i];
     }
-    *ncap_out = ncap;
     return slots;
+}
+
+ns_hmap_slot_t *ns_hmap_grown_slots(const ns_hmap_t *m, size_t *ncap_out)
+{
+    *ncap_out = m->cap ? m->cap * 2 : MIN_CAP;
+    return rehashed(m, *ncap_out);
+}
+
+void ns_hmap_reserve(ns_hmap_t *m, size_t n)
+{
+    size_t ncap = m->cap ? m->cap : MIN_CAP;
+    while (n * 4 > ncap * 3)
+        ncap *= 2;
+    if (ncap == m->cap)
+        return;
+    ns_hmap_slot_t *slots = rehashed(m, ncap);
+    free(m->slots);
+    m->slots = slots;
+    m->cap = ncap;
 }
 
 void ns_hmap_adopt_slots(ns_hmap_t *m, ns_hmap_slot_t *slots, size_t cap)

@@ -51,6 +51,7 @@ typedef struct dec {
     size_t mapping_cap;
     ns_hmap_t topics_ix;   /* topic name -> its position in out->topics + 1 (not owned) */
     ns_hmap_t mappings_ix; /* the same for out->mappings */
+    size_t topics_hint;    /* topics expected (the index is sized for them at the first) */
     ns_buf_t name_buf;     /* a compressed body's topic name being decoded */
     char *err;
     size_t errlen;
@@ -104,6 +105,8 @@ static int add_topic(dec_t *d, ns_topic_config_t *tc)
     ns_register_body_t *b = d->out;
     size_t klen = strlen(tc->topic_name);
     uint64_t h = ns_hmap_hash(tc->topic_name, klen);
+    if (d->topics_ix.cap == 0)
+        ns_hmap_reserve(&d->topics_ix, d->topics_hint); /* rather than doubling 14 times */
     void *at = ns_hmap_get_h(&d->topics_ix, tc->topic_name, klen, h);
     if (at != NULL) {
         /* The index's key becomes the new name before the old one is freed. */
@@ -686,8 +689,13 @@ static int decode_filter_array(dec_t *d, jr_t *r, const jv_t *v)
     return rc < 0 ? SYNTAX(d) : 0;
 }
 
+/* A JSON body holds a topic per ~150 bytes (a broker's TopicConfig), at most: the hint sizes
+ * the name index once instead of doubling it. */
+#define JSON_TOPIC_BYTES 150
+
 static int decode_json(dec_t *d, const uint8_t *body, size_t len, int32_t version)
 {
+    d->topics_hint = len / JSON_TOPIC_BYTES;
     jr_t r;
     jr_init(&r, body, len);
     jv_t root;
@@ -1101,6 +1109,7 @@ static int decode_compressed(dec_t *d, const uint8_t *body, size_t len, int32_t 
     rc = zin_count(&z, "topic count", MIN_TOPIC_ITEM, &count, d->err, d->errlen);
     if (rc < 0)
         goto out;
+    ns_hmap_reserve(&d->topics_ix, (size_t)(count > 0 ? count : 0)); /* no regrowth */
     for (int32_t i = 0; i < count; i++) {
         if ((i + 1) % CPU_CHECK_TOPICS == 0) {
             rc = zin_cpu_check(&z, d->err, d->errlen);
@@ -1125,6 +1134,7 @@ static int decode_compressed(dec_t *d, const uint8_t *body, size_t len, int32_t 
     rc = zin_count(&z, "mapping count", 4u, &count, d->err, d->errlen);
     if (rc < 0)
         goto out;
+    ns_hmap_reserve(&d->mappings_ix, (size_t)(count > 0 ? count : 0));
     for (int32_t i = 0; i < count; i++) {
         rc = zin_item(&z, "mapping info", &p, &n, d->err, d->errlen);
         if (rc < 0)

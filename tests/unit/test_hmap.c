@@ -236,6 +236,37 @@ static void test_hmap_foreach(void **state)
     ns_hmap_clear(&m);
 }
 
+/* ns_hmap_reserve sizes the array once: n puts after it do not grow it, what was there stays,
+ * and a smaller reservation changes nothing. */
+static void test_hmap_reserve(void **state)
+{
+    (void)state;
+    ns_hmap_t m = NS_HMAP_INIT(NULL);
+    static char keys[1000][8];
+    for (int i = 0; i < 10; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "r%d", i);
+        ns_hmap_put(&m, keys[i], strlen(keys[i]), keys[i]);
+    }
+    ns_hmap_reserve(&m, 1000);
+    size_t cap = m.cap;
+    assert_true(cap * 3 >= 1000 * 4);
+    for (int i = 0; i < 10; i++)
+        assert_ptr_equal(ns_hmap_gets(&m, keys[i]), keys[i]);
+    for (int i = 10; i < 1000; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "r%d", i);
+        ns_hmap_put(&m, keys[i], strlen(keys[i]), keys[i]);
+    }
+    assert_int_equal(m.cap, cap);
+    assert_int_equal(m.count, 1000);
+    ns_hmap_reserve(&m, 10);
+    assert_int_equal(m.cap, cap);
+    ns_hmap_clear(&m);
+    ns_hmap_reserve(&m, 0); /* an empty map gets its first array */
+    assert_int_equal(m.cap, 16);
+    assert_null(ns_hmap_gets(&m, "r1"));
+    ns_hmap_clear(&m);
+}
+
 /* The hash over pieces is the hash of a string when there is one piece; the pieces' lengths keep
  * "ab" + "c" apart from "a" + "bc"; equal input, equal hash. */
 static void test_hmap_hash_pieces(void **state)
@@ -269,9 +300,13 @@ static void test_hmap_hash_pieces(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hmap),          cmocka_unit_test(test_hmap_random),
-        cmocka_unit_test(test_hmap_get_pair), cmocka_unit_test(test_hmap_value_destructor),
-        cmocka_unit_test(test_hmap_foreach),  cmocka_unit_test(test_hmap_hash_pieces),
+        cmocka_unit_test(test_hmap),
+        cmocka_unit_test(test_hmap_random),
+        cmocka_unit_test(test_hmap_get_pair),
+        cmocka_unit_test(test_hmap_value_destructor),
+        cmocka_unit_test(test_hmap_foreach),
+        cmocka_unit_test(test_hmap_reserve),
+        cmocka_unit_test(test_hmap_hash_pieces),
     };
     return cmocka_run_group_tests_name("hmap", tests, NULL, NULL);
 }
