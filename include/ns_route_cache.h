@@ -33,12 +33,13 @@ typedef struct ns_route_cache_dep {
 /* A stored answer (read-only to callers; valid until the next put, evict or free). */
 typedef struct ns_route_cache_entry ns_route_cache_entry_t;
 struct ns_route_cache_entry {
-    ns_route_cache_entry_t *prev; /* LRU list, most recent first */
+    ns_route_cache_entry_t *hnext; /* hash chain */
+    ns_route_cache_entry_t *prev;  /* LRU list, most recent first */
     ns_route_cache_entry_t *next;
-    const void *key;  /* with variant right after it, the bytes the cache's map is keyed by */
+    const void *key;
+    uint64_t key_stamp;
     uint32_t variant; /* what else selects the answer (JSON mode, flags) */
     uint32_t ndeps;
-    uint64_t key_stamp;
     size_t body_len;
     size_t bytes; /* what this entry counts against the bound */
     const ns_route_cache_dep_t *deps;

@@ -286,6 +286,20 @@ static void test_hmap_hash_pieces(void **state)
     assert_true(h1 != h2);
     assert_true(ns_hmap_hash("abc", 3) != ns_hmap_hash("abd", 3));
     assert_true(ns_hmap_hash("", 0) != ns_hmap_hash("\0", 1));
+    /* every byte counts, at every length (the tail is read in overlapping words) */
+    char key[48], other[48];
+    for (size_t len = 1; len <= sizeof(key); len++) {
+        for (size_t i = 0; i < len; i++)
+            key[i] = (char)('a' + (i * 7 + len) % 26);
+        uint64_t h = ns_hmap_hash(key, len);
+        for (size_t i = 0; i < len; i++) {
+            memcpy(other, key, len);
+            other[i] ^= 0x01;
+            if (ns_hmap_hash(other, len) == h)
+                fail_msg("length %zu: byte %zu does not count", len, i);
+        }
+        assert_true(ns_hmap_hash(key, len - 1) != h); /* a prefix differs */
+    }
     /* the low bits (the slot index) spread: 4096 names over 64 slots, none empty */
     int used[64] = {0};
     for (int i = 0; i < 4096; i++) {
