@@ -2,17 +2,15 @@
  * ("%d %p %t - %m"), with milliseconds. */
 #include "ns_log.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ns_atomic_file.h"
 #include "ns_common.h"
 
 /* 8 KiB is far above any line we write; longer ones (a huge topic name in a WARN) are cut. */
@@ -25,34 +23,13 @@ static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const level_names[] = {"ERROR", "WARN", "INFO", "DEBUG"};
 
-static int mkdir_parents(const char *path)
-{
-    char tmp[4096];
-    size_t n = strlen(path);
-    if (n >= sizeof(tmp))
-        return -ENAMETOOLONG;
-    memcpy(tmp, path, n + 1);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    return 0;
-}
-
 int ns_log_open_file(const char *path)
 {
     int fd = -1;
     if (path != NULL && path[0] != '\0') {
-        int rc = mkdir_parents(path);
-        if (rc < 0)
-            return rc;
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        fd = ns_afile_open_append(path, 0644);
         if (fd < 0)
-            return -errno;
+            return fd;
     }
     pthread_mutex_lock(&log_lock);
     int old = log_fd;
@@ -89,20 +66,6 @@ bool ns_log_level_parse(const char *name, ns_log_level_t *out)
     return false;
 }
 
-static void write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return; /* nowhere left to report a failing log sink */
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-}
-
 static __thread char thread_label[16];
 
 void ns_log(ns_log_level_t level, const char *fmt, ...)
@@ -136,11 +99,12 @@ void ns_log(ns_log_level_t level, const char *fmt, ...)
             line[i] = '?';
     line[len++] = '\n';
 
+    /* A failing sink has nowhere left to report to: its error is dropped. */
     if (__atomic_load_n(&log_stdout, __ATOMIC_RELAXED))
-        write_all(STDOUT_FILENO, line, len);
+        (void)ns_afile_write_all(STDOUT_FILENO, line, len);
     pthread_mutex_lock(&log_lock);
     if (log_fd >= 0)
-        write_all(log_fd, line, len);
+        (void)ns_afile_write_all(log_fd, line, len);
     pthread_mutex_unlock(&log_lock);
 }
 

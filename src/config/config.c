@@ -761,7 +761,7 @@ static const char *home_dir(void)
 static bool java_parse_num(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     int64_t r;
-    if (!ns_json_parse_int64_text(s, strlen(s), &r) || r < lo || r > hi)
+    if (!ns_java_parse_long(s, strlen(s), &r) || r < lo || r > hi)
         return false;
     *out = r;
     return true;
@@ -886,7 +886,7 @@ static int convert(const opt_t *o, const char *value, bool strict, opt_value_t *
         return 1;
     }
     case T_BOOL:
-        v->b = strcasecmp(value, "true") == 0;
+        v->b = ns_java_parse_bool(value, strlen(value));
         if (strict && !v->b && strcasecmp(value, "false") != 0) {
             /* Java takes anything but "true" as false; a typo there silently disables a
              * feature, so the strict loader asks for one of the two words. */

@@ -105,22 +105,6 @@ static char *path_with_suffix(const char *path, const char *suffix)
     return s;
 }
 
-/* Writes all len bytes (retrying short writes and EINTR). Returns 0 or -errno. */
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, data + done, len - done);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        done += (size_t)n;
-    }
-    return 0;
-}
-
 /* Reads the whole file at path into a malloc'd, NUL-terminated buffer. Returns 0, -errno
  * (-ENOENT for a missing file) or NS_ETOOBIG. */
 static int read_file(const char *path, char **data, size_t *len)
@@ -142,7 +126,7 @@ static int write_plain(const char *path, const void *data, size_t len)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0)
         return -errno;
-    int rc = write_all(fd, data, len);
+    int rc = ns_afile_write_all(fd, data, len);
     if (close(fd) != 0 && rc == 0)
         rc = -errno;
     return rc;

@@ -72,14 +72,6 @@ struct incoming {
     bool handed; /* the stream went to Raft */
 };
 
-static uint64_t get_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
 bool ns_ctl_is_raft_handshake(const uint8_t first8[8])
 {
     static const uint8_t proto[8] = {HANDSHAKE_PROTOCOL, 0, 0, 0, 0, 0, 0, 0};
@@ -186,7 +178,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         }
         if (in->nread < sizeof(in->preamble))
             return;
-        uint64_t len = get_le64(in->preamble + 16);
+        uint64_t len = ns_read_le64(in->preamble + 16);
         if (len == 0 || len > MAX_ADDRESS_LEN || len % 8 != 0) {
             refuse(in, "a handshake address of a bad length");
             return;
@@ -204,7 +196,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         refuse(in, "a handshake address without its end");
         return;
     }
-    uint64_t id = get_le64(in->preamble + 8);
+    uint64_t id = ns_read_le64(in->preamble + 8);
     const ns_ctl_peer_t *p = check_peer(in, id, in->address);
     if (p == NULL) {
         char why[400];

@@ -116,19 +116,16 @@ static void leave(ns_jobq_t *q, ns_jobq_conn_t *c)
 
 void ns_jobq_init(ns_jobq_t *q, uint64_t new_conn_cost)
 {
-    *q = (ns_jobq_t){.new_conn_cost = new_conn_cost, .conns = NS_HMAP_INIT};
+    *q = (ns_jobq_t){.new_conn_cost = new_conn_cost, .conns = NS_HMAP_INIT(free)};
 }
 
 void ns_jobq_free(ns_jobq_t *q)
 {
     NS_ASSERT(q->count == 0);
-    for (size_t i = ns_hmap_next(&q->conns, 0); i < q->conns.cap;
-         i = ns_hmap_next(&q->conns, i + 1))
-        free(q->conns.slots[i].val);
     ns_hmap_clear(&q->conns);
     free(q->lanes[0].v);
     free(q->lanes[1].v);
-    *q = (ns_jobq_t){.new_conn_cost = q->new_conn_cost, .conns = NS_HMAP_INIT};
+    *q = (ns_jobq_t){.new_conn_cost = q->new_conn_cost, .conns = NS_HMAP_INIT(free)};
 }
 
 void ns_jobq_push(ns_jobq_t *q, ns_jobq_item_t *item)
@@ -260,9 +257,8 @@ ns_jobq_item_t *ns_jobq_close_conn(ns_jobq_t *q, uint64_t conn, ns_jobq_pick_fn 
 ns_jobq_item_t *ns_jobq_take_closed(ns_jobq_t *q)
 {
     ns_jobq_item_t *taken = NULL, **tail = &taken;
-    for (size_t i = ns_hmap_next(&q->conns, 0); i < q->conns.cap;
-         i = ns_hmap_next(&q->conns, i + 1)) {
-        ns_jobq_conn_t *c = q->conns.slots[i].val;
+    NS_HMAP_FOREACH(&q->conns, e) {
+        ns_jobq_conn_t *c = e->val;
         if (!c->closed || c->head == NULL)
             continue;
         for (ns_jobq_item_t *it = c->head; it != NULL; it = it->next)
@@ -290,9 +286,8 @@ void ns_jobq_forget(ns_jobq_t *q, uint64_t conn)
 void ns_jobq_foreach(const ns_jobq_t *q, void (*fn)(const ns_jobq_item_t *item, void *arg),
                      void *arg)
 {
-    for (size_t i = ns_hmap_next(&q->conns, 0); i < q->conns.cap;
-         i = ns_hmap_next(&q->conns, i + 1)) {
-        const ns_jobq_conn_t *c = q->conns.slots[i].val;
+    NS_HMAP_FOREACH(&q->conns, e) {
+        const ns_jobq_conn_t *c = e->val;
         for (const ns_jobq_item_t *it = c->head; it != NULL; it = it->next)
             fn(it, arg);
     }

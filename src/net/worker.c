@@ -28,7 +28,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ns_budget.h"
@@ -62,15 +61,6 @@ struct ns_worker {
     bool shutting_down;   /* drop every queued request of a closed connection */
     ns_buf_t scratch;     /* handlers' reusable buffer (worker thread only) */
 };
-
-/* Monotonic nanoseconds: what a job costs is how long it held the worker (a KV write waiting
- * for its fsync costs the others as much as a decode does). */
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static ns_job_t *job_of(ns_jobq_item_t *item)
 {
@@ -129,11 +119,9 @@ static void collect_broker(const ns_jobq_item_t *item, void *arg)
     const char *addr = ns_cmd_ext_get(&job->req, "brokerAddr");
     if (cluster == NULL || addr == NULL || ns_hmap_get_pair(&set->keys, cluster, addr) != NULL)
         return;
-    size_t cl = strlen(cluster), al = strlen(addr);
-    char *key = ns_xmalloc(cl + al + 2);
-    memcpy(key, cluster, cl + 1);
-    memcpy(key + cl + 1, addr, al + 1);
-    ns_hmap_put(&set->keys, key, cl + al + 1, key);
+    size_t klen;
+    char *key = ns_hmap_pair_key(cluster, addr, &klen);
+    ns_hmap_put(&set->keys, key, klen, key);
 }
 
 static bool spare_queued(void *arg, const char *cluster, const char *addr)
@@ -147,16 +135,13 @@ static bool spare_queued(void *arg, const char *cluster, const char *addr)
 static void run_scan(ns_worker_t *w, ns_job_t *job)
 {
     ns_server_t *server = w->server;
-    queued_brokers_t queued = {.keys = NS_HMAP_INIT};
+    queued_brokers_t queued = {.keys = NS_HMAP_INIT(free)};
     pthread_mutex_lock(&w->lock);
     ns_jobq_foreach(&w->queue, collect_broker, &queued);
     pthread_mutex_unlock(&w->lock);
     job->expired = ns_xmalloc(SCAN_MAX_CLOSE * sizeof(uint64_t));
     job->expired_count = ns_route_scan_not_active_sparing(server->route, ns_now_ms(), spare_queued,
                                                           &queued, job->expired, SCAN_MAX_CLOSE);
-    for (size_t i = ns_hmap_next(&queued.keys, 0); i < queued.keys.cap;
-         i = ns_hmap_next(&queued.keys, i + 1))
-        free(queued.keys.slots[i].val);
     ns_hmap_clear(&queued.keys);
 }
 
@@ -280,13 +265,15 @@ static void *worker_main(void *arg)
         bool control = item->lane == NS_JOBQ_CONTROL;
         NS_METRIC_INC(WORKER_STARTED);
         ns_metrics_observe_since(NS_H_WORKER_WAIT, job->queued_at);
-        uint64_t t0 = control ? 0 : mono_ns();
+        uint64_t t0 = control ? 0 : ns_now_ns();
         ns_health_worker_begin(ns_now_ms());
         run(w, job);
         ns_health_worker_end();
         if (!control) {
-            /* What the job cost the worker decides its connection's next turn. */
-            uint64_t cost = mono_ns() - t0;
+            /* What the job cost the worker (how long it held it: a KV write waiting for its
+             * fsync costs the others as much as a decode does) decides its connection's next
+             * turn. */
+            uint64_t cost = ns_now_ns() - t0;
             pthread_mutex_lock(&w->lock);
             ns_jobq_done(&w->queue, cost);
             pthread_mutex_unlock(&w->lock);

@@ -117,13 +117,6 @@ out:
     return loaded;
 }
 
-static uint64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* Encodes the table if it changed since the last write. Returns false when nothing changed. */
 static bool encode_if_changed(ns_snapshot_t *s, bool force, ns_buf_t *out, uint64_t *changes,
                               uint64_t *held_us)
@@ -141,11 +134,11 @@ static bool encode_if_changed(ns_snapshot_t *s, bool force, ns_buf_t *out, uint6
 /* Writes encoded bytes to the file; logs and counts. */
 static int write_encoded(ns_snapshot_t *s, const ns_buf_t *data, uint64_t changes, uint64_t held_us)
 {
-    uint64_t t0 = mono_us();
+    uint64_t t0 = ns_now_ns();
     ns_afile_step_t step = NS_AFILE_STEP_NONE;
     const ns_afile_opts_t opts = {.make_dirs = true, .mode = 0644};
     int rc = ns_afile_write(s->path, data->data, data->len, &opts, &step, NULL);
-    uint64_t write_us = mono_us() - t0;
+    uint64_t write_us = (ns_now_ns() - t0) / 1000u;
     pthread_mutex_lock(&s->lock);
     bool was_failing = s->failing;
     s->failing = rc != 0;

@@ -150,43 +150,20 @@ static struct {
     ns_metrics_snapshot_t snap;
 } tl = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
-static int open_file(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash != NULL && slash != path) {
-        char *dir = ns_xstrndup(path, (size_t)(slash - path));
-        int rc = ns_afile_make_dirs(dir);
-        free(dir);
-        if (rc < 0)
-            return rc;
-    }
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    return fd < 0 ? -errno : fd;
-}
-
 static void write_line(const char *stamp, int port, const char *what, ns_buf_t *dist)
 {
     ns_buf_t line = NS_BUF_INIT;
     ns_buf_appendf(&line, "%s INFO NettyServerScheduler_1 - Port: %d, %s Distribution: %s\n", stamp,
                    port, what, ns_buf_cstr(dist));
-    const char *p = (const char *)line.data;
-    size_t left = line.len;
-    while (left > 0) {
-        ssize_t w = write(tl.fd, p, left);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break; /* a full disk loses traffic lines, nothing else */
-        p += w;
-        left -= (size_t)w;
-    }
+    /* A full disk loses traffic lines, nothing else. */
+    (void)ns_afile_write_all(tl.fd, line.data, line.len);
     ns_buf_free(&line);
 }
 
 static void tick(void)
 {
     if (__atomic_exchange_n(&tl.reopen, false, __ATOMIC_ACQ_REL)) {
-        int fd = open_file(tl.path);
+        int fd = ns_afile_open_append(tl.path, 0644);
         if (fd >= 0) {
             close(tl.fd);
             tl.fd = fd;
@@ -257,7 +234,7 @@ static void *traffic_main(void *arg)
 
 int ns_traffic_log_start(const char *path)
 {
-    int fd = open_file(path);
+    int fd = ns_afile_open_append(path, 0644);
     if (fd < 0) {
         NS_LOG_E("cannot open traffic log %s: %s", path, strerror(-fd));
         return fd;

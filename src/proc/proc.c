@@ -159,7 +159,7 @@ bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const n
                      entry->name, (int)req->opaque, ns_strerror(rc));
         }
     }
-    NS_LOG_D("peer=%s code=%d (%s) opaque=%d version=%d %s%s -> %d", ctx->peer ? ctx->peer : "-",
+    NS_LOG_D("peer=%s code=%d (%s) opaque=%d version=%d %s%s -> %d", ns__proc_peer(ctx),
              (int)req->code, entry ? entry->name : "unknown", (int)req->opaque, (int)req->version,
              req->serialize_type == NS_SERIALIZE_ROCKETMQ ? "ROCKETMQ" : "JSON",
              req->flag & NS_FLAG_ONEWAY ? " oneway" : "", (int)resp->code);

@@ -5,6 +5,12 @@
 
 #include "ns_proc.h"
 
+/* The peer's address for a log line ("-" when the request came from no connection). */
+static inline const char *ns__proc_peer(const ns_ctx_t *ctx)
+{
+    return ctx->peer ? ctx->peer : "-";
+}
+
 /* proc_kv.c */
 ns_proc_fn proc_put_kv_config;
 ns_proc_fn proc_get_kv_config;

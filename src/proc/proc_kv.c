@@ -16,13 +16,18 @@ static const char *or_null(const char *s)
     return s != NULL ? s : "null";
 }
 
-/* Java stores the value and answers 0 even when writing the file failed (it only logs). We
- * answer 1 instead, the change rolled back, so that an acknowledged PUT is always on disk;
- * mqadmin then reports the failure. */
-static void persist_failed(ns_cmd_t *resp, int rc)
+/* The answer of a write, from what persisting it returned. Java stores the value and answers 0
+ * even when writing the file failed (it only logs). We answer 1 instead, the change rolled
+ * back, so that an acknowledged PUT is always on disk; mqadmin then reports the failure. */
+static int persisted(ns_cmd_t *resp, int rc)
 {
-    resp->code = NS_RES_SYSTEM_ERROR;
-    ns_cmd_set_remark(resp, "persist kvConfig failed: %s", ns_strerror(rc));
+    if (rc != 0) {
+        resp->code = NS_RES_SYSTEM_ERROR;
+        ns_cmd_set_remark(resp, "persist kvConfig failed: %s", ns_strerror(rc));
+        return 0;
+    }
+    resp->code = NS_RES_SUCCESS;
+    return 0;
 }
 
 int proc_put_kv_config(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
@@ -35,13 +40,7 @@ int proc_put_kv_config(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         return 0;
     }
     /* A missing value is stored as Java's null: see ns_kv_put. */
-    int rc = ns_kv_put(ctx->kv, ns, key, ns_cmd_ext_get(req, "value"));
-    if (rc != 0) {
-        persist_failed(resp, rc);
-        return 0;
-    }
-    resp->code = NS_RES_SUCCESS;
-    return 0;
+    return persisted(resp, ns_kv_put(ctx->kv, ns, key, ns_cmd_ext_get(req, "value")));
 }
 
 int proc_get_kv_config(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
@@ -65,13 +64,8 @@ int proc_get_kv_config(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 
 int proc_delete_kv_config(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
-    int rc = ns_kv_delete(ctx->kv, ns_cmd_ext_get(req, "namespace"), ns_cmd_ext_get(req, "key"));
-    if (rc != 0) {
-        persist_failed(resp, rc);
-        return 0;
-    }
-    resp->code = NS_RES_SUCCESS;
-    return 0;
+    return persisted(
+        resp, ns_kv_delete(ctx->kv, ns_cmd_ext_get(req, "namespace"), ns_cmd_ext_get(req, "key")));
 }
 
 int proc_get_kvlist_by_namespace(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)

@@ -1,7 +1,8 @@
 /* Unit tests for the shared atomic file writer (ns_atomic_file.h): the new content replaces the
  * old one whole, a failure at any step keeps the old file and leaves no temporary file, the
  * options (directories made, pid suffix, mode, the hook before the rename) do what they say.
- * kv.c's own use of it is covered step by step in test_kv.c. */
+ * kv.c's own use of it is covered step by step in test_kv.c. Also the file primitives of the
+ * header (write all, mkdir -p, open for appending) that the logs and the KV backup use. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ns_atomic_file.h"
@@ -186,6 +188,71 @@ static void test_read_whole_file(void **state)
     free(data);
 }
 
+/* ns_afile_write_all writes everything through a pipe smaller than the data (short writes);
+ * ns_afile_make_dirs and ns_afile_open_append make what is missing, say what is in the way, and
+ * refuse a name longer than PATH_MAX. */
+static void test_file_primitives(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    enum { SIZE = 300000 }; /* above a pipe's 64 KiB: the writer blocks, then writes short */
+    char *data = malloc(SIZE);
+    for (size_t i = 0; i < SIZE; i++)
+        data[i] = (char)('A' + i % 23);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        _exit(ns_afile_write_all(fds[1], data, SIZE) == 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    char *back = malloc(SIZE + 1);
+    size_t got = 0;
+    for (ssize_t n; (n = read(fds[0], back + got, SIZE + 1 - got)) > 0;)
+        got += (size_t)n;
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(got, SIZE);
+    assert_memory_equal(back, data, SIZE);
+    free(back);
+    free(data);
+    assert_int_equal(ns_afile_write_all(-1, "x", 1), -EBADF);
+
+    char path[256];
+    snprintf(path, sizeof(path), "%s/a/b/c", dir);
+    assert_int_equal(ns_afile_make_dirs(path), 0);
+    assert_int_equal(ns_afile_make_dirs(path), 0); /* already there */
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    snprintf(path, sizeof(path), "%s/logs/x/ns.log", dir);
+    int fd = ns_afile_open_append(path, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(ns_afile_write_all(fd, "one\n", 4), 0);
+    close(fd);
+    fd = ns_afile_open_append(path, 0600); /* appends */
+    assert_int_equal(ns_afile_write_all(fd, "two\n", 4), 0);
+    close(fd);
+    char *text = slurp(path);
+    assert_string_equal(text, "one\ntwo\n");
+    free(text);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    char below[300];
+    snprintf(below, sizeof(below), "%s/sub/x.log", path); /* a file is in the way */
+    assert_int_equal(ns_afile_open_append(below, 0644), -ENOTDIR);
+    assert_int_equal(ns_afile_make_dirs(""), -ENOENT);
+    char *longname = malloc(PATH_MAX + 2);
+    memset(longname, 'd', PATH_MAX + 1);
+    longname[0] = '/';
+    longname[PATH_MAX + 1] = '\0';
+    assert_int_equal(ns_afile_make_dirs(longname), -ENAMETOOLONG);
+    free(longname);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +261,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_before_rename_hook, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dir_of, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_whole_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_primitives, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -254,7 +254,7 @@ static int read_broker_addrs(const cJSON *obj, nsa_broker_data_t *bd, char *err,
     cJSON_ArrayForEach(e, map)
     {
         int64_t id;
-        if (!ns_json_parse_int64_text(e->string, strlen(e->string), &id)) {
+        if (!ns_java_parse_long(e->string, strlen(e->string), &id)) {
             ns_set_err(err, errlen, "broker id \"%s\" is not a number", e->string);
             return -1;
         }

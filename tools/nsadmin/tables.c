@@ -8,10 +8,12 @@
 #include "jfmt.h"
 #include "ns_cmd.h"
 #include "ns_common.h"
+#include "ns_utf8.h"
 
-static bool parse_long(const char *s, int64_t *out)
+/* A value of the broker's runtime table as Long.parseLong reads it; false when absent. */
+static bool long_value(const char *s, int64_t *out)
 {
-    return s != NULL && ns_parse_java_long(s, out);
+    return s != NULL && ns_java_parse_long(s, strlen(s), out);
 }
 
 /* The first space-separated field of a "putTps"-style value, as a double (mqadmin:
@@ -46,7 +48,8 @@ void nsa_table_cluster_row(ns_buf_t *b, const char *cluster, const char *broker,
     float enq_tps = 0, deq_tps = 0;
     bool active = false;
     if (kv) {
-        active = ns_parse_java_bool(nsa_kvlist_get(kv, "brokerActive"));
+        const char *act = nsa_kvlist_get(kv, "brokerActive");
+        active = act != NULL && ns_java_parse_bool(act, strlen(act));
         const char *put_tps = nsa_kvlist_get(kv, "putTps");
         const char *get_tps = nsa_kvlist_get(kv, "getTransferredTps");
         send_q = nsa_kvlist_get(kv, "sendThreadPoolQueueSize");
@@ -60,9 +63,9 @@ void nsa_table_cluster_row(ns_buf_t *b, const char *cluster, const char *broker,
         page_cache = nsa_kvlist_get(kv, "pageCacheLockTimeMills");
         earliest = nsa_kvlist_get(kv, "earliestMessageTimeStamp");
         ratio = nsa_kvlist_get(kv, "commitLogDiskRatio");
-        (void)(parse_long(nsa_kvlist_get(kv, "timerReadBehind"), &read_behind) &&
-               parse_long(nsa_kvlist_get(kv, "timerOffsetBehind"), &offset_behind) &&
-               parse_long(nsa_kvlist_get(kv, "timerCongestNum"), &congest) &&
+        (void)(long_value(nsa_kvlist_get(kv, "timerReadBehind"), &read_behind) &&
+               long_value(nsa_kvlist_get(kv, "timerOffsetBehind"), &offset_behind) &&
+               long_value(nsa_kvlist_get(kv, "timerCongestNum"), &congest) &&
                jf_parse_float(nsa_kvlist_get(kv, "timerEnqueueTps"), &enq_tps) &&
                jf_parse_float(nsa_kvlist_get(kv, "timerDequeueTps"), &deq_tps));
         version = nsa_kvlist_get(kv, "brokerVersionDesc");
@@ -74,7 +77,7 @@ void nsa_table_cluster_row(ns_buf_t *b, const char *cluster, const char *broker,
     }
     double hour = 0.0, space = 0.0;
     int64_t earliest_ms;
-    if (earliest && earliest[0] && parse_long(earliest, &earliest_ms))
+    if (earliest && earliest[0] && long_value(earliest, &earliest_ms))
         hour = (double)(now_ms - earliest_ms) / 1000.0 / 60.0 / 60.0;
     if (ratio && ratio[0])
         (void)jf_parse_double(ratio, &space);
@@ -137,18 +140,18 @@ void nsa_table_cluster_more_row(ns_buf_t *b, const char *cluster, const char *br
     int64_t in_yest = 0, out_yest = 0, in_today = 0, out_today = 0;
     if (kv) {
         int64_t put_yest, put_morning, put_now, get_yest, get_morning, get_now;
-        bool ok = parse_long(nsa_kvlist_get(kv, "msgPutTotalTodayMorning"), &put_morning) &&
-                  parse_long(nsa_kvlist_get(kv, "msgPutTotalYesterdayMorning"), &put_yest);
+        bool ok = long_value(nsa_kvlist_get(kv, "msgPutTotalTodayMorning"), &put_morning) &&
+                  long_value(nsa_kvlist_get(kv, "msgPutTotalYesterdayMorning"), &put_yest);
         if (ok)
             in_yest = put_morning - put_yest;
-        ok = ok && parse_long(nsa_kvlist_get(kv, "msgGetTotalTodayMorning"), &get_morning) &&
-             parse_long(nsa_kvlist_get(kv, "msgGetTotalYesterdayMorning"), &get_yest);
+        ok = ok && long_value(nsa_kvlist_get(kv, "msgGetTotalTodayMorning"), &get_morning) &&
+             long_value(nsa_kvlist_get(kv, "msgGetTotalYesterdayMorning"), &get_yest);
         if (ok)
             out_yest = get_morning - get_yest;
-        ok = ok && parse_long(nsa_kvlist_get(kv, "msgPutTotalTodayNow"), &put_now);
+        ok = ok && long_value(nsa_kvlist_get(kv, "msgPutTotalTodayNow"), &put_now);
         if (ok)
             in_today = put_now - put_morning;
-        ok = ok && parse_long(nsa_kvlist_get(kv, "msgGetTotalTodayNow"), &get_now);
+        ok = ok && long_value(nsa_kvlist_get(kv, "msgGetTotalTodayNow"), &get_now);
         if (ok)
             out_today = get_now - get_morning;
     }
