@@ -96,12 +96,14 @@ if [[ ! -s $base ]]; then
     if ! OCI_EXTRA_PACKAGES=$EXTRA_PACKAGES mmdebstrap --variant=extract --format=tar --include="${deps// /,}" \
         --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr --extract-hook="$oci/base-hook.sh" \
         --extract-hook='rm -f "$1/etc/resolv.conf" "$1/etc/hostname"' \
-        bookworm "$base.tmp.$$" >"$cache/mmdebstrap.log" 2>&1; then
-        tail -20 "$cache/mmdebstrap.log" >&2
-        rm -f "$base.tmp.$$"
+        bookworm "$base.tmp.$$" >"$cache/mmdebstrap.$$.log" 2>&1; then
+        tail -20 "$cache/mmdebstrap.$$.log" >&2
+        rm -f "$base.tmp.$$" "$cache/mmdebstrap.$$.log"
         exit 1
     fi
+    # (A build beside this one may have made the same base meanwhile: either copy will do.)
     mv "$base.tmp.$$" "$base"
+    rm -f "$cache/mmdebstrap.$$.log"
 fi
 
 # ---- the root file system ------------------------------------------------------------------

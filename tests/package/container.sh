@@ -14,6 +14,9 @@
 #     mounted): /metrics, /livez and /readyz through a published port, the documented health
 #     check (nsadmin in the container), a real Java 5.5.0 broker registered and a producer and a
 #     consumer passing messages through it, mqadmin reading the cluster; SIGTERM again;
+#   - as the Helm chart runs it (the config of packaging/kubernetes/mqnamesrv.yaml, uid 3000,
+#     read-only root, no capabilities): the probes' endpoints, nsadmin through NAMESRV_ADDR, and
+#     the graceful shutdown: /readyz 503 at the first SIGTERM, exit 0 within the grace period;
 #   - the entrypoint's other forms (NODE_ROLE, options only, broker refused).
 # podman: the plain `podman run` when it works on this machine; else runc with cgroupfs, an
 # empty default_ulimits and --ulimit host (what Debian 12 machines with a hybrid cgroup need,
@@ -192,7 +195,8 @@ it_check "the route snapshot was written to the volume at SIGTERM" test -s "$a/n
 # ---- as Apache's image is run: `sh mqnamesrv -c FILE` ---------------------------------------------
 b=$IT_WORK/apache
 mkdir -p "$b/conf"
-# A config as Apache's Helm chart writes it (a Java key, defaultThreadPoolNums), plus metrics.
+# (Without systemd podman logs that it cannot schedule the health check's timer; `podman
+# healthcheck run` below runs it.) A config as Apache's Helm chart writes it (a Java key, defaultThreadPoolNums), plus metrics.
 printf 'listenPort=9876\ndefaultThreadPoolNums=4\nmetricsExporterType=PROM\n' >"$b/conf/namesrv.conf"
 port_b=$(it_free_port 1)
 port_m=$(it_free_port 1)
@@ -210,9 +214,14 @@ fi
 pid=$(pid_of "$tag-b")
 it_check "sh mqnamesrv: the server is PID 1 (the launcher execs)" grep -qE '^NSpid:.*[[:space:]]1$' "/proc/$pid/status"
 it_check "sh mqnamesrv: it is /usr/bin/mqnamesrv" test "$(cat "/proc/$pid/comm")" = mqnamesrv
-http() { python3 -c 'import sys, urllib.request
-r = urllib.request.urlopen("http://127.0.0.1:%s%s" % (sys.argv[1], sys.argv[2]), timeout=5)
-print(r.status); print(r.read().decode())' "$port_m" "$1" 2>&1 || true; }
+# http <path> [port]: status and body of a GET on the published metrics port (an HTTP error
+# prints its status too).
+http() { python3 -c 'import sys, urllib.error, urllib.request
+try:
+    r = urllib.request.urlopen("http://127.0.0.1:%s%s" % (sys.argv[1], sys.argv[2]), timeout=5)
+except urllib.error.HTTPError as e:
+    r = e
+print(r.status); print(r.read().decode())' "${2:-$port_m}" "$1" 2>&1 || true; }
 it_check_contains "/livez through the published port: 200" "$(http /livez)" "200"
 it_check_contains "/readyz: 200 ready" "$(http /readyz)" "ready: listening on port 9876"
 it_check "the health check of the docs: nsadmin in the container answers" \
@@ -247,4 +256,42 @@ rc=$(stop_and_status "$tag-b")
 it_check "sh mqnamesrv: SIGTERM, exit status 0" test "$rc" = 0
 it_check_contains "sh mqnamesrv: the log says it shut down" "$("${PM[@]}" logs "$tag-b" 2>&1 | tail -3)" \
     "The Name Server shut down"
+
+# ---- as the Helm chart runs it -------------------------------------------------------------------
+# The chart's container (packaging/kubernetes/mqnamesrv.yaml, its defaults rendered): its
+# namesrv.conf mounted read-only, `nameserver -c FILE`, uid 3000, a read-only root, no
+# capabilities, the image's volumes for what the server writes.
+c=$IT_WORK/chart
+mkdir -p "$c/config"
+awk '/^  namesrv.conf: [|]$/ {on = 1; next} on && /^    / {print substr($0, 5); next} on {exit}' \
+    "$here/packaging/kubernetes/mqnamesrv.yaml" >"$c/config/namesrv.conf"
+it_check_contains "the chart's rendered namesrv.conf turns the metrics and the graceful shutdown on" \
+    "$(cat "$c/config/namesrv.conf")" "enableShutdownGracefully=true"
+port_c=$(it_free_port 1)
+port_cm=$(it_free_port 1)
+containers+=("$tag-c")
+"${PM[@]}" run -d "${RUN_EXTRA[@]}" --name "$tag-c" --read-only --user 3000:3000 --cap-drop ALL \
+    --security-opt no-new-privileges -p "127.0.0.1:$port_c:9876" -p "127.0.0.1:$port_cm:5557" \
+    -v "$c/config:/etc/mqnamesrv/config:ro" -e NAMESRV_ADDR=127.0.0.1:9876 \
+    "$image" nameserver -c /etc/mqnamesrv/config/namesrv.conf >/dev/null
+if wait_ready "$port_c"; then
+    it_record pass "the chart's container: ready"
+else
+    it_record fail "the chart's container: ready"
+    "${PM[@]}" logs "$tag-c" 2>&1 | tail -20 >&2
+fi
+it_check_contains "the chart's readiness probe: GET /readyz 200" "$(http /readyz "$port_cm")" "200"
+it_check_contains "the chart's liveness probe: GET /livez 200" "$(http /livez "$port_cm")" "200"
+it_check "kubectl exec ... nsadmin clusterList: NAMESRV_ADDR names the pod's own server" \
+    "${PM[@]}" exec "$tag-c" nsadmin clusterList --nsOnly
+"${PM[@]}" kill --signal TERM "$tag-c" >/dev/null
+eventually 10 "graceful shutdown: /readyz answers 503 at once (the Service stops sending clients)" \
+    bash -c 'python3 -c "import sys, urllib.request as u
+try: u.urlopen(\"http://127.0.0.1:%s/readyz\" % sys.argv[1], timeout=2)
+except u.HTTPError as e: sys.exit(e.code != 503)
+sys.exit(1)" "$1"' _ "$port_cm"
+start=$SECONDS
+rc=$("${PM[@]}" wait "$tag-c")
+it_check "graceful shutdown: exit status 0 after the wait, within the chart's grace period (25 s; took $((SECONDS - start)) s)" \
+    test "$rc" = 0 -a $((SECONDS - start)) -le 25
 it_finish
