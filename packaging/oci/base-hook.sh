@@ -2,12 +2,12 @@
 # mmdebstrap extract hook of packaging/oci/build.sh (the image's base root, $1). mmdebstrap
 # has extracted the shared libraries the .deb depends on (variant "extract": no maintainer
 # script ran, and no dpkg or apt is in the root). This adds the few packages the image needs
-# beyond them, each extracted alone, without its dependencies (dash wants dpkg and debianutils,
-# tzdata and ca-certificates want debconf and openssl: a package manager the image must not
-# carry): $OCI_EXTRA_PACKAGES, set by build.sh. Then what their maintainer scripts would have
-# made: the CA bundle (update-ca-certificates) and OpenSSL's default paths to it. Last, the dpkg
-# status of every package in the root (no dpkg reads it here; image scanners do, to list what
-# the image holds).
+# beyond them, each extracted alone, without its dependencies (bash wants debianutils, tzdata
+# and ca-certificates want debconf and openssl: a package manager the image must not carry):
+# $OCI_EXTRA_PACKAGES, set by build.sh. Then what their maintainer scripts would have made:
+# /bin/sh, the CA bundle (update-ca-certificates) and OpenSSL's default paths to it. Last, the
+# dpkg status of every package in the root (no dpkg reads it here; image scanners do, to list
+# what the image holds).
 set -eu
 root=$1
 : "${OCI_EXTRA_PACKAGES:?set by packaging/oci/build.sh}"
@@ -21,6 +21,10 @@ trap 'rm -rf "$dl"' EXIT
 for deb in "$dl"/*.deb; do
     dpkg-deb --fsys-tarfile "$deb" | tar -C "$root" -x --keep-directory-symlink
 done
+
+# /bin/sh is bash: `sh -c 'CMD'` (how Apache's Helm chart starts the NameServer) then execs
+# CMD, which becomes PID 1 and gets the SIGTERM; dash would stay PID 1 and ignore it.
+ln -sfn bash "$root/usr/bin/sh"
 
 # update-ca-certificates, done by hand: every certificate ca-certificates ships, in one file.
 mkdir -p "$root/etc/ssl/certs"

@@ -16,8 +16,8 @@
 #                  is /home/rocketmq/rocketmq-<it>, as there
 #
 # The image: the shared libraries the .deb depends on (mmdebstrap, variant extract: files only,
-# no dpkg, no apt), dash for `sh mqnamesrv`, CA certificates, tzdata, netbase; the .deb's
-# binaries in /usr/bin; Apache's layout under /home/rocketmq (user rocketmq, uid and gid 3000):
+# no dpkg, no apt), bash as /bin/sh for `sh mqnamesrv`, CA certificates, tzdata, netbase; the
+# .deb's binaries in /usr/bin; Apache's layout under /home/rocketmq (user rocketmq, uid and gid 3000):
 # $ROCKETMQ_HOME/bin with a launcher per binary and docker-entrypoint.sh, $ROCKETMQ_HOME/conf,
 # and the volumes logs/, store/ and namesrv/. The base root (everything from Debian) is cached,
 # keyed by the hash of its package list and of base-hook.sh; delete the cache for a fresh one
@@ -59,7 +59,7 @@ USER_ID=3000
 HOME_DIR=/home/rocketmq
 RMQ_HOME=$HOME_DIR/rocketmq-$rocketmq_version
 # Packages the image takes beyond the .deb's dependencies, each without its own dependencies.
-EXTRA_PACKAGES="base-files ca-certificates dash netbase tzdata"
+EXTRA_PACKAGES="base-files bash ca-certificates libtinfo6 netbase tzdata"
 
 # ---- the .deb ----------------------------------------------------------------------------
 if [[ -z $deb ]]; then
@@ -136,12 +136,13 @@ install -m 0644 -o "$USER_ID" -g "$USER_ID" "$root/usr/share/doc/mqnamesrv/examp
     "$root$RMQ_HOME/conf/plain_acl.yml.example"
 
 # What a container has no use for: the package's systemd, logrotate and /etc parts, apt's and
-# dpkg's leftovers (the status file stays, for scanners), manuals, documentation but the
-# copyright files (the licences), lintian and menu data, and glibc's iconv modules (8 MB that
-# nothing here loads: no binary calls iconv).
+# dpkg's leftovers (the status file stays, for scanners), manuals, translations (6 MB, bash's
+# and the libraries' messages), documentation but the copyright files (the licences), lintian
+# and menu data, and glibc's iconv modules (8 MB that nothing here loads: no binary calls iconv).
 rm -rf "$root/etc/mqnamesrv" "$root/etc/logrotate.d" "$root/usr/lib/systemd" "$root/usr/lib/sysusers.d" \
     "$root/usr/lib/tmpfiles.d" "$root/usr/share/mqnamesrv" "$root/etc/apt" "$root/var/cache/apt" \
     "$root/var/lib/apt" "$root/usr/share/man" "$root/usr/share/info" "$root/usr/share/lintian" \
+    "$root/usr/share/locale" \
     "$root/usr/share/menu" "$root/etc/update-motd.d" "$root/etc/dpkg" "$root"/usr/lib/*/gconv
 find "$root/var/log" -type f -delete
 find "$root/usr/share/doc" -mindepth 1 \( -type f -o -type l \) ! -name copyright -delete

@@ -13,7 +13,8 @@
 #   - as Apache's image is run (`sh mqnamesrv -c FILE` from $ROCKETMQ_HOME/bin, the config
 #     mounted): /metrics, /livez and /readyz through a published port, the documented health
 #     check (nsadmin in the container), a real Java 5.5.0 broker registered and a producer and a
-#     consumer passing messages through it, mqadmin reading the cluster; SIGTERM again;
+#     consumer passing messages through it, mqadmin reading the cluster; SIGTERM again; and
+#     Apache's chart's `/bin/sh -c "./mqnamesrv -c FILE"`: the server PID 1 all the same;
 #   - as the Helm chart runs it (the config of packaging/kubernetes/mqnamesrv.yaml, uid 3000,
 #     read-only root, no capabilities): the probes' endpoints, nsadmin through NAMESRV_ADDR, and
 #     the graceful shutdown: /readyz 503 at the first SIGTERM, exit 0 within the grace period;
@@ -75,15 +76,15 @@ EOF
 jget() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$IT_WORK/image.json" "$1"; }
 has_path() { grep -q "^$1 " "$IT_WORK/layer.txt"; }
 rmq_home=/home/rocketmq/rocketmq-5.5.0
-for p in usr/bin/mqnamesrv usr/bin/nsadmin usr/bin/sh usr/bin/dash etc/ssl/certs/ca-certificates.crt \
+for p in usr/bin/mqnamesrv usr/bin/nsadmin usr/bin/sh usr/bin/bash etc/ssl/certs/ca-certificates.crt \
     usr/share/zoneinfo/Asia/Shanghai etc/passwd "${rmq_home#/}/bin/mqnamesrv" "${rmq_home#/}/bin/nsadmin" \
     "${rmq_home#/}/bin/docker-entrypoint.sh" "${rmq_home#/}/conf/namesrv.conf" var/lib/dpkg/status \
     usr/share/doc/mqnamesrv/copyright; do
     it_check "the image has /$p" has_path "$p"
 done
-bad=$(grep -E '^usr/bin/(gcc|cc|c\+\+|g\+\+|cpp|as|ld|make|cmake|clang|python[0-9.]*|perl|dpkg|dpkg-deb|apt|apt-get|bash) |^usr/(include|lib/gcc)/|^var/cache/apt/|^var/lib/apt/|\.(a|o|deb|py|pyc) |(^|/)(tests?|.*_test|test_.*|.*cmocka.*|CMakeCache\.txt|build)(/| )' \
+bad=$(grep -E '^usr/bin/(gcc|cc|c\+\+|g\+\+|cpp|as|ld|make|cmake|clang|python[0-9.]*|perl|dpkg|dpkg-deb|apt|apt-get|dash) |^usr/(include|lib/gcc)/|^var/cache/apt/|^var/lib/apt/|\.(a|o|deb|py|pyc) |(^|/)(tests?|.*_test|test_.*|.*cmocka.*|CMakeCache\.txt|build)(/| )' \
     "$IT_WORK/layer.txt" || true)
-it_check "no compiler, package manager, package cache, shell but sh, or test file in the image" test -z "$bad"
+it_check "no compiler, package manager, package cache, other shell, or test file in the image" test -z "$bad"
 [[ -z $bad ]] || head -20 <<<"$bad" >&2
 owned=$(awk '$2 != 0 && $1 !~ /^home\/rocketmq(\/|$)/' "$IT_WORK/layer.txt")
 it_check "only /home/rocketmq belongs to the server's user (the rest to root)" test -z "$owned"
@@ -256,6 +257,19 @@ rc=$(stop_and_status "$tag-b")
 it_check "sh mqnamesrv: SIGTERM, exit status 0" test "$rc" = 0
 it_check_contains "sh mqnamesrv: the log says it shut down" "$("${PM[@]}" logs "$tag-b" 2>&1 | tail -3)" \
     "The Name Server shut down"
+
+# Apache's Helm chart: command ["/bin/sh"], args ["-c", "./mqnamesrv -c FILE"]. /bin/sh (bash)
+# execs the command, so the server is still PID 1 and SIGTERM stops it gracefully.
+port_d=$(it_free_port 1)
+containers+=("$tag-d")
+"${PM[@]}" run -d "${RUN_EXTRA[@]}" --name "$tag-d" -p "127.0.0.1:$port_d:9876" --entrypoint /bin/sh \
+    -v "$b/conf:/home/rocketmq/conf:ro" "$image" -c "./mqnamesrv -c /home/rocketmq/conf/namesrv.conf" >/dev/null
+it_check "/bin/sh -c './mqnamesrv -c FILE' (Apache's chart): ready" wait_ready "$port_d"
+pid=$(pid_of "$tag-d")
+it_check "/bin/sh -c: the server is PID 1 (sh execs it)" grep -qE '^NSpid:.*[[:space:]]1$' "/proc/$pid/status"
+it_check "/bin/sh -c: ... and it is mqnamesrv" test "$(cat "/proc/$pid/comm")" = mqnamesrv
+rc=$(stop_and_status "$tag-d")
+it_check "/bin/sh -c: SIGTERM, exit status 0" test "$rc" = 0
 
 # ---- as the Helm chart runs it -------------------------------------------------------------------
 # The chart's container (packaging/kubernetes/mqnamesrv.yaml, its defaults rendered): its
