@@ -83,6 +83,7 @@ render_defaults() {
 if [[ $mode == build ]]; then
     it_init helm-build --no-server
     install_helm
+    it_log "helm $HELM_VERSION: $HELM"
     exit 0
 fi
 if [[ $mode == update ]]; then
