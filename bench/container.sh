@@ -53,9 +53,11 @@ printf '[containers]\ndefault_ulimits = []\n' >"$out/containers.conf"
 PM=(podman)
 RUN_EXTRA=()
 names=()
+images=()
 cleanup() {
   local n
   for n in "${names[@]}"; do "${PM[@]}" rm -f -v "$n" >/dev/null 2>&1 || true; done
+  for n in "${images[@]}"; do "${PM[@]}" rmi "$n" >/dev/null 2>&1 || true; done
 }
 trap cleanup EXIT
 
@@ -63,6 +65,7 @@ trap cleanup EXIT
 tag=$$
 ns_image=localhost/mqnamesrv-bench:$tag
 java_image=localhost/namesrv-java-bench:$tag
+images=("$ns_image" "$java_image")
 log "building the mqnamesrv image"
 "$here/packaging/oci/build.sh" --name "$ns_image" --out "$out/mqnamesrv.oci.tar" >"$out/build.log" 2>&1 ||
   { tail -20 "$out/build.log" >&2; exit 1; }
@@ -101,9 +104,17 @@ umoci config --image "$work/layout:bench" --config.user 3000:3000 \
   --config.cmd=-XX:+UseG1GC --config.cmd=-cp --config.cmd="$rmq_home/lib/*" \
   --config.cmd=org.apache.rocketmq.namesrv.NamesrvStartup
 umoci gc --layout "$work/layout"
+# Named in the index as build.sh names ours, so that podman loads it under this run's name.
+python3 - "$work/layout/index.json" "$java_image" <<'EOF'
+import json, sys
+index = json.load(open(sys.argv[1]))
+for m in index["manifests"]:
+    m["annotations"] = {"org.opencontainers.image.ref.name": sys.argv[2]}
+json.dump(index, open(sys.argv[1], "w"))
+EOF
 (cd "$work/layout" && tar -cf "$out/java.oci.tar" oci-layout index.json blobs)
 "${PM[@]}" load -i "$out/mqnamesrv.oci.tar" >/dev/null
-"${PM[@]}" tag "$("${PM[@]}" load -i "$out/java.oci.tar" 2>/dev/null | sed -n 's/^Loaded image: //p' | tail -1)" "$java_image"
+"${PM[@]}" load -i "$out/java.oci.tar" >/dev/null
 
 # Compressed: the layer blobs (gzip, as a registry stores them); unpacked: podman's size.
 layer_kb() { tar -tvf "$1" | awk '$6 ~ /^blobs\/sha256\// && $3 > 100000 {s += $3} END {printf "%d", s / 1024}'; }
@@ -148,7 +159,6 @@ for run in $(seq 1 "$runs"); do
   run_one java "$java_image" "$run"
 done
 load_end=$(cut -d' ' -f1 /proc/loadavg)
-"${PM[@]}" rmi "$ns_image" "$java_image" >/dev/null 2>&1 || true
 
 # ---- the table: medians -----------------------------------------------------------------------
 median() { sort -n | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
