@@ -60,6 +60,25 @@ static long raise_fd_limit(void)
     return rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
 }
 
+/* The JVM options of Apache's scripts and image (runserver.sh, rocketmq-docker): compose files
+ * and charts made for the Java NameServer set them, and they keep working unchanged; one line
+ * tells the operator they have no effect here. */
+static void log_ignored_jvm_options(void)
+{
+    static const char *const names[] = {"JAVA_OPT", "JAVA_OPT_EXT", "HEAP_OPTS"};
+    char set[64] = "";
+    for (size_t i = 0; i < NS_ARRAY_SIZE(names); i++) {
+        const char *v = getenv(names[i]);
+        if (v == NULL || v[0] == '\0')
+            continue;
+        size_t n = strlen(set);
+        snprintf(set + n, sizeof(set) - n, "%s%s", n ? ", " : "", names[i]);
+    }
+    if (set[0] != '\0')
+        ns_log(NS_LOG_INFO,
+               "%s set: ignored (JVM options of the Java NameServer; mqnamesrv is not a JVM)", set);
+}
+
 /* aclEnable: the account file (aclPlainFile, relative to rocketmqHome as the broker's
  * rocketmq.acl.plain.file is) loaded once. Returns the checker, or NULL after printing why the
  * server cannot start (an operator who asked for ACL must not get an open server). */
@@ -158,6 +177,7 @@ static void start_logging(ns_config_t *cfg)
                     strerror(-rc));
     }
     log_config(cfg);
+    log_ignored_jvm_options();
     long fd_limit = raise_fd_limit();
     if (fd_limit >= 0)
         ns_log(NS_LOG_INFO, "open files limit %ld (connections beyond it are refused)", fd_limit);
