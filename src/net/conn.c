@@ -89,6 +89,9 @@ typedef struct write_req {
     uv_buf_t bufs[]; /* seg_count entries */
 } write_req_t;
 
+/* A TLS session quiet this long gives its record buffers back (ns_tls_idle). */
+#define TLS_IDLE_MS 1000
+
 /* A header buffer grown past this by an unusually large batch is released after it. */
 #define OUT_HEADERS_KEEP_BYTES (64u * 1024u)
 
@@ -368,9 +371,13 @@ static void tls_seal(ns_conn_t *conn)
     for (size_t i = 0; i < n && st == NS_TLS_OK;) {
         ns_tls_iov_t iov[TRY_WRITE_SEGS];
         size_t k = 0;
-        for (; k < TRY_WRITE_SEGS && i < n; k++, i++) {
+        for (; k < TRY_WRITE_SEGS && i < n; i++) {
             uv_buf_t b = seg_buf(&conn->segs[i], conn->out_headers.data);
-            iov[k] = (ns_tls_iov_t){b.base, b.len};
+            /* Replies the fast path wrote one after the other in out_headers are one piece. */
+            if (k > 0 && (const char *)iov[k - 1].base + iov[k - 1].len == b.base)
+                iov[k - 1].len += b.len;
+            else
+                iov[k++] = (ns_tls_iov_t){b.base, b.len};
         }
         st = ns_tls_encrypt(conn->tls, iov, k);
     }
@@ -1147,6 +1154,8 @@ void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms)
             NS_LOG_W("closing connection %s: %s not completed within %llu ms", c->peer, what,
                      (unsigned long long)loop->server->tls.handshake_ms);
             ns__conn_close(c, "handshake timeout");
+        } else if (c->tls != NULL && c->tls_ready && now_ms - c->last_active_ms >= TLS_IDLE_MS) {
+            ns_tls_idle(c->tls);
         }
     }
 }
