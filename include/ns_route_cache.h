@@ -11,8 +11,9 @@
  * Memory: the bytes of all entries (body, dependencies and the entry itself) stay at or under
  * the bound read from *max_bytes at every put, divided by `share` (the number of caches that
  * share that bound: one per I/O loop). Filling evicts the least recently used entries until the
- * new one fits (once the cache is full, only keys asked for twice lately: see
- * ns_route_cache_put); an answer larger than the bound is not kept. A bound of 0 keeps nothing.
+ * new one fits (once the cache is full, only keys asked for twice lately, and only as often as
+ * hits pay for it: see ns_route_cache_admit); an answer larger than the bound is not kept. A
+ * bound of 0 keeps nothing.
  *
  * Errors: none (allocation failure aborts, as everywhere: ns_xmalloc). */
 #ifndef NS_ROUTE_CACHE_H
@@ -50,7 +51,7 @@ typedef struct ns_route_cache_stats {
     uint64_t hits;      /* ns_route_cache_hit calls */
     uint64_t fills;     /* entries stored */
     uint64_t evictions; /* entries dropped to make room (not replacements) */
-    uint64_t refused;   /* puts not stored by the doorkeeper (ns_route_cache_put) */
+    uint64_t refused;   /* misses not stored (ns_route_cache_admit said no) */
     size_t entries;
     size_t bytes;
 } ns_route_cache_stats_t;
@@ -69,14 +70,30 @@ void ns_route_cache_hit(ns_route_cache_t *c, const ns_route_cache_entry_t *e);
 /* Whether the bound is above 0 now (else callers need not look up or fill). */
 bool ns_route_cache_enabled(const ns_route_cache_t *c);
 
-/* Stores a copy of body and deps for (key, variant), replacing any entry of that key and
- * variant, evicting the least recently used ones until it fits. When it would have to evict,
- * a key is stored only at its second put within a while (a doorkeeper: a small table of the
- * keys refused last; 8 KiB, not counted in the bound), so that uniform reads over many more
- * topics than fit do not evict and copy on every miss. */
-void ns_route_cache_put(ns_route_cache_t *c, const void *key, uint32_t variant, uint64_t key_stamp,
-                        const ns_route_cache_dep_t *deps, uint32_t ndeps, const uint8_t *body,
-                        size_t body_len);
+/* Whether an answer of body_len bytes built from ndeps dependencies should be stored for
+ * (key, variant): asked on a miss before anything is prepared for the store, so that a miss the
+ * cache will not keep costs nothing but this. `stale` is what ns_route_cache_find returned for
+ * the key (an entry no longer current), or NULL. Yes when the answer fits without evicting
+ * anything, or replaces a stale entry of its key. When it would have to evict, only while
+ * hits have paid for the fills (each hit earns a credit, a fill that evicts costs
+ * NS_ROUTE_CACHE_FILL_CREDITS), and then a key only at its second miss within a while (a
+ * doorkeeper: a small table of the keys refused last; 8 KiB, not counted in the bound): reads
+ * spread over far more topics than fit then neither evict nor copy on most misses, whatever
+ * the bound. A no is counted in `refused`. */
+bool ns_route_cache_admit(ns_route_cache_t *c, const ns_route_cache_entry_t *stale, const void *key,
+                          uint32_t variant, uint32_t ndeps, size_t body_len);
+
+/* Hits that pay for one fill that evicts (a hit saves assembling an answer, ~800 instructions;
+ * a fill that evicts costs an eviction, an allocation and a copy, ~1,300, and every miss a
+ * lookup). */
+#define NS_ROUTE_CACHE_FILL_CREDITS 4
+
+/* Stores a copy of body and deps for (key, variant) after ns_route_cache_admit said yes,
+ * replacing `stale` (the key's entry, or NULL), evicting the least recently used entries until
+ * it fits. */
+void ns_route_cache_put(ns_route_cache_t *c, const ns_route_cache_entry_t *stale, const void *key,
+                        uint32_t variant, uint64_t key_stamp, const ns_route_cache_dep_t *deps,
+                        uint32_t ndeps, const uint8_t *body, size_t body_len);
 
 void ns_route_cache_stats(const ns_route_cache_t *c, ns_route_cache_stats_t *out);
 

@@ -24,11 +24,14 @@
 
 typedef struct ns_route_req {
     int32_t code, opaque, flag, version;
-    uint8_t language;          /* NS_LANG_* */
-    uint8_t serialize_type;    /* the frame's */
-    const uint8_t *topic;      /* a view into the frame's header: printable ASCII, no NUL */
-    size_t topic_len;          /* 1..NS_ROUTE_REQ_TOPIC_MAX */
-    bool accept_standard_json; /* extFields.acceptStandardJsonOnly, Boolean.parseBoolean */
+    uint8_t language;           /* NS_LANG_* */
+    uint8_t serialize_type;     /* the frame's */
+    const uint8_t *topic;       /* a view into the frame's header: printable ASCII, no NUL */
+    size_t topic_len;           /* 1..NS_ROUTE_REQ_TOPIC_MAX */
+    bool accept_standard_json;  /* extFields.acceptStandardJsonOnly, Boolean.parseBoolean */
+    const uint8_t *opaque_text; /* JSON: a view of the opaque's digits (and sign) in the header,
+                                   exactly as ns_put_int writes the value; NULL when not known */
+    size_t opaque_text_len;
 } ns_route_req_t;
 
 /* 0: the frame is a common route request, *out filled (code 105, flag 0, a topic, no remark,

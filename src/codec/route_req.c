@@ -302,11 +302,16 @@ static bool template_json(const uint8_t *h, size_t len, ns_route_req_t *out)
         return false;
     out->topic = v;
     out->topic_len = vl;
+    const uint8_t *opaque_text = s.p;
     bool neg = LIT(&s, "-");
     if (!plain_uint(&s, &out->opaque))
         return false;
     if (neg)
         out->opaque = -out->opaque;
+    if (!neg || out->opaque != 0) { /* plain_uint took no leading zero: the text is canonical */
+        out->opaque_text = opaque_text;
+        out->opaque_text_len = (size_t)(s.p - opaque_text);
+    }
     if (!LIT(&s, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":") ||
         !plain_uint(&s, &out->version) || !LIT(&s, "}") || s.p != s.end)
         return false;

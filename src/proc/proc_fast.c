@@ -35,12 +35,18 @@ _Static_assert(NS_SERVER_VERSION == 479, "VERSION_TEXT must follow NS_SERVER_VER
 
 /* The header ns_cmd_encode_header writes for a SUCCESS reply without remark or ext fields:
  * code 0, flag RESPONSE, language JAVA, version NS_SERVER_VERSION, the request's opaque. */
-static size_t write_success_header(uint8_t *w0, uint8_t type, int32_t opaque)
+static size_t write_success_header(uint8_t *w0, const ns_route_req_t *rr)
 {
     uint8_t *w = w0;
-    if (type == NS_SERIALIZE_JSON) {
+    int32_t opaque = rr->opaque;
+    if (rr->serialize_type == NS_SERIALIZE_JSON) {
         w = PUT_LIT(w, "{\"code\":0,\"flag\":1,\"language\":\"JAVA\",\"opaque\":");
-        w = (uint8_t *)ns_put_int((char *)w, opaque);
+        if (rr->opaque_text != NULL) { /* the request's own digits: the same text */
+            memcpy(w, rr->opaque_text, rr->opaque_text_len);
+            w += rr->opaque_text_len;
+        } else {
+            w = (uint8_t *)ns_put_int((char *)w, opaque);
+        }
         w = PUT_LIT(w, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":" VERSION_TEXT "}");
     } else {
         ns_write_be16(w, 0); /* code */
@@ -72,18 +78,16 @@ bool ns_proc_route_fast(ns_ctx_t *ctx, const ns_frame_t *frame, ns_buf_t *out)
     if (ns_route_req_scan(frame, &rr) != 0)
         return false;
     uint64_t t0 = ctx->t0 ? ctx->t0 : ns_metrics_request_start();
-    char topic[NS_ROUTE_REQ_TOPIC_MAX + 1];
-    memcpy(topic, rr.topic, rr.topic_len);
-    topic[rr.topic_len] = '\0';
     ns_json_mode_t mode = rr.version >= NS_VERSION_V4_9_4 || rr.accept_standard_json
                               ? NS_JSON_STANDARD
                               : NS_JSON_DEFAULT;
 
     size_t start = out->len;
     ns_buf_reserve(out, 8 + HEADER_MAX);
-    size_t header_len = write_success_header(out->data + start + 8, rr.serialize_type, rr.opaque);
+    size_t header_len = write_success_header(out->data + start + 8, &rr);
     out->len = start + 8 + header_len;
-    if (ns_route_get_topic_route_cached(ctx->route, topic, mode, ctx->route_cache, out) != 0) {
+    if (ns_route_get_topic_route_cached(ctx->route, (const char *)rr.topic, rr.topic_len, mode,
+                                        ctx->route_cache, out) != 0) {
         out->len = start; /* no route: the complete path answers 17 with its remark */
         return false;
     }

@@ -9,13 +9,16 @@
 #include "ns_common.h"
 #include "ns_config.h"
 
-/* Doorkeeper slots (see ns_route_cache_put): 8 KiB per cache. */
+/* Doorkeeper slots (see ns_route_cache_admit): 8 KiB per cache. */
 #define GHOSTS 1024
+/* Credits saved up at most: a burst of that many hits' worth of fills after a change. */
+#define CREDITS_MAX 4096u
 
 struct ns_route_cache {
     const int64_t *max_bytes; /* the configured bound (all caches together) */
     uint64_t ghosts[GHOSTS];  /* hashes of keys refused once while the cache was full */
     unsigned share;           /* caches sharing it */
+    unsigned credits;         /* hits not yet spent on fills that evict (ns_route_cache_admit) */
     ns_route_cache_entry_t **buckets;
     size_t nbuckets;                  /* a power of two, or 0 */
     ns_route_cache_entry_t *lru_head; /* most recently used */
@@ -103,6 +106,8 @@ void ns_route_cache_hit(ns_route_cache_t *c, const ns_route_cache_entry_t *ce)
 {
     ns_route_cache_entry_t *e = (ns_route_cache_entry_t *)(uintptr_t)ce; /* ours */
     c->stats.hits++;
+    if (c->credits < CREDITS_MAX)
+        c->credits++;
     if (c->lru_head == e)
         return;
     lru_unlink(c, e);
@@ -151,36 +156,62 @@ static void grow_buckets(ns_route_cache_t *c)
     }
 }
 
-void ns_route_cache_put(ns_route_cache_t *c, const void *key, uint32_t variant, uint64_t key_stamp,
-                        const ns_route_cache_dep_t *deps, uint32_t ndeps, const uint8_t *body,
-                        size_t body_len)
+static size_t bound_now(const ns_route_cache_t *c)
 {
-    const ns_route_cache_entry_t *old = ns_route_cache_find(c, key, variant);
-    if (old != NULL)
-        entry_remove(c, (ns_route_cache_entry_t *)(uintptr_t)old);
     int64_t max = NS_CFG_GET(*c->max_bytes);
-    size_t bound = max > 0 ? (size_t)max / c->share : 0;
-    size_t bytes = sizeof(ns_route_cache_entry_t) + (size_t)ndeps * sizeof(*deps) + body_len;
+    return max > 0 ? (size_t)max / c->share : 0;
+}
+
+static size_t entry_bytes(uint32_t ndeps, size_t body_len)
+{
+    return sizeof(ns_route_cache_entry_t) + (size_t)ndeps * sizeof(ns_route_cache_dep_t) + body_len;
+}
+
+bool ns_route_cache_admit(ns_route_cache_t *c, const ns_route_cache_entry_t *stale, const void *key,
+                          uint32_t variant, uint32_t ndeps, size_t body_len)
+{
+    size_t bound = bound_now(c), bytes = entry_bytes(ndeps, body_len);
     if (bytes > bound) {
-        /* Not kept; a bound lowered at run time also empties what no longer fits. */
+        /* Never kept; a bound lowered at run time also empties what no longer fits. */
+        evict_down_to(c, bound);
+        c->stats.refused++;
+        return false;
+    }
+    if (stale != NULL || c->stats.bytes + bytes <= bound)
+        return true;
+    /* Full: only while hits have paid for the fills, so that a cache too small for its readers
+     * costs about what no cache costs (this test first: it is the common answer then); and a
+     * key is let in only the second time it misses within a while (its hash in a doorkeeper
+     * slot), so that reads spread over far more topics than fit do not evict entries that
+     * would be read again for ones that would not. */
+    if (c->credits < NS_ROUTE_CACHE_FILL_CREDITS) {
+        c->stats.refused++;
+        return false;
+    }
+    uint64_t h = key_hash(key, variant) | 1;
+    uint64_t *g = &c->ghosts[(h >> 20) % GHOSTS];
+    if (*g != h) {
+        *g = h;
+        c->stats.refused++;
+        return false;
+    }
+    c->credits -= NS_ROUTE_CACHE_FILL_CREDITS;
+    *g = 0;
+    return true;
+}
+
+void ns_route_cache_put(ns_route_cache_t *c, const ns_route_cache_entry_t *stale, const void *key,
+                        uint32_t variant, uint64_t key_stamp, const ns_route_cache_dep_t *deps,
+                        uint32_t ndeps, const uint8_t *body, size_t body_len)
+{
+    if (stale != NULL)
+        entry_remove(c, (ns_route_cache_entry_t *)(uintptr_t)stale);
+    size_t bound = bound_now(c), bytes = entry_bytes(ndeps, body_len);
+    if (bytes > bound) {
         evict_down_to(c, bound);
         return;
     }
-    if (c->stats.bytes + bytes > bound) {
-        /* Full: a key is let in only the second time it asks within a while (its hash in a
-         * doorkeeper slot), so that reads spread over far more topics than fit do not pay
-         * an eviction and a copy on every miss for entries that would go before their next
-         * read. */
-        uint64_t h = key_hash(key, variant) | 1;
-        uint64_t *g = &c->ghosts[(h >> 20) % GHOSTS];
-        if (*g != h) {
-            *g = h;
-            c->stats.refused++;
-            return;
-        }
-        *g = 0;
-    }
-    evict_down_to(c, bound > bytes ? bound - bytes : 0);
+    evict_down_to(c, bound - bytes);
     if (c->stats.entries + 1 > c->nbuckets)
         grow_buckets(c);
     ns_route_cache_entry_t *e = ns_xmalloc(bytes);
