@@ -248,6 +248,42 @@ bool ns_acl_check(ns_acl_t *acl, ns_acl_class_t cls, const char *name, const ns_
     return false;
 }
 
+bool ns_acl_read_allowed(ns_acl_t *acl, const char *peer, const ns_acl_read_t *read)
+{
+    if (!acl->reads_require_signature)
+        return true;
+    /* The same decisions as ns_acl_check, in the same order. An AccessKey no account can have
+     * (longer than any key a file holds in practice) goes to the complete check. */
+    char ak[256];
+    if (read->access_key.p != NULL && read->access_key.len >= sizeof(ak))
+        return false;
+    snapshot_t *s = snap_get(acl);
+    bool ok = false;
+    if (s == NULL) {
+        ok = false;
+    } else if (ns_acl_accounts_global_white(s->set, peer)) {
+        ok = true;
+    } else if (read->access_key.p != NULL) {
+        memcpy(ak, read->access_key.p, read->access_key.len);
+        ak[read->access_key.len] = '\0';
+        const ns_acl_account_t *a = ns_acl_accounts_find(s->set, ak);
+        char expect[NS_ACL_SIG_SIZE], sig[NS_ACL_SIG_SIZE];
+        if (a == NULL) {
+            ok = false;
+        } else if (ns_acl_addr_match(&a->white, peer)) {
+            ok = true;
+        } else if (read->signature.p != NULL && read->signature.len < sizeof(sig) &&
+                   ns_acl_signature_of(a->key, read->signed_values, read->signed_count, read->body,
+                                       read->body_len, expect) == 0) {
+            memcpy(sig, read->signature.p, read->signature.len);
+            sig[read->signature.len] = '\0';
+            ok = ns_acl_sig_equal(expect, sig);
+        }
+    }
+    snap_put(s);
+    return ok;
+}
+
 void ns_acl_free(ns_acl_t *acl)
 {
     if (acl == NULL)

@@ -26,6 +26,9 @@ enum {
     K_VERSION = 1 << 7,
     X_TOPIC = 1 << 8,
     X_ACCEPT = 1 << 9,
+    X_ACCESS_KEY = 1 << 10,
+    X_TOKEN = 1 << 11,
+    X_SIGNATURE = 1 << 12,
 };
 
 typedef struct scan {
@@ -140,6 +143,25 @@ static bool key_slow(scan_t *s, const uint8_t **k, size_t *kl)
 
 #define KEY_IS(k, kl, l) ((kl) == sizeof(l) - 1 && memcmp((k), (l), sizeof(l) - 1) == 0)
 
+/* The ACL hook's ext field named k, if it is one: its bit and where its value goes. */
+static ns_route_req_text_t *acl_field(const uint8_t *k, size_t kl, ns_route_req_t *out,
+                                      unsigned *bit)
+{
+    if (KEY_IS(k, kl, "AccessKey")) {
+        *bit = X_ACCESS_KEY;
+        return &out->access_key;
+    }
+    if (KEY_IS(k, kl, "Signature")) {
+        *bit = X_SIGNATURE;
+        return &out->signature;
+    }
+    if (KEY_IS(k, kl, "SecurityToken")) {
+        *bit = X_TOKEN;
+        return &out->security_token;
+    }
+    return NULL;
+}
+
 static bool json_ext(scan_t *s, unsigned *seen, ns_route_req_t *out)
 {
     if (!eat(s, '{'))
@@ -155,6 +177,14 @@ static bool json_ext(scan_t *s, unsigned *seen, ns_route_req_t *out)
             if (!key_slow(s, &k, &kl))
                 return false;
             topic = KEY_IS(k, kl, "topic");
+            unsigned bit = 0;
+            ns_route_req_text_t *acl = topic ? NULL : acl_field(k, kl, out, &bit);
+            if (acl != NULL) {
+                if (!once(seen, bit) || !ascii_str(s, &v, &vl))
+                    return false;
+                *acl = (ns_route_req_text_t){v, vl};
+                goto next;
+            }
             if (!topic && !KEY_IS(k, kl, "acceptStandardJsonOnly"))
                 return false;
         }
@@ -168,15 +198,21 @@ static bool json_ext(scan_t *s, unsigned *seen, ns_route_req_t *out)
             if (!once(seen, X_ACCEPT))
                 return false;
             ws(s);
-            if (ascii_str(s, &v, &vl))
+            const uint8_t *at = s->p;
+            if (ascii_str(s, &v, &vl)) {
                 out->accept_standard_json = ns_java_parse_bool((const char *)v, vl);
-            else if (LIT(s, "true"))
+            } else if (LIT(s, "true")) {
                 out->accept_standard_json = true;
-            else if (LIT(s, "false"))
+                v = at, vl = 4; /* stored as its text */
+            } else if (LIT(s, "false")) {
                 out->accept_standard_json = false;
-            else
+                v = at, vl = 5;
+            } else {
                 return false;
+            }
+            out->accept_text = (ns_route_req_text_t){v, vl};
         }
+    next:
         if (eat(s, '}'))
             return true;
         if (!eat(s, ','))
@@ -435,8 +471,13 @@ static int scan_binary(const uint8_t *h, size_t len, ns_route_req_t *out)
             if (!once(&seen, X_ACCEPT))
                 return FALLBACK;
             out->accept_standard_json = ns_java_parse_bool((const char *)v, vl);
+            out->accept_text = (ns_route_req_text_t){v, vl};
         } else {
-            return FALLBACK;
+            unsigned bit = 0;
+            ns_route_req_text_t *acl = acl_field(k, kl, out, &bit);
+            if (acl == NULL || !once(&seen, bit))
+                return FALLBACK;
+            *acl = (ns_route_req_text_t){v, vl};
         }
     }
     return (seen & X_TOPIC) ? 0 : FALLBACK;

@@ -40,8 +40,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *topic = ns_cmd_ext_get(&cmd, "topic");
         FUZZ_CHECK(topic != NULL && strlen(topic) == rr.topic_len &&
                    memcmp(topic, rr.topic, rr.topic_len) == 0);
-        const char *accept = ns_cmd_ext_get(&cmd, "acceptStandardJsonOnly");
-        FUZZ_CHECK(cmd.ext_count == 1 + (accept != NULL));
+        size_t fields = 1;
+        static const char *const names[] = {"acceptStandardJsonOnly", "AccessKey", "SecurityToken",
+                                            "Signature"};
+        const ns_route_req_text_t *views[] = {&rr.accept_text, &rr.access_key, &rr.security_token,
+                                              &rr.signature};
+        for (size_t i = 0; i < 4; i++) { /* each view is the decoder's value, or both absent */
+            const char *value = ns_cmd_ext_get(&cmd, names[i]);
+            FUZZ_CHECK((value != NULL) == (views[i]->p != NULL));
+            if (value != NULL) {
+                FUZZ_CHECK(strlen(value) == views[i]->len &&
+                           memcmp(value, views[i]->p, views[i]->len) == 0);
+                fields++;
+            }
+        }
+        FUZZ_CHECK(cmd.ext_count == fields);
         FUZZ_CHECK(ns_cmd_ext_bool(&cmd, "acceptStandardJsonOnly") == rr.accept_standard_json);
         ns_cmd_free(&cmd);
     }
