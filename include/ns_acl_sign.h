@@ -66,6 +66,8 @@ int ns_acl_sign_cmd(ns_cmd_t *cmd, const char *access_key, const char *secret, c
 /* Whether two NUL-terminated signatures are equal, in time that depends only on their lengths
  * (not on where they first differ). */
 bool ns_acl_sig_equal(const char *a, const char *b);
+/* The same over a (la bytes, the expected one) and b (lb bytes), no NUL needed. */
+bool ns_acl_sig_equal_n(const char *a, size_t la, const char *b, size_t lb);
 
 /* Java's String.compareTo over two UTF-8 strings: code points compared as UTF-16 code units
  * (a supplementary character sorts after U+D7FF and before U+E000). Bytes that are not valid

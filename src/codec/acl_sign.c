@@ -212,10 +212,16 @@ int ns_acl_sign_cmd(ns_cmd_t *cmd, const char *access_key, const char *secret, c
 
 bool ns_acl_sig_equal(const char *a, const char *b)
 {
-    size_t la = strlen(a), lb = strlen(b);
-    /* Compare as many bytes as the expected signature has, whatever the other one holds. */
+    return ns_acl_sig_equal_n(a, strlen(a), b, strlen(b));
+}
+
+bool ns_acl_sig_equal_n(const char *a, size_t la, const char *b, size_t lb)
+{
+    /* As many byte compares as the expected signature has, whatever the other one holds (its
+     * length is no secret: when it differs, a is compared with itself). */
     unsigned diff = (unsigned)(la != lb);
+    const char *other = la == lb ? b : a;
     for (size_t i = 0; i < la; i++)
-        diff |= (unsigned)(unsigned char)a[i] ^ (unsigned)(unsigned char)(i < lb ? b[i] : 0);
+        diff |= (unsigned)(unsigned char)a[i] ^ (unsigned)(unsigned char)other[i];
     return diff == 0;
 }

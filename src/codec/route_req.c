@@ -162,19 +162,22 @@ static ns_route_req_text_t *acl_field(const uint8_t *k, size_t kl, ns_route_req_
     return NULL;
 }
 
-static bool json_ext(scan_t *s, unsigned *seen, ns_route_req_t *out)
+/* The fields of extFields after its '{', to its '}'. */
+static bool json_ext_fields(scan_t *s, unsigned *seen, ns_route_req_t *out)
 {
-    if (!eat(s, '{'))
-        return false;
-    if (eat(s, '}'))
-        return true;
     for (;;) {
         const uint8_t *k, *v;
         size_t kl, vl;
         ws(s);
         bool topic = LIT(s, "\"topic\":");
         if (!topic) {
-            if (!key_slow(s, &k, &kl))
+            /* The ACL hook's keys as the Java client writes them, in one compare; any other
+             * form through key_slow. */
+            if (LIT(s, "\"AccessKey\":"))
+                k = (const uint8_t *)"AccessKey", kl = 9;
+            else if (LIT(s, "\"Signature\":"))
+                k = (const uint8_t *)"Signature", kl = 9;
+            else if (!key_slow(s, &k, &kl))
                 return false;
             topic = KEY_IS(k, kl, "topic");
             unsigned bit = 0;
@@ -218,6 +221,15 @@ static bool json_ext(scan_t *s, unsigned *seen, ns_route_req_t *out)
         if (!eat(s, ','))
             return false;
     }
+}
+
+static bool json_ext(scan_t *s, unsigned *seen, ns_route_req_t *out)
+{
+    if (!eat(s, '{'))
+        return false;
+    if (eat(s, '}'))
+        return true;
+    return json_ext_fields(s, seen, out);
 }
 
 /* The known top-level keys, by their first letter and whole text with the colon. */
@@ -333,11 +345,21 @@ static bool template_json(const uint8_t *h, size_t len, ns_route_req_t *out)
     scan_t s = {h, h + len};
     const uint8_t *v;
     size_t vl;
-    if (!LIT(&s, "{\"code\":105,\"extFields\":{\"topic\":") || !ascii_str(&s, &v, &vl) || vl == 0 ||
-        vl > NS_ROUTE_REQ_TOPIC_MAX || !LIT(&s, "},\"flag\":0,\"language\":\"JAVA\",\"opaque\":"))
+    if (!LIT(&s, "{\"code\":105,\"extFields\":{"))
         return false;
-    out->topic = v;
-    out->topic_len = vl;
+    const uint8_t *fields = s.p;
+    if (LIT(&s, "\"topic\":") && ascii_str(&s, &v, &vl) && vl > 0 && vl <= NS_ROUTE_REQ_TOPIC_MAX &&
+        LIT(&s, "},\"flag\":0,\"language\":\"JAVA\",\"opaque\":")) {
+        out->topic = v; /* the topic alone: the usual read */
+        out->topic_len = vl;
+    } else {
+        /* The ACL hook's fields too, in whatever order the client's map has them. */
+        unsigned seen = 0;
+        s.p = fields;
+        if (!json_ext_fields(&s, &seen, out) || !(seen & X_TOPIC) ||
+            !LIT(&s, ",\"flag\":0,\"language\":\"JAVA\",\"opaque\":"))
+            return false;
+    }
     const uint8_t *opaque_text = s.p;
     bool neg = LIT(&s, "-");
     if (!plain_uint(&s, &out->opaque))

@@ -391,6 +391,44 @@ static void test_signed_reads(void **state)
     acl_off(t);
 }
 
+/* A signature that verified is remembered for the account set in force only: after a reload
+ * that changes the account's secret, the same bytes are refused; after one that removes the
+ * account, too. */
+static void test_signed_reads_after_reload(void **state)
+{
+    pt_t *t = *state;
+    ns_buf_t b = NS_BUF_INIT;
+    char path[] = "/tmp/test_proc_fast_acl.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const char *v1 = "accounts:\n  - {accessKey: readerKey, secretKey: readerSecret}\n";
+    const char *v2 = "accounts:\n  - {accessKey: readerKey, secretKey: newSecret}\n";
+    const char *v3 = "accounts:\n  - {accessKey: otherKey, secretKey: readerSecret}\n";
+    const char *versions[] = {v1, v2, v3};
+    t->ctx.acl = ns_acl_new(path, true);
+    ns_frame_t f = {0};
+    for (size_t v = 0; v < NS_ARRAY_SIZE(versions); v++) {
+        FILE *fp = fopen(path, "w");
+        assert_non_null(fp);
+        fputs(versions[v], fp);
+        fclose(fp);
+        char err[256];
+        assert_int_equal(ns_acl_reload(t->ctx.acl, err, sizeof(err)), 0);
+        if (v == 0) {
+            f = signed_req(&b, NS_SERIALIZE_JSON, "TopicA", "readerKey", "readerSecret", NULL, NULL,
+                           NULL);
+            expect_same(t, &f); /* verified, then remembered */
+            expect_same(t, &f);
+        } else {
+            expect_declined(t, &f);
+        }
+    }
+    unlink(path);
+    ns_buf_free(&b);
+    acl_off(t);
+}
+
 /* Anonymous reads (the default with aclEnable=true): signed or not, the fast path serves. */
 static void test_anonymous_reads_with_acl(void **state)
 {
@@ -419,6 +457,8 @@ int main(void)
                                         teardown_cached),
         cmocka_unit_test_setup_teardown(test_signed_reads, setup, pt_teardown),
         cmocka_unit_test_setup_teardown(test_signed_reads, setup_cached, teardown_cached),
+        cmocka_unit_test_setup_teardown(test_signed_reads_after_reload, setup_cached,
+                                        teardown_cached),
         cmocka_unit_test_setup_teardown(test_anonymous_reads_with_acl, setup_cached,
                                         teardown_cached),
     };
