@@ -379,6 +379,20 @@ static void test_signed_reads(void **state)
         expect_same(t, &f);
         t->ctx.peer = "127.0.0.1:50000";
     }
+    /* The Java client's header: extFields in its HashMap's order (Signature, topic,
+     * AccessKey), the rest as the template. */
+    ns_cmd_t req;
+    ns_cmd_init(&req);
+    ns_cmd_ext_set(&req, "topic", "TopicA");
+    assert_int_equal(ns_acl_sign_cmd(&req, "readerKey", "readerSecret", NULL), 0);
+    char java[400];
+    snprintf(java, sizeof(java),
+             "{\"code\":105,\"extFields\":{\"Signature\":\"%s\",\"topic\":\"TopicA\","
+             "\"AccessKey\":\"readerKey\"},\"flag\":0,\"language\":\"JAVA\",\"opaque\":9,"
+             "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}",
+             ns_cmd_ext_get(&req, NS_ACL_SIGNATURE));
+    ns_cmd_free(&req);
+    expect_json(t, java, true);
     assert_int_equal(ns_acl_refused(t->ctx.acl), 0);
     ns_frame_t f =
         signed_req(&b, NS_SERIALIZE_JSON, "TopicA", "readerKey", "wrongSecret", NULL, NULL, NULL);
