@@ -10,6 +10,7 @@
 #include "ns_acl_accounts.h"
 #include "ns_acl_sign.h"
 #include "ns_common.h"
+#include "ns_hmap.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
 
@@ -102,9 +103,7 @@ static memo_slot_t *memo_slot(const ns_acl_read_t *read)
 {
     if (read->signature.len < 8)
         return NULL;
-    uint64_t hash;
-    memcpy(&hash, read->signature.p, 8);
-    hash = (hash * 0x9E3779B97F4A7C15ULL) >> 32;
+    uint64_t hash = ns_hmap_hash(read->signature.p, 8);
     if (memo == NULL) {
         pthread_once(&memo_once, memo_key_make);
         memo = ns_xcalloc(MEMO_SLOTS, sizeof(*memo));

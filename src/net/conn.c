@@ -619,16 +619,16 @@ static ns_ctx_t loop_ctx(ns_conn_t *conn)
     };
 }
 
-/* Decodes and dispatches one frame. Returns false when the frame must wait in the buffer (the
- * worker queue is full and the connection has requests there: they will make room). */
-static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
+/* Decodes and dispatches one frame with ctx (loop_ctx of this read). Returns false when the
+ * frame must wait in the buffer (the worker queue is full and the connection has requests
+ * there: they will make room). */
+static bool handle_frame(ns_conn_t *conn, ns_ctx_t *ctx, const ns_frame_t *frame)
 {
     ns_server_t *server = conn->loop->server;
     if (server->worker == NULL || conn->jobs == 0) {
         /* The common route read, answered in place (ns_proc_fast.h); anything else below. */
-        ns_ctx_t ctx = loop_ctx(conn);
         size_t off = conn->out_headers.len;
-        if (ns_proc_route_fast(&ctx, frame, &conn->out_headers)) {
+        if (ns_proc_route_fast(ctx, frame, &conn->out_headers)) {
             __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
             add_seg(conn, off, conn->out_headers.len - off, NULL);
             return true;
@@ -670,9 +670,8 @@ static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
         return true;
     }
     __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
-    ns_ctx_t ctx = loop_ctx(conn);
     ns_cmd_t resp;
-    if (ns_proc_dispatch_entry(&ctx, entry, &req, &resp)) {
+    if (ns_proc_dispatch_entry(ctx, entry, &req, &resp)) {
         queue_reply(conn, &resp);
         ns_cmd_free(&resp);
     }
@@ -706,6 +705,7 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len, bo
 {
     size_t max_frame = conn->loop->server->limits.frame_max;
     size_t pos = 0;
+    ns_ctx_t ctx = loop_ctx(conn); /* one per read: the same loop time for all its frames */
     for (size_t frames = 0; !conn->closing && !conn->close_after_replies; frames++) {
         if (frames == YIELD_FRAMES || conn->batch_bytes >= YIELD_REPLY_BYTES) {
             *yield = pos < len;
@@ -724,7 +724,7 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len, bo
                       len - pos);
             break;
         }
-        if (!handle_frame(conn, &frame))
+        if (!handle_frame(conn, &ctx, &frame))
             break;
         pos += frame.frame_len;
     }

@@ -8,6 +8,7 @@
 
 #include "ns_common.h"
 #include "ns_config.h"
+#include "ns_metrics.h"
 
 /* Doorkeeper slots (see ns_route_cache_admit): 8 KiB per cache. */
 #define GHOSTS 1024
@@ -139,6 +140,7 @@ static void evict_down_to(ns_route_cache_t *c, size_t limit)
             break;
         entry_remove(c, victim);
         c->stats.evictions++;
+        NS_METRIC_INC(ROUTE_CACHE_EVICTIONS);
     }
 }
 
@@ -175,6 +177,7 @@ bool ns_route_cache_admit(ns_route_cache_t *c, const ns_route_cache_entry_t *sta
         /* Never kept; a bound lowered at run time also empties what no longer fits. */
         evict_down_to(c, bound);
         c->stats.refused++;
+        NS_METRIC_INC(ROUTE_CACHE_NOT_KEPT);
         return false;
     }
     if (stale != NULL || c->stats.bytes + bytes <= bound)
@@ -186,6 +189,7 @@ bool ns_route_cache_admit(ns_route_cache_t *c, const ns_route_cache_entry_t *sta
      * would be read again for ones that would not. */
     if (c->credits < NS_ROUTE_CACHE_FILL_CREDITS) {
         c->stats.refused++;
+        NS_METRIC_INC(ROUTE_CACHE_NOT_KEPT);
         return false;
     }
     uint64_t h = key_hash(key, variant) | 1;
@@ -193,6 +197,7 @@ bool ns_route_cache_admit(ns_route_cache_t *c, const ns_route_cache_entry_t *sta
     if (*g != h) {
         *g = h;
         c->stats.refused++;
+        NS_METRIC_INC(ROUTE_CACHE_NOT_KEPT);
         return false;
     }
     c->credits -= NS_ROUTE_CACHE_FILL_CREDITS;
@@ -236,6 +241,7 @@ void ns_route_cache_put(ns_route_cache_t *c, const ns_route_cache_entry_t *stale
     c->stats.entries++;
     c->stats.bytes += bytes;
     c->stats.fills++;
+    NS_METRIC_INC(ROUTE_CACHE_STORED);
 }
 
 void ns_route_cache_stats(const ns_route_cache_t *c, ns_route_cache_stats_t *out)
