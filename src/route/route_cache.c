@@ -1,4 +1,4 @@
-/* Route answer cache (ns_route_cache.h): a chained hash of entries by (key pointer, variant),
+/* Route answer cache (ns_route_cache.h): a chained hash of entries by (topic name, variant),
  * a least-recently-used list, a byte count against a run-time bound. One thread only. */
 #include "ns_route_cache.h"
 
@@ -47,19 +47,18 @@ void ns_route_cache_free(ns_route_cache_t *c)
     free(c);
 }
 
-/* Not the project's hash table (ns_hmap): this index is read twice by every route read that
- * misses, by pointer identity, and on ns_hmap (a byte-string key, the seeded byte hash, a
- * memcmp per probe) a route read took 13% more instructions (callgrind, issue 22). A chain per
- * bucket and one multiply of the pointer; no peer chooses pointers, so no seed is needed. */
-static uint64_t key_hash(const void *key, uint32_t variant)
+/* Not the project's hash table (ns_hmap): the index is read by every route read, and a chain
+ * per bucket over entries that carry their name's hash (the one hash, ns_hmap_hash, which the
+ * route table's lookup then reuses on a miss) costs a compare per probe; no peer chooses the
+ * seeded hash, the variant (0..3) goes into its low bits. */
+static uint64_t key_hash(uint64_t name_hash, uint32_t variant)
 {
-    uint64_t h = ((uint64_t)(uintptr_t)key >> 3) ^ ((uint64_t)variant << 40);
-    return h * 0x9E3779B97F4A7C15ULL;
+    return name_hash ^ variant;
 }
 
-static size_t bucket_of(const ns_route_cache_t *c, const void *key, uint32_t variant)
+static size_t bucket_of(const ns_route_cache_t *c, uint64_t name_hash, uint32_t variant)
 {
-    return (size_t)(key_hash(key, variant) >> 32) & (c->nbuckets - 1);
+    return (size_t)key_hash(name_hash, variant) & (c->nbuckets - 1);
 }
 
 bool ns_route_cache_enabled(const ns_route_cache_t *c)
@@ -67,14 +66,15 @@ bool ns_route_cache_enabled(const ns_route_cache_t *c)
     return NS_CFG_GET(*c->max_bytes) > 0;
 }
 
-const ns_route_cache_entry_t *ns_route_cache_find(ns_route_cache_t *c, const void *key,
-                                                  uint32_t variant)
+const ns_route_cache_entry_t *ns_route_cache_find(ns_route_cache_t *c, const char *name, size_t len,
+                                                  uint64_t hash, uint32_t variant)
 {
     if (c->nbuckets == 0)
         return NULL;
-    for (ns_route_cache_entry_t *e = c->buckets[bucket_of(c, key, variant)]; e != NULL;
+    for (ns_route_cache_entry_t *e = c->buckets[bucket_of(c, hash, variant)]; e != NULL;
          e = e->hnext)
-        if (e->key == key && e->variant == variant)
+        if (e->name_hash == hash && e->variant == variant && e->name_len == len &&
+            memcmp(e->name, name, len) == 0)
             return e;
     return NULL;
 }
@@ -103,9 +103,10 @@ static void lru_push_front(ns_route_cache_t *c, ns_route_cache_entry_t *e)
         c->lru_tail = e;
 }
 
-void ns_route_cache_hit(ns_route_cache_t *c, const ns_route_cache_entry_t *ce)
+void ns_route_cache_hit(ns_route_cache_t *c, const ns_route_cache_entry_t *ce, uint64_t key_gen)
 {
     ns_route_cache_entry_t *e = (ns_route_cache_entry_t *)(uintptr_t)ce; /* ours */
+    e->key_gen = key_gen;
     c->stats.hits++;
     if (c->credits < CREDITS_MAX)
         c->credits++;
@@ -118,7 +119,7 @@ void ns_route_cache_hit(ns_route_cache_t *c, const ns_route_cache_entry_t *ce)
 /* Unlinks e from its chain and the list and frees it. */
 static void entry_remove(ns_route_cache_t *c, ns_route_cache_entry_t *e)
 {
-    ns_route_cache_entry_t **pp = &c->buckets[bucket_of(c, e->key, e->variant)];
+    ns_route_cache_entry_t **pp = &c->buckets[bucket_of(c, e->name_hash, e->variant)];
     while (*pp != e)
         pp = &(*pp)->hnext;
     *pp = e->hnext;
@@ -152,7 +153,7 @@ static void grow_buckets(ns_route_cache_t *c)
     c->buckets = ns_xcalloc(n, sizeof(*c->buckets));
     c->nbuckets = n;
     for (ns_route_cache_entry_t *e = c->lru_head; e != NULL; e = e->next) {
-        size_t b = bucket_of(c, e->key, e->variant);
+        size_t b = bucket_of(c, e->name_hash, e->variant);
         e->hnext = c->buckets[b];
         c->buckets[b] = e;
     }
@@ -164,15 +165,16 @@ static size_t bound_now(const ns_route_cache_t *c)
     return max > 0 ? (size_t)max / c->share : 0;
 }
 
-static size_t entry_bytes(uint32_t ndeps, size_t body_len)
+static size_t entry_bytes(uint32_t ndeps, size_t name_len, size_t body_len)
 {
-    return sizeof(ns_route_cache_entry_t) + (size_t)ndeps * sizeof(ns_route_cache_dep_t) + body_len;
+    return sizeof(ns_route_cache_entry_t) + (size_t)ndeps * sizeof(ns_route_cache_dep_t) +
+           name_len + body_len;
 }
 
-bool ns_route_cache_admit(ns_route_cache_t *c, const ns_route_cache_entry_t *stale, const void *key,
-                          uint32_t variant, uint32_t ndeps, size_t body_len)
+bool ns_route_cache_admit(ns_route_cache_t *c, const ns_route_cache_entry_t *stale, uint64_t hash,
+                          uint32_t variant, size_t name_len, uint32_t ndeps, size_t body_len)
 {
-    size_t bound = bound_now(c), bytes = entry_bytes(ndeps, body_len);
+    size_t bound = bound_now(c), bytes = entry_bytes(ndeps, name_len, body_len);
     if (bytes > bound) {
         /* Never kept; a bound lowered at run time also empties what no longer fits. */
         evict_down_to(c, bound);
@@ -192,7 +194,7 @@ bool ns_route_cache_admit(ns_route_cache_t *c, const ns_route_cache_entry_t *sta
         NS_METRIC_INC(ROUTE_CACHE_NOT_KEPT);
         return false;
     }
-    uint64_t h = key_hash(key, variant) | 1;
+    uint64_t h = key_hash(hash, variant) | 1;
     uint64_t *g = &c->ghosts[(h >> 20) % GHOSTS];
     if (*g != h) {
         *g = h;
@@ -205,13 +207,13 @@ bool ns_route_cache_admit(ns_route_cache_t *c, const ns_route_cache_entry_t *sta
     return true;
 }
 
-void ns_route_cache_put(ns_route_cache_t *c, const ns_route_cache_entry_t *stale, const void *key,
-                        uint32_t variant, uint64_t key_stamp, const ns_route_cache_dep_t *deps,
+void ns_route_cache_put(ns_route_cache_t *c, const ns_route_cache_entry_t *stale,
+                        const ns_route_cache_key_t *k, const ns_route_cache_dep_t *deps,
                         uint32_t ndeps, const uint8_t *body, size_t body_len)
 {
     if (stale != NULL)
         entry_remove(c, (ns_route_cache_entry_t *)(uintptr_t)stale);
-    size_t bound = bound_now(c), bytes = entry_bytes(ndeps, body_len);
+    size_t bound = bound_now(c), bytes = entry_bytes(ndeps, k->len, body_len);
     if (bytes > bound) {
         evict_down_to(c, bound);
         return;
@@ -222,19 +224,25 @@ void ns_route_cache_put(ns_route_cache_t *c, const ns_route_cache_entry_t *stale
     ns_route_cache_entry_t *e = ns_xmalloc(bytes);
     ns_route_cache_dep_t *d = (ns_route_cache_dep_t *)(e + 1);
     uint8_t *b = (uint8_t *)(d + ndeps);
+    char *name = (char *)b + body_len;
     if (ndeps > 0)
         memcpy(d, deps, (size_t)ndeps * sizeof(*deps));
     if (body_len > 0)
         memcpy(b, body, body_len);
-    *e = (ns_route_cache_entry_t){.key = key,
-                                  .key_stamp = key_stamp,
-                                  .variant = variant,
+    memcpy(name, k->name, k->len);
+    *e = (ns_route_cache_entry_t){.name = name,
+                                  .name_hash = k->hash,
+                                  .name_len = (uint32_t)k->len,
+                                  .variant = k->variant,
+                                  .key = k->key,
+                                  .key_gen = k->key_gen,
+                                  .key_stamp = k->key_stamp,
                                   .ndeps = ndeps,
                                   .body_len = body_len,
                                   .bytes = bytes,
                                   .deps = d,
                                   .body = b};
-    size_t bk = bucket_of(c, key, variant);
+    size_t bk = bucket_of(c, k->hash, k->variant);
     e->hnext = c->buckets[bk];
     c->buckets[bk] = e;
     lru_push_front(c, e);

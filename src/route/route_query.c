@@ -413,11 +413,10 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
 /* ---- the answer cache (ns_route_cache.h) --------------------------------------------------- */
 
 /* Whether e still is t's answer: the topic's stamp (its QueueDatas), then the broker names in
- * the same order with the stamps of their BrokerData. Stamps are never reused, so a freed and
- * reallocated topic or broker name cannot match. */
+ * the same order with the stamps of their BrokerData. Stamps are never reused. */
 static bool cached_answer_current(const ns_route_cache_entry_t *e, const ns__route_topic_t *t)
 {
-    if (e->key_stamp != t->astamp || e->ndeps != t->nqd)
+    if (e->key != t || e->key_stamp != t->astamp || e->ndeps != t->nqd)
         return false;
     const ns__route_qd_t *tqd = ns__route_topic_qds(t);
     for (uint32_t i = 0; i < t->nqd; i++)
@@ -433,20 +432,27 @@ int ns_route_get_topic_route_cached(ns_route_t *r, const char *topic, size_t top
         return NS_ENOTFOUND;
     bool acting_enabled = acting_enabled_for(r, topic, topic_len);
     uint32_t variant = (uint32_t)mode | (acting_enabled ? 2u : 0u);
+    uint64_t hash = ns_hmap_hash(topic, topic_len); /* the cache's and the table's */
     ns__route_rdlock(r);
-    const ns__route_topic_t *t = ns_hmap_get(&r->topics, topic, topic_len);
-    if (t == NULL) {
-        ns__route_unlock(r);
-        return NS_ENOTFOUND;
-    }
     /* Filter servers (per broker address) and static-topic mappings are not stamped: while
      * any exist, every answer is assembled. */
     bool cacheable = cache != NULL && r->filters.count == 0 && r->mappings.count == 0 &&
                      ns_route_cache_enabled(cache);
-    const ns_route_cache_entry_t *e = cacheable ? ns_route_cache_find(cache, t, variant) : NULL;
+    const ns_route_cache_entry_t *e =
+        cacheable ? ns_route_cache_find(cache, topic, topic_len, hash, variant) : NULL;
+    /* One lookup on a hit: while no topic record was freed or moved since the entry's record
+     * was last found valid, that record is still the topic's (route_int.h, topic_gen); else
+     * the table says. */
+    const ns__route_topic_t *t = e != NULL && e->key_gen == r->topic_gen
+                                     ? e->key
+                                     : ns_hmap_get_h(&r->topics, topic, topic_len, hash);
+    if (t == NULL) {
+        ns__route_unlock(r);
+        return NS_ENOTFOUND;
+    }
     if (e != NULL && cached_answer_current(e, t)) {
         ns_buf_append(out, e->body, e->body_len);
-        ns_route_cache_hit(cache, e);
+        ns_route_cache_hit(cache, e, r->topic_gen);
         ns__route_unlock(r);
         return 0;
     }
@@ -457,15 +463,21 @@ int ns_route_get_topic_route_cached(ns_route_t *r, const char *topic, size_t top
      * cache says first whether it would keep the answer: a miss it will not keep costs no
      * more than without a cache. */
     if (rc == 0 && cacheable && !r->writing &&
-        ns_route_cache_admit(cache, e, t, variant, t->nqd, out->len - start)) {
+        ns_route_cache_admit(cache, e, hash, variant, topic_len, t->nqd, out->len - start)) {
         ns_route_cache_dep_t stack_deps[16];
         ns_route_cache_dep_t *deps =
             t->nqd <= NS_ARRAY_SIZE(stack_deps) ? stack_deps : ns_xmalloc(t->nqd * sizeof(*deps));
         const ns__route_qd_t *tqd = ns__route_topic_qds(t);
         for (uint32_t i = 0; i < t->nqd; i++)
             deps[i] = (ns_route_cache_dep_t){tqd[i].b, tqd[i].b->astamp};
-        ns_route_cache_put(cache, e, t, variant, t->astamp, deps, t->nqd, out->data + start,
-                           out->len - start);
+        ns_route_cache_key_t k = {.name = topic,
+                                  .len = topic_len,
+                                  .hash = hash,
+                                  .variant = variant,
+                                  .key = t,
+                                  .key_gen = r->topic_gen,
+                                  .key_stamp = t->astamp};
+        ns_route_cache_put(cache, e, &k, deps, t->nqd, out->data + start, out->len - start);
         if (deps != stack_deps)
             free(deps);
     }

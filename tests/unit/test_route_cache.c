@@ -7,9 +7,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ns_hmap.h"
 #include "ns_route_cache.h"
 #include "route_test_util.h"
 
@@ -245,16 +247,37 @@ static void test_register_topic_and_acting_master(void **state)
     assert_true(rd(f, "T2")); /* the other variant is still there */
 }
 
+/* The tests below name a key by its address: a name of NAME_LEN characters. */
+#define NAME_LEN 17
+
+static size_t name_of(const void *key, char name[NAME_LEN + 1])
+{
+    snprintf(name, NAME_LEN + 1, "k%016" PRIxPTR, (uintptr_t)key);
+    return NAME_LEN;
+}
+
+static const ns_route_cache_entry_t *find(ns_route_cache_t *c, const void *key, uint32_t variant)
+{
+    char name[NAME_LEN + 1];
+    size_t len = name_of(key, name);
+    return ns_route_cache_find(c, name, len, ns_hmap_hash(name, len), variant);
+}
+
 /* A miss of key offered to the cache as the route table offers it: admitted, then stored.
  * Returns whether it was stored. */
 static bool offer(ns_route_cache_t *c, const void *key, uint32_t variant, uint64_t stamp,
                   const ns_route_cache_dep_t *dep, const uint8_t *body, size_t len)
 {
-    const ns_route_cache_entry_t *stale = ns_route_cache_find(c, key, variant);
-    if (!ns_route_cache_admit(c, stale, key, variant, 1, len))
+    char name[NAME_LEN + 1];
+    size_t nl = name_of(key, name);
+    uint64_t hash = ns_hmap_hash(name, nl);
+    const ns_route_cache_entry_t *stale = ns_route_cache_find(c, name, nl, hash, variant);
+    if (!ns_route_cache_admit(c, stale, hash, variant, nl, 1, len))
         return false;
-    ns_route_cache_put(c, stale, key, variant, stamp, dep, 1, body, len);
-    assert_non_null(ns_route_cache_find(c, key, variant));
+    ns_route_cache_key_t k = {
+        .name = name, .len = nl, .hash = hash, .variant = variant, .key = key, .key_stamp = stamp};
+    ns_route_cache_put(c, stale, &k, dep, 1, body, len);
+    assert_non_null(find(c, key, variant));
     return true;
 }
 
@@ -262,7 +285,7 @@ static bool offer(ns_route_cache_t *c, const void *key, uint32_t variant, uint64
 static void earn_fill(ns_route_cache_t *c, const void *key)
 {
     for (int i = 0; i < NS_ROUTE_CACHE_FILL_CREDITS; i++)
-        ns_route_cache_hit(c, ns_route_cache_find(c, key, 0));
+        ns_route_cache_hit(c, find(c, key, 0), 0);
 }
 
 /* The bound: bytes never exceed it, the least recently used goes first, 0 keeps nothing. */
@@ -274,7 +297,7 @@ static void test_bound_and_eviction(void **state)
     memset(body, 'x', sizeof(body));
     ns_route_cache_dep_t dep = {body, 1};
     int keys[10];
-    size_t one = sizeof(ns_route_cache_entry_t) + sizeof(dep) + sizeof(body);
+    size_t one = sizeof(ns_route_cache_entry_t) + sizeof(dep) + sizeof(body) + NAME_LEN;
     cfg.route_answer_cache_max_bytes = (int64_t)(3 * one);
     for (int i = 0; i < 3; i++) /* room: stored at the first miss */
         assert_true(offer(c, &keys[i], 0, (uint64_t)i, &dep, body, sizeof(body)));
@@ -290,21 +313,21 @@ static void test_bound_and_eviction(void **state)
         assert_true(offer(c, &keys[i], 0, (uint64_t)i, &dep, body, sizeof(body)));
         assert_true(stats(f).bytes <= 3 * one);
         if (i == 3) { /* the oldest (keys[0]) went, not the one just used */
-            assert_null(ns_route_cache_find(c, &keys[0], 0));
-            assert_non_null(ns_route_cache_find(c, &keys[1], 0));
+            assert_null(find(c, &keys[0], 0));
+            assert_non_null(find(c, &keys[1], 0));
         }
     }
     assert_int_equal(stats(f).entries, 3);
     assert_int_equal(stats(f).evictions, 7);
-    const ns_route_cache_entry_t *e = ns_route_cache_find(c, &keys[9], 0);
+    const ns_route_cache_entry_t *e = find(c, &keys[9], 0);
     assert_non_null(e);
     assert_int_equal(e->key_stamp, 9);
     assert_int_equal(e->body_len, sizeof(body));
     assert_memory_equal(e->body, body, sizeof(body));
-    assert_null(ns_route_cache_find(c, &keys[2], 0));
+    assert_null(find(c, &keys[2], 0));
     /* Replacing a stale entry is always taken, and keeps one. */
     assert_true(offer(c, &keys[9], 0, 99, &dep, body, 10));
-    assert_int_equal(ns_route_cache_find(c, &keys[9], 0)->key_stamp, 99);
+    assert_int_equal(find(c, &keys[9], 0)->key_stamp, 99);
     assert_int_equal(stats(f).entries, 3);
     /* Lowered at run time: the next fill trims to it. */
     cfg.route_answer_cache_max_bytes = (int64_t)one;
@@ -343,7 +366,7 @@ static void test_fills_paid_by_hits(void **state)
     memset(body, 'y', sizeof(body));
     ns_route_cache_dep_t dep = {body, 1};
     static int keys[1000];
-    size_t one = sizeof(ns_route_cache_entry_t) + sizeof(dep) + sizeof(body);
+    size_t one = sizeof(ns_route_cache_entry_t) + sizeof(dep) + sizeof(body) + NAME_LEN;
     cfg.route_answer_cache_max_bytes = (int64_t)(10 * one);
     for (int i = 0; i < 10; i++)
         assert_true(offer(c, &keys[i], 0, 0, &dep, body, sizeof(body)));
@@ -354,9 +377,9 @@ static void test_fills_paid_by_hits(void **state)
     assert_int_equal(stats(f).evictions, 0);
     /* 8 hits: two fills, on the keys' second misses. */
     for (int i = 0; i < 2 * NS_ROUTE_CACHE_FILL_CREDITS; i++)
-        ns_route_cache_hit(c, ns_route_cache_find(c, &keys[0], 0));
+        ns_route_cache_hit(c, find(c, &keys[0], 0), 0);
     for (int i = 500; i < 503; i++)
-        for (int ask = 0; ask < 2 && ns_route_cache_find(c, &keys[i], 0) == NULL; ask++)
+        for (int ask = 0; ask < 2 && find(c, &keys[i], 0) == NULL; ask++)
             offer(c, &keys[i], 0, 0, &dep, body, sizeof(body));
     assert_int_equal(stats(f).fills, 12);
     assert_int_equal(stats(f).evictions, 2);
