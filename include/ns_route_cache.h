@@ -54,7 +54,9 @@ struct ns_route_cache_entry {
 };
 
 typedef struct ns_route_cache_stats {
+    uint64_t lookups;   /* ns_route_cache_find calls */
     uint64_t hits;      /* ns_route_cache_hit calls */
+    uint64_t skipped;   /* reads ns_route_cache_ask said not to look up */
     uint64_t fills;     /* entries stored */
     uint64_t evictions; /* entries dropped to make room (not replacements) */
     uint64_t refused;   /* misses not stored (ns_route_cache_admit said no) */
@@ -75,8 +77,15 @@ const ns_route_cache_entry_t *ns_route_cache_find(ns_route_cache_t *c, const cha
  * records now, at which it found e's key valid (stored with e). */
 void ns_route_cache_hit(ns_route_cache_t *c, const ns_route_cache_entry_t *e, uint64_t key_gen);
 
-/* Whether the bound is above 0 now (else callers need not look up or fill). */
-bool ns_route_cache_enabled(const ns_route_cache_t *c);
+/* Whether to look this read up (and fill it on a miss): no when the bound is 0; and while the
+ * cache answers too few of its lookups to pay for them (under one in NS_ROUTE_CACHE_BYPASS over
+ * the last window of lookups: a lookup and its admission test cost about an eighth of what a hit
+ * saves), only one read in NS_ROUTE_CACHE_BYPASS is looked up, which keeps measuring whether the
+ * cache has become worth asking again. So a bound far too small for the topics read costs next to
+ * nothing. */
+bool ns_route_cache_ask(ns_route_cache_t *c);
+
+#define NS_ROUTE_CACHE_BYPASS 8
 
 /* Whether an answer of body_len bytes built from ndeps dependencies should be stored for the
  * name (name_len bytes) of that hash and variant: asked on a miss before anything is prepared for

@@ -12,6 +12,8 @@
 
 /* Doorkeeper slots (see ns_route_cache_admit): 8 KiB per cache. */
 #define GHOSTS 1024
+/* Lookups per window of ns_route_cache_ask's measure. */
+#define WINDOW 1024u
 /* Credits saved up at most: a burst of that many hits' worth of fills after a change. */
 #define CREDITS_MAX 4096u
 
@@ -20,6 +22,10 @@ struct ns_route_cache {
     uint64_t ghosts[GHOSTS];  /* hashes of keys refused once while the cache was full */
     unsigned share;           /* caches sharing it */
     unsigned credits;         /* hits not yet spent on fills that evict (ns_route_cache_admit) */
+    unsigned window_lookups;  /* lookups and hits of the current window (ns_route_cache_ask) */
+    unsigned window_hits;
+    bool bypass;           /* the last window's hits did not pay for its lookups: sample reads */
+    unsigned bypass_count; /* reads asked about while bypassing */
     ns_route_cache_entry_t **buckets;
     size_t nbuckets;                  /* a power of two, or 0 */
     ns_route_cache_entry_t *lru_head; /* most recently used */
@@ -61,14 +67,30 @@ static size_t bucket_of(const ns_route_cache_t *c, uint64_t name_hash, uint32_t 
     return (size_t)key_hash(name_hash, variant) & (c->nbuckets - 1);
 }
 
-bool ns_route_cache_enabled(const ns_route_cache_t *c)
+bool ns_route_cache_ask(ns_route_cache_t *c)
 {
-    return NS_CFG_GET(*c->max_bytes) > 0;
+    if (NS_CFG_GET(*c->max_bytes) <= 0)
+        return false;
+    if (!c->bypass || ++c->bypass_count % NS_ROUTE_CACHE_BYPASS == 0)
+        return true;
+    c->stats.skipped++;
+    NS_METRIC_INC(ROUTE_CACHE_SKIPPED);
+    return false;
+}
+
+/* The end of a window of lookups: whether the next one asks every read. */
+static void window_end(ns_route_cache_t *c)
+{
+    c->bypass = c->window_hits * NS_ROUTE_CACHE_BYPASS < WINDOW;
+    c->window_lookups = c->window_hits = 0;
 }
 
 const ns_route_cache_entry_t *ns_route_cache_find(ns_route_cache_t *c, const char *name, size_t len,
                                                   uint64_t hash, uint32_t variant)
 {
+    c->stats.lookups++;
+    if (++c->window_lookups == WINDOW)
+        window_end(c);
     if (c->nbuckets == 0)
         return NULL;
     for (ns_route_cache_entry_t *e = c->buckets[bucket_of(c, hash, variant)]; e != NULL;
@@ -108,6 +130,7 @@ void ns_route_cache_hit(ns_route_cache_t *c, const ns_route_cache_entry_t *ce, u
     ns_route_cache_entry_t *e = (ns_route_cache_entry_t *)(uintptr_t)ce; /* ours */
     e->key_gen = key_gen;
     c->stats.hits++;
+    c->window_hits++;
     if (c->credits < CREDITS_MAX)
         c->credits++;
     if (c->lru_head == e)

@@ -437,7 +437,7 @@ int ns_route_get_topic_route_cached(ns_route_t *r, const char *topic, size_t top
     /* Filter servers (per broker address) and static-topic mappings are not stamped: while
      * any exist, every answer is assembled. */
     bool cacheable = cache != NULL && r->filters.count == 0 && r->mappings.count == 0 &&
-                     ns_route_cache_enabled(cache);
+                     ns_route_cache_ask(cache);
     const ns_route_cache_entry_t *e =
         cacheable ? ns_route_cache_find(cache, topic, topic_len, hash, variant) : NULL;
     /* One lookup on a hit: while no topic record was freed or moved since the entry's record

@@ -386,6 +386,37 @@ static void test_fills_paid_by_hits(void **state)
     assert_true(stats(f).bytes <= 10 * one);
 }
 
+/* A window of lookups answered under one in NS_ROUTE_CACHE_BYPASS: the next reads are looked up
+ * one in NS_ROUTE_CACHE_BYPASS; once those lookups hit again, every read is. */
+static void test_bypass_while_hits_do_not_pay(void **state)
+{
+    fx_t *f = *state;
+    ns_route_cache_t *c = f->c;
+    for (int i = 0; i < 1024; i++) { /* one window of misses */
+        assert_true(ns_route_cache_ask(c));
+        assert_null(find(c, &i, 0));
+    }
+    int asked = 0;
+    for (int i = 0; i < 8 * NS_ROUTE_CACHE_BYPASS; i++)
+        asked += ns_route_cache_ask(c);
+    assert_int_equal(asked, 8);
+    assert_int_equal(stats(f).skipped, 8 * (NS_ROUTE_CACHE_BYPASS - 1));
+    /* The sampled lookups hit: after a window of them, every read is asked again. */
+    uint8_t body[100] = {0};
+    ns_route_cache_dep_t dep = {body, 1};
+    int key;
+    assert_true(offer(c, &key, 0, 0, &dep, body, sizeof(body)));
+    for (int i = 0; i < 1024; i++) {
+        while (!ns_route_cache_ask(c)) {
+        }
+        ns_route_cache_hit(c, find(c, &key, 0), 0);
+    }
+    for (int i = 0; i < 2 * NS_ROUTE_CACHE_BYPASS; i++)
+        assert_true(ns_route_cache_ask(c));
+    /* Whatever the window, reads are still answered exactly. */
+    assert_false(rd(f, "T1"));
+}
+
 /* Many topics over a small bound: every answer read is still the assembled one. */
 static void test_many_topics_small_bound(void **state)
 {
@@ -426,6 +457,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_register_topic_and_acting_master, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bound_and_eviction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fills_paid_by_hits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bypass_while_hits_do_not_pay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_topics_small_bound, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
