@@ -66,8 +66,8 @@ const nsa_command_t nsa_cmd_get_namesrv_config = {
 };
 
 static const nsa_opt_t update_config_opts[] = {
-    {'k', "key", "key", true, "config key"},
-    {'v', "value", "value", true, "config value"},
+    {"k", "key", "key", true, "config key"},
+    {"v", "value", "value", true, "config value"},
 };
 
 typedef struct update_config {

@@ -17,10 +17,10 @@
 #include "nsadmin.h"
 
 static const nsa_opt_t opts[] = {
-    {'h', "help", NULL, false, "Print help"},    {'n', "namesrvAddr", "list", false, "addresses"},
-    {'t', "topic", "topic", true, "topic name"}, {'l', "list", NULL, false, "list format"},
-    {'m', "moreStats", NULL, false, "more"},     {'\0', "timeout", "ms", false, "timeout"},
-    {'\0', "json", NULL, false, "json"},
+    {"h", "help", NULL, false, "Print help"},    {"n", "namesrvAddr", "list", false, "addresses"},
+    {"t", "topic", "topic", true, "topic name"}, {"l", "list", NULL, false, "list format"},
+    {"m", "moreStats", NULL, false, "more"},     {NULL, "timeout", "ms", false, "timeout"},
+    {NULL, "json", NULL, false, "json"},
 };
 
 typedef struct parsed {
@@ -146,8 +146,8 @@ static void test_missing_several(void **state)
 {
     (void)state;
     static const nsa_opt_t two[] = {
-        {'s', "namespace", "ns", true, "namespace"},
-        {'k', "key", "key", true, "key"},
+        {"s", "namespace", "ns", true, "namespace"},
+        {"k", "key", "key", true, "key"},
     };
     nsa_args_t a;
     char err[128];
