@@ -26,6 +26,12 @@ static const nsa_command_t *const commands[] = {
     &nsa_cmd_add_write_perm,
     &nsa_cmd_get_namesrv_config,
     &nsa_cmd_update_namesrv_config,
+    &nsa_cmd_get_sync_state_set,
+    &nsa_cmd_get_controller_meta_data,
+    &nsa_cmd_get_controller_config,
+    &nsa_cmd_update_controller_config,
+    &nsa_cmd_elect_master,
+    &nsa_cmd_clean_broker_metadata,
     &nsa_cmd_get_kv,
     &nsa_cmd_get_kv_list,
     &nsa_cmd_broker_member_group,
@@ -67,7 +73,8 @@ static const nsa_command_t *find_command(const char *name)
 
 static void command_list(ns_buf_t *out)
 {
-    ns_buf_append_str(out, "The NameServer commands of mqadmin, and nsadmin's own:\n");
+    ns_buf_append_str(out, "The NameServer and controller commands of mqadmin, and nsadmin's "
+                           "own:\n");
     for (size_t i = 0; i < NS_ARRAY_SIZE(commands); i++)
         ns_buf_appendf(out, "   %-35s %s\n", commands[i]->name, commands[i]->desc);
     ns_buf_append_str(out, "\nSee 'nsadmin help <command>' for more information on a specific "
@@ -176,19 +183,20 @@ static int setup_signing(nsa_ctx_t *ctx, const nsa_args_t *args)
     return 0;
 }
 
-static int setup_context(nsa_ctx_t *ctx, const nsa_args_t *args)
+static int setup_context(nsa_ctx_t *ctx, const nsa_command_t *cmd, const nsa_args_t *args)
 {
     const char *list = nsa_args_get(args, "namesrvAddr");
     ctx->servers_text = list;
     if (list == NULL)
         list = getenv("NAMESRV_ADDR");
-    if (list == NULL || list[0] == '\0') {
+    char err[256];
+    if ((list == NULL || list[0] == '\0') && cmd->namesrv_optional) {
+        /* no NameServer: ctx->servers stays empty */
+    } else if (list == NULL || list[0] == '\0') {
         nsa_errorf(ctx, "no NameServer address: give -n 'host:port;host:port' or set "
                         "NAMESRV_ADDR");
         return -1;
-    }
-    char err[256];
-    if (nsa_addrs_parse(&ctx->servers, list, err, sizeof(err)) != 0) {
+    } else if (nsa_addrs_parse(&ctx->servers, list, err, sizeof(err)) != 0) {
         nsa_errorf(ctx, "%s: %s", ctx->servers_text ? "-n" : "NAMESRV_ADDR", err);
         return -1;
     }
@@ -227,7 +235,7 @@ static int run_command(const nsa_command_t *cmd, int argc, char **argv, FILE *ou
         print_usage(out, cmd);
         return NSA_EXIT_OK;
     }
-    if (setup_context(&ctx, &args) != 0) {
+    if (setup_context(&ctx, cmd, &args) != 0) {
         nsa_addrs_free(&ctx.servers);
         nsa_tls_cfg_free(&ctx.tls);
         nsa_signer_free(&ctx.signer);

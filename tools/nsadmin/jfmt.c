@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ns_common.h"
+#include "ns_utf8.h"
 
 /* UTF-16 units of the UTF-8 sequence starting with byte b (continuation bytes count 0). */
 static size_t units_of(unsigned char b)
@@ -220,4 +221,23 @@ bool jf_parse_float(const char *s, float *out)
     }
     free(t);
     return ok;
+}
+
+int32_t jf_string_hash(const char *s)
+{
+    uint32_t h = 0; /* Java's int arithmetic: wraps */
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        i += ns_java_text_next((const uint8_t *)s + i, len - i, &cp);
+        if (cp == NS_UTF8_BAD)
+            cp = 0xFFFD;
+        if (cp > 0xFFFF) {
+            h = 31 * h + (0xD800 + ((cp - 0x10000) >> 10));
+            h = 31 * h + (0xDC00 + ((cp - 0x10000) & 0x3FF));
+        } else {
+            h = 31 * h + cp;
+        }
+    }
+    return (int32_t)h;
 }

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ns_buf.h"
 
@@ -30,5 +31,9 @@ char *jf_front(const char *s, size_t size);
  * floating-point literals are not accepted (no RocketMQ server writes them). */
 bool jf_parse_double(const char *s, double *out);
 bool jf_parse_float(const char *s, float *out);
+
+/* String.hashCode() of Java text (ns_utf8.h): 31*h + each UTF-16 unit. For mqadmin's
+ * HashMap<String, ...> orders. */
+int32_t jf_string_hash(const char *s);
 
 #endif
