@@ -144,7 +144,8 @@ static int parse_short_token(nsa_args_t *a, const char *w, int argc, char **argv
     }
     if (l >= 0 && !(body[len] == '=' && a->opts[l].arg_name == NULL))
         return take(a, l, body[len] == '=' ? body + len + 1 : NULL, argc, argv, pos, err, errlen);
-    i = find_short(a, body, 1);
+    /* commons-cli reads "-xy=V" as a long option only */
+    i = body[len] == '=' ? -1 : find_short(a, body, 1);
     if (i < 0) {
         ns_set_err(err, errlen, "Unrecognized option: %s", w);
         return -1;
