@@ -686,6 +686,8 @@ static int cmp_hash_slot(const void *a, const void *b)
 
 static void java_hashmap_order(nsa_replicas_t *sets, size_t n)
 {
+    if (n < 2)
+        return;
     uint32_t capacity = 16; /* new HashMap(): 16 buckets, doubled when size > 0.75 * capacity */
     while (n > capacity / 4 * 3 && capacity < (1u << 30))
         capacity *= 2;
