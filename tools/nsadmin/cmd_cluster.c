@@ -15,11 +15,11 @@
 #include "nsadmin.h"
 
 static const nsa_opt_t cluster_list_opts[] = {
-    {'m', "moreStats", NULL, false, "Print more stats"},
-    {'i', "interval", "seconds", false, "specify intervals numbers, it is in seconds"},
-    {'c', "clusterName", "cluster", false, "which cluster"},
-    {'\0', "count", "n", false, "With -i: stop after n rounds (default: never)"},
-    {'\0', "nsOnly", NULL, false, "Do not ask the brokers: print the NameServer's columns only"},
+    {"m", "moreStats", NULL, false, "Print more stats"},
+    {"i", "interval", "seconds", false, "specify intervals numbers, it is in seconds"},
+    {"c", "clusterName", "cluster", false, "which cluster"},
+    {NULL, "count", "n", false, "With -i: stop after n rounds (default: never)"},
+    {NULL, "nsOnly", NULL, false, "Do not ask the brokers: print the NameServer's columns only"},
 };
 
 typedef struct cluster_list {
@@ -221,8 +221,8 @@ const nsa_command_t nsa_cmd_cluster_list = {
 /* ---- getBrokerMemberGroup ------------------------------------------------------------- */
 
 static const nsa_opt_t member_group_opts[] = {
-    {'c', "clusterName", "cluster", true, "the broker's cluster"},
-    {'b', "brokerName", "broker", true, "the broker name"},
+    {"c", "clusterName", "cluster", true, "the broker's cluster"},
+    {"b", "brokerName", "broker", true, "the broker name"},
 };
 
 typedef struct member_group {

@@ -15,11 +15,11 @@
 #include "snapshot.h"
 
 static const nsa_opt_t compare_opts[] = {
-    {'\0', "kv", NULL, false, "Compare the KV config too (the namespaces of -s)"},
-    {'s', "namespace", "list", false,
+    {NULL, "kv", NULL, false, "Compare the KV config too (the namespaces of -s)"},
+    {"s", "namespace", "list", false,
      "KV namespaces to compare, comma-separated (default: ORDER_TOPIC_CONFIG)"},
-    {'\0', "watch", "seconds", false, "Repeat every so many seconds and print what changed"},
-    {'\0', "count", "n", false, "Stop after n rounds (default 1; with --watch, never)"},
+    {NULL, "watch", "seconds", false, "Repeat every so many seconds and print what changed"},
+    {NULL, "count", "n", false, "Stop after n rounds (default 1; with --watch, never)"},
 };
 
 typedef struct compare {

@@ -10,14 +10,14 @@
 #include "nsadmin.h"
 
 static const nsa_opt_t update_kv_opts[] = {
-    {'s', "namespace", "namespace", true, "set the namespace"},
-    {'k', "key", "key", true, "set the key name"},
-    {'v', "value", "value", true, "set the key value"},
+    {"s", "namespace", "namespace", true, "set the namespace"},
+    {"k", "key", "key", true, "set the key name"},
+    {"v", "value", "value", true, "set the key value"},
 };
 
 static const nsa_opt_t delete_kv_opts[] = {
-    {'s', "namespace", "namespace", true, "set the namespace"},
-    {'k', "key", "key", true, "set the key name"},
+    {"s", "namespace", "namespace", true, "set the namespace"},
+    {"k", "key", "key", true, "set the key name"},
 };
 
 typedef struct kv_write {
@@ -104,12 +104,12 @@ const nsa_command_t nsa_cmd_delete_kv = {
 /* ---- reads ----------------------------------------------------------------------------- */
 
 static const nsa_opt_t get_kv_opts[] = {
-    {'s', "namespace", "namespace", true, "the namespace"},
-    {'k', "key", "key", true, "the key name"},
+    {"s", "namespace", "namespace", true, "the namespace"},
+    {"k", "key", "key", true, "the key name"},
 };
 
 static const nsa_opt_t get_kv_list_opts[] = {
-    {'s', "namespace", "namespace", true, "the namespace"},
+    {"s", "namespace", "namespace", true, "the namespace"},
 };
 
 typedef struct kv_read {

@@ -16,8 +16,8 @@
 /* ---- topicRoute ----------------------------------------------------------------------- */
 
 static const nsa_opt_t topic_route_opts[] = {
-    {'t', "topic", "topic", true, "topic name"},
-    {'l', "list", NULL, false, "Use list format to print data"},
+    {"t", "topic", "topic", true, "topic name"},
+    {"l", "list", NULL, false, "Use list format to print data"},
 };
 
 typedef struct topic_route {
@@ -64,8 +64,8 @@ const nsa_command_t nsa_cmd_topic_route = {
 /* ---- topicList ------------------------------------------------------------------------ */
 
 static const nsa_opt_t topic_list_opts[] = {
-    {'c', "clusterModel", NULL, false, "clusterModel"},
-    {'\0', "nsOnly", NULL, false, "With -c: do not ask the brokers for consumer groups"},
+    {"c", "clusterModel", NULL, false, "clusterModel"},
+    {NULL, "nsOnly", NULL, false, "With -c: do not ask the brokers for consumer groups"},
 };
 
 typedef struct topic_list {
@@ -283,8 +283,8 @@ const nsa_command_t nsa_cmd_topic_list = {
 /* ---- deleteTopic ---------------------------------------------------------------------- */
 
 static const nsa_opt_t delete_topic_opts[] = {
-    {'t', "topic", "topic", true, "topic name"},
-    {'c', "clusterName", "cluster", true, "delete topic from which cluster"},
+    {"t", "topic", "topic", true, "topic name"},
+    {"c", "clusterName", "cluster", true, "delete topic from which cluster"},
 };
 
 typedef struct delete_topic {

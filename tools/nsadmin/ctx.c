@@ -68,9 +68,15 @@ nsa_conn_t *nsa_open(nsa_ctx_t *ctx, const char *addr)
 
 void nsa_read_any(nsa_ctx_t *ctx, nsa_read_fn *fn, void *arg)
 {
+    nsa_read_any_of(ctx, &ctx->servers, "NameServer", fn, arg);
+}
+
+void nsa_read_any_of(nsa_ctx_t *ctx, const nsa_addrs_t *list, const char *what, nsa_read_fn *fn,
+                     void *arg)
+{
     /* Servers that fail before one answers are only warned about: their status is not kept. */
-    for (size_t i = 0; i < ctx->servers.len; i++) {
-        const char *addr = ctx->servers.items[i];
+    for (size_t i = 0; i < list->len; i++) {
+        const char *addr = list->items[i];
         char err[NSA_ERR_MAX];
         nsa_conn_t *c = nsa_connect(&ctx->client, addr, err, sizeof(err));
         if (c == NULL) {
@@ -89,8 +95,8 @@ void nsa_read_any(nsa_ctx_t *ctx, nsa_read_fn *fn, void *arg)
             nsa_report(ctx, addr, &res);
         return;
     }
-    if (ctx->servers.len > 1)
-        nsa_errorf(ctx, "no NameServer answered (%zu tried)", ctx->servers.len);
+    if (list->len > 1)
+        nsa_errorf(ctx, "no %s answered (%zu tried)", what, list->len);
     nsa_status(ctx, NSA_EXIT_UNREACHABLE);
 }
 
@@ -104,8 +110,13 @@ void nsa_emit(nsa_ctx_t *ctx, ns_buf_t *text)
 
 void nsa_each_server(nsa_ctx_t *ctx, nsa_each_fn *fn, void *arg)
 {
-    for (size_t i = 0; i < ctx->servers.len; i++) {
-        const char *addr = ctx->servers.items[i];
+    nsa_each_of(ctx, &ctx->servers, fn, arg);
+}
+
+void nsa_each_of(nsa_ctx_t *ctx, const nsa_addrs_t *list, nsa_each_fn *fn, void *arg)
+{
+    for (size_t i = 0; i < list->len; i++) {
+        const char *addr = list->items[i];
         nsa_result_t res;
         memset(&res, 0, sizeof(res));
         nsa_conn_t *c = nsa_connect(&ctx->client, addr, res.reason, sizeof(res.reason));
@@ -119,7 +130,12 @@ void nsa_each_server(nsa_ctx_t *ctx, nsa_each_fn *fn, void *arg)
 
 void nsa_json_result(struct fj *w, const char *addr, const nsa_result_t *res)
 {
-    fj_kv_str(w, "namesrv", addr);
+    nsa_json_result_as(w, "namesrv", addr, res);
+}
+
+void nsa_json_result_as(struct fj *w, const char *member, const char *addr, const nsa_result_t *res)
+{
+    fj_kv_str(w, member, addr);
     fj_kv_bool(w, "ok", res->outcome == NSA_OK);
     if (res->outcome == NSA_ANSWERED) {
         fj_kv_int(w, "code", res->code);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ns_common.h"
+#include "ns_utf8.h"
 
 /* UTF-16 units of the UTF-8 sequence starting with byte b (continuation bytes count 0). */
 static size_t units_of(unsigned char b)

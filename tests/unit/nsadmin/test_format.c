@@ -1,7 +1,7 @@
 /* nsadmin's output formatting: Java's number and width rules (jfmt), fastjson's pretty
  * format of a route, the compact --json form, and mqadmin's tables (clusterList rows from a
- * broker's runtime table, topicRoute -l, topicList -c). The expected texts are mqadmin 5.5.0's
- * output for the same data. */
+ * broker's runtime table, topicRoute -l, topicList -c; the controller commands' reports). The
+ * expected texts are mqadmin 5.5.0's output for the same data. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +15,7 @@
 
 #include "fjson.h"
 #include "jfmt.h"
+#include "ns_java_hashmap.h"
 #include "model.h"
 #include "tables.h"
 
@@ -58,6 +59,11 @@ static void test_java_fixed(void **state)
 static void test_java_strings(void **state)
 {
     (void)state;
+    /* String.hashCode(): over UTF-16 units, wrapping as Java's int */
+    assert_int_equal(ns_java_string_hash(""), 0);
+    assert_int_equal(ns_java_string_hash("hello"), 99162322);
+    assert_int_equal(ns_java_string_hash("\xf0\x9f\x98\x80"), 0xD83D * 31 + 0xDE00);
+    assert_int_equal(ns_java_string_hash("DefaultCluster-broker-a-with-a-long-name"), -1969844107);
     ns_buf_t b = NS_BUF_INIT;
     jf_pad(&b, "ab", 5, true);
     jf_pad(&b, "cd", 4, false);
@@ -453,6 +459,101 @@ static void test_properties_table(void **state)
     nsa_kvlist_free(&kv);
 }
 
+/* getControllerMetaData: mqadmin's lines, peers split as Java's String.split(";"). */
+static void test_controller_meta_text(void **state)
+{
+    (void)state;
+    nsa_ctl_meta_t m = {.group = "group1",
+                        .leader_id = "n0",
+                        .leader_address = "127.0.0.1:26031",
+                        .peers = "n0:127.0.0.1:26031;"};
+    ns_buf_t b = NS_BUF_INIT;
+    nsa_table_ctl_meta(&b, &m);
+    assert_string_equal(ns_buf_cstr(&b), "\n#ControllerGroup\tgroup1\n#ControllerLeaderId\tn0\n"
+                                         "#ControllerLeaderAddress\t127.0.0.1:26031\n"
+                                         "#Peer:\tn0:127.0.0.1:26031\n");
+    ns_buf_free(&b);
+    /* no leader; empty peers in the middle kept, at the end dropped */
+    nsa_ctl_meta_t none = {.group = "g", .peers = "n0:a:1;;n1:b:2;;"};
+    nsa_table_ctl_meta(&b, &none);
+    assert_string_equal(ns_buf_cstr(&b), "\n#ControllerGroup\tg\n#ControllerLeaderId\tnull\n"
+                                         "#ControllerLeaderAddress\tnull\n#Peer:\tn0:a:1\n"
+                                         "#Peer:\t\n#Peer:\tn1:b:2\n");
+    ns_buf_free(&b);
+    nsa_ctl_meta_t nothing = {.peers = ";;"};
+    nsa_table_ctl_meta(&b, &nothing);
+    assert_string_equal(ns_buf_cstr(&b), "\n#ControllerGroup\tnull\n#ControllerLeaderId\tnull\n"
+                                         "#ControllerLeaderAddress\tnull\n");
+    ns_buf_free(&b);
+}
+
+/* getSyncStateSet: a set as mqadmin printed it from Java's controller, and one without a
+ * master whose members have null fields. */
+static void test_sync_state_text(void **state)
+{
+    (void)state;
+    nsa_replica_t in[] = {{"ctlc", 1, true, "127.0.0.1:52347", 1}};
+    nsa_replica_t out[] = {{"ctlc", 3, true, "127.0.0.1:44843", 0}, {NULL, 0, false, NULL, -1}};
+    nsa_replicas_t s = {.broker_name = "ctlc",
+                        .master_broker_id = 1,
+                        .has_master_broker_id = true,
+                        .master_address = "127.0.0.1:52347",
+                        .master_epoch = 1,
+                        .sync_state_set_epoch = 2,
+                        .in_sync = in,
+                        .nin_sync = 1,
+                        .not_in_sync = out,
+                        .nnot_in_sync = 2};
+    ns_buf_t b = NS_BUF_INIT;
+    nsa_table_sync_state(&b, &s);
+    assert_string_equal(ns_buf_cstr(&b),
+                        "\n#brokerName\tctlc\n#MasterBrokerId\t1\n#MasterAddr\t127.0.0.1:52347\n"
+                        "#MasterEpoch\t1\n#SyncStateSetEpoch\t2\n#SyncStateSetNums\t1\n"
+                        "\nInSyncReplica:\tReplicaIdentity{brokerName='ctlc', brokerId=1, "
+                        "brokerAddress='127.0.0.1:52347', alive=true}\n"
+                        "\nNotInSyncReplica:\tReplicaIdentity{brokerName='ctlc', brokerId=3, "
+                        "brokerAddress='127.0.0.1:44843', alive=false}\n"
+                        "\nNotInSyncReplica:\tReplicaIdentity{brokerName='null', brokerId=null, "
+                        "brokerAddress='null', alive=null}\n");
+    ns_buf_free(&b);
+    nsa_replicas_t nomaster = {.broker_name = "ctlb", .master_epoch = 4, .sync_state_set_epoch = 2};
+    nsa_table_sync_state(&b, &nomaster);
+    assert_string_equal(ns_buf_cstr(&b), "\n#brokerName\tctlb\n#MasterBrokerId\tnull\n"
+                                         "#MasterAddr\tnull\n#MasterEpoch\t4\n"
+                                         "#SyncStateSetEpoch\t2\n#SyncStateSetNums\t0\n");
+    ns_buf_free(&b);
+}
+
+/* electMaster: what mqadmin 5.5.0 printed when it succeeded (through a relay that quoted Java's
+ * bare keys): five lines, none for the members. */
+static void test_elect_text(void **state)
+{
+    (void)state;
+    nsa_elect_t e = {.master_broker_id = 2,
+                     .has_master_broker_id = true,
+                     .master_address = "127.0.0.1:45525",
+                     .master_epoch = 2,
+                     .has_master_epoch = true,
+                     .sync_state_set_epoch = 3,
+                     .has_sync_state_set_epoch = true,
+                     .has_group = true};
+    nsa_id_addr_t addrs[] = {{1, "127.0.0.1:57495"}, {2, "127.0.0.1:45525"}};
+    e.group.addrs = addrs;
+    e.group.naddrs = 2;
+    ns_buf_t b = NS_BUF_INIT;
+    nsa_table_elect(&b, "CtlCluster", "ctld", &e);
+    assert_string_equal(ns_buf_cstr(&b), "\n#ClusterName\tCtlCluster\n#BrokerName\tctld\n"
+                                         "#BrokerMasterAddr\t127.0.0.1:45525\n#MasterEpoch\t2\n"
+                                         "#SyncStateSetEpoch\t3\n");
+    ns_buf_free(&b);
+    nsa_elect_t empty = {0};
+    nsa_table_elect(&b, "C", "b", &empty);
+    assert_string_equal(ns_buf_cstr(&b), "\n#ClusterName\tC\n#BrokerName\tb\n"
+                                         "#BrokerMasterAddr\tnull\n#MasterEpoch\tnull\n"
+                                         "#SyncStateSetEpoch\tnull\n");
+    ns_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +567,9 @@ int main(void)
         cmocka_unit_test(test_route_list_table),
         cmocka_unit_test(test_topic_cluster_table),
         cmocka_unit_test(test_properties_table),
+        cmocka_unit_test(test_controller_meta_text),
+        cmocka_unit_test(test_sync_state_text),
+        cmocka_unit_test(test_elect_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
