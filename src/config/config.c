@@ -495,8 +495,9 @@ static const opt_t opts[] = {
     {"proxyProtocolTrustedProxies", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(tls.proxy_trusted),
      NOR,
      "(mqnamesrv) Peers allowed to open with a PROXY protocol header: IP "
-     "addresses and CIDR blocks, comma-separated; empty: any peer (as Java); "
-     "none: no peer."},
+     "addresses and CIDR blocks, comma-separated; empty: any peer (as Java; "
+     "with aclEnable=true their client addresses are then ignored); none: no "
+     "peer."},
 };
 
 #define NOPTS NS_ARRAY_SIZE(opts)

@@ -380,9 +380,13 @@ typedef struct ns_server_tls {
     ns_tls_ctx_t *client_ctx; /* the notifier's connections; NULL unless useTLS */
     uint64_t handshake_ms;    /* tlsHandshakeTimeoutMillis */
     ns_proxy_acl_t proxy_acl; /* proxyProtocolTrustedProxies */
-    uv_timer_t watch_timer;   /* on loop 0: did a certificate file change? */
-    bool watching;            /* watch_timer initialised (must be closed) */
-    bool reload_due;          /* a change was seen: reload at the next tick (files settle) */
+    /* A PROXY header's client address is taken as the peer: false when aclEnable=true and
+     * proxyProtocolTrustedProxies is empty (any peer may send a header, so its address proves
+     * nothing and must not pass a white list); the socket's address stays the peer then. */
+    bool proxy_addr_trusted;
+    uv_timer_t watch_timer; /* on loop 0: did a certificate file change? */
+    bool watching;          /* watch_timer initialised (must be closed) */
+    bool reload_due;        /* a change was seen: reload at the next tick (files settle) */
 } ns_server_tls_t;
 
 struct ns_server {

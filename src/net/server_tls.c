@@ -119,6 +119,13 @@ void ns__server_tls_start(ns_server_t *server)
                             &t->proxy_acl, why, sizeof(why)))
         t->proxy_acl.any = true;
     t->handshake_ms = (uint64_t)cfg->tls.handshake_timeout_ms;
+    t->proxy_addr_trusted = !(server->acl != NULL && t->proxy_acl.any);
+    if (!t->proxy_addr_trusted)
+        NS_LOG_W("aclEnable=true and proxyProtocolTrustedProxies is empty: PROXY protocol "
+                 "headers are accepted from any peer, but the client address they name is "
+                 "ignored (the white lists see the connection's own address). Behind a load "
+                 "balancer that sends PROXY headers, set proxyProtocolTrustedProxies to the "
+                 "balancers' addresses; without one, set it to none");
     NS_LOG_I("TLS: server mode %s (%s), tls.test.mode.enable=%s; PROXY protocol headers accepted "
              "from %s",
              ns_tls_mode_name(t->mode),

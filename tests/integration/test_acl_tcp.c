@@ -25,6 +25,7 @@
 #include <zlib.h>
 
 #include "ns_acl_sign.h"
+#include "ns_common.h"
 #include "rmq_client.h"
 
 /* The account file: a broker account, an admin, and 127.0.0.2 as a global white address (the
@@ -341,6 +342,75 @@ static void test_signed_reads_and_reload(void **state)
     ns_testsrv_cleanup(&srv);
 }
 
+/* Sends `preamble` then an unsigned PUT_KV (an admin request) on a new connection from
+ * 127.0.0.1 and returns the reply's code; -1 when the server closed the connection. */
+static int32_t put_kv_after(int port, const void *preamble, size_t len, const char *key)
+{
+    int fd = rmq_connect(port);
+    assert_int_equal(rmq_send_raw(fd, preamble, len), 0);
+    ns_cmd_t req, resp;
+    ns_buf_t holder = NS_BUF_INIT;
+    rmq_request(&req, 100, 9, "namespace", "proxyns", "key", key, "value", "spoofed", NULL);
+    int rc = rmq_call(fd, &req, &resp, &holder);
+    int32_t code = rc == 0 ? resp.code : -1;
+    if (rc == 0)
+        ns_cmd_free(&resp);
+    ns_cmd_free(&req);
+    ns_buf_free(&holder);
+    close(fd);
+    return code;
+}
+
+/* Issue 23, A.1: with aclEnable=true and proxyProtocolTrustedProxies empty, any peer may send a
+ * PROXY header, so the client address it names (a white one here: 127.0.0.2) must not pass
+ * the white list: v1, v2, and an IPv4-mapped IPv6 address are each refused, with a WARN at
+ * start that says what to set. With the balancer listed as trusted, the header decides. */
+static void test_proxy_header_cannot_claim_white_address(void **state)
+{
+    (void)state;
+    static const char v1[] = "PROXY TCP4 127.0.0.2 127.0.0.1 40001 9876\r\n";
+    static const char v1_mapped[] = "PROXY TCP6 ::ffff:127.0.0.2 ::1 40002 9876\r\n";
+    /* v2, PROXY command, TCP over IPv4, 127.0.0.2:40003 -> 127.0.0.1:9876. */
+    static const uint8_t v2[28] = {0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51, 0x55, 0x49,
+                                   0x54, 0x0A, 0x21, 0x11, 0x00, 12,   127,  0,    0,    2,
+                                   127,  0,    0,    1,    0x9C, 0x43, 0x26, 0x94};
+    static const struct {
+        const void *bytes;
+        size_t len;
+    } headers[] = {{v1, sizeof(v1) - 1}, {v1_mapped, sizeof(v1_mapped) - 1}, {v2, sizeof(v2)}};
+
+    ns_testsrv_t srv;
+    make_home(&srv, accounts_yml);
+    const char *const open_proxy[] = {"--set", "aclEnable=true", NULL};
+    assert_int_equal(ns_testsrv_start(&srv, open_proxy), 0);
+    for (size_t i = 0; i < NS_ARRAY_SIZE(headers); i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "k%zu", i);
+        int32_t code = put_kv_after(srv.port, headers[i].bytes, headers[i].len, key);
+        if (code != 16)
+            fail_msg("PROXY header %zu from an untrusted peer: PUT_KV answered %d, want 16", i,
+                     (int)code);
+    }
+    assert_true(
+        ns_testsrv_wait_output(&srv, "names client 127.0.0.2:40001, ignored", 5000, NULL, 0));
+    assert_true(ns_testsrv_wait_output(&srv, "and proxyProtocolTrustedProxies is empty: PROXY",
+                                       5000, NULL, 0));
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+
+    /* The balancer (127.0.0.1 here) trusted: its headers name the client the ACL sees. */
+    const char *const trusted[] = {"--set", "aclEnable=true", "--set",
+                                   "proxyProtocolTrustedProxies=127.0.0.1", NULL};
+    assert_int_equal(ns_testsrv_start(&srv, trusted), 0);
+    assert_true(ns_testsrv_wait_output(&srv, "ACL on: writes need a signature", 5000, NULL, 0));
+    for (size_t i = 0; i < NS_ARRAY_SIZE(headers); i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "t%zu", i);
+        assert_int_equal(put_kv_after(srv.port, headers[i].bytes, headers[i].len, key), 0);
+    }
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    ns_testsrv_cleanup(&srv);
+}
+
 /* Runs the server with aclEnable=true and the given file (NULL: none) to its exit; returns its
  * exit status after checking that its output says `needle` and that it never served. */
 static int start_fails(const char *yml, const char *needle)
@@ -395,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_every_class_every_way),
         cmocka_unit_test(test_signed_reads_and_reload),
         cmocka_unit_test(test_no_start_without_accounts),
+        cmocka_unit_test(test_proxy_header_cannot_claim_white_address),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
