@@ -48,7 +48,8 @@ typedef struct ns_acl_accounts {
 int ns_acl_accounts_parse(const char *text, size_t len, ns_acl_accounts_t **out, char *err,
                           size_t errlen);
 
-/* Reads and parses a file (at most NS_ACL_FILE_MAX bytes). Returns 0, -errno when it cannot be
+/* Reads and parses a regular file of at most NS_ACL_FILE_MAX bytes (ns_afile_read: a FIFO is
+ * refused, not waited on). Returns 0, -errno or NS_ENOTREG or NS_ETOOBIG when it cannot be
  * read, or what ns_acl_accounts_parse returns; err says which. */
 int ns_acl_accounts_load_file(const char *path, ns_acl_accounts_t **out, char *err, size_t errlen);
 

@@ -30,6 +30,10 @@
 
 /* Room for the option table of config.c (checked there at compile time). */
 #define NS_CONFIG_MAX_OPTS 256
+/* The largest properties file read (-c, tls.config.file, the 318 store): a real one holds a
+ * few KB (conf/namesrv.conf, a comment on every key, 18 KB); a cap keeps `-c /dev/zero`-like
+ * mistakes from filling memory. */
+#define NS_CONFIG_FILE_MAX (16u * 1024 * 1024)
 
 /* NettyClientConfig: printed by `-p` and accepted in `-c` (as Java does) but otherwise unused:
  * mqnamesrv sends nothing to brokers. Field names follow the Java fields. */
@@ -185,7 +189,8 @@ typedef struct ns_config {
      * keys, in first-seen order. */
     char **extra_keys;
     char **extra_values;
-    size_t extra_count;
+    size_t extra_count, extra_cap;
+    struct ns_strmap *extra_index; /* key -> position + 1 */
     /* Strings replaced by 318 while other threads may still read them: freed by
      * ns_config_free() only. */
     char **retired;
@@ -216,9 +221,12 @@ int ns_config_set(ns_config_t *cfg, const char *key, const char *value, bool str
  * as in Java), warns on stderr "mqnamesrv: unknown property X at FILE:LINE" for keys no Java
  * config object nor mqnamesrv knows (they are kept, see extra_keys), sets configStorePath and
  * config_file to `path` and prints "load config properties file OK, <path>" to stdout as Java
- * does. Returns 0; -errno when the file cannot be read; NS_EPROTO when it is not properties text
+ * does. Only a regular file of at most NS_CONFIG_FILE_MAX bytes is read (a FIFO or a device is
+ * refused without waiting on it); a UTF-8 byte order mark at its start is skipped, a UTF-16
+ * file refused (Java reads both as ISO-8859-1). Returns 0; -errno when the file cannot be read,
+ * NS_ENOTREG or NS_ETOOBIG (err = "FILE: reason"); NS_EPROTO when it is not properties text
  * (malformed \uXXXX), err = "FILE:LINE: Malformed \uxxxx encoding."; NS_ECONFIG for a bad value,
- * err = "FILE:LINE: reason". */
+ * err = "FILE:LINE: reason", or a UTF-16 file, err = "FILE: the file is UTF-16 ...". */
 int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen);
 
 /* Reads tls.config.file (Java's TlsHelper.extractTlsConfigFromFile): when it is a readable

@@ -4,14 +4,13 @@
 #include "ns_acl_accounts.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml.h>
 
+#include "ns_atomic_file.h"
+#include "ns_buf.h"
 #include "ns_common.h"
 #include "ns_log.h"
 
@@ -342,38 +341,21 @@ int ns_acl_accounts_parse(const char *text, size_t len, ns_acl_accounts_t **out,
 int ns_acl_accounts_load_file(const char *path, ns_acl_accounts_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        ns_set_err(err, errlen, "cannot open: %s", strerror(e));
-        return -e;
-    }
-    char *text = ns_xmalloc(NS_ACL_FILE_MAX + 1);
-    size_t len = 0;
-    int rc = 0;
-    for (;;) {
-        ssize_t n = read(fd, text + len, NS_ACL_FILE_MAX + 1 - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = -errno;
-            ns_set_err(err, errlen, "cannot read: %s", strerror(errno));
-            break;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-        if (len > NS_ACL_FILE_MAX) {
-            rc = NS_ETOOBIG;
-            ns_set_err(err, errlen, "larger than %u bytes", NS_ACL_FILE_MAX);
-            break;
-        }
-    }
-    close(fd);
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = ns_afile_read(path, NS_ACL_FILE_MAX, &text);
+    if (rc == NS_ETOOBIG)
+        ns_set_err(err, errlen, "larger than %u bytes", NS_ACL_FILE_MAX);
+    else if (rc == NS_ENOTREG)
+        ns_set_err(err, errlen, "not a regular file (a FIFO, a device or a socket)");
+    else if (rc == -ENOENT || rc == -EACCES)
+        ns_set_err(err, errlen, "cannot open: %s", strerror(-rc));
+    else if (rc < 0)
+        ns_set_err(err, errlen, "cannot read: %s", strerror(-rc));
     if (rc == 0)
-        rc = ns_acl_accounts_parse(text, len, out, err, errlen);
-    memset(text, 0, len); /* the secrets */
-    free(text);
+        rc = ns_acl_accounts_parse((const char *)text.data, text.len, out, err, errlen);
+    if (text.data != NULL)
+        memset(text.data, 0, text.cap); /* the secrets */
+    ns_buf_free(&text);
     return rc;
 }
 
