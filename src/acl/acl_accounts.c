@@ -172,6 +172,7 @@ static int parse_accounts(walk_t *w, yaml_node_t *seq, ns_acl_accounts_t *set)
         return 0;
     if (seq->type != YAML_SEQUENCE_NODE)
         return fail(w, seq, "accounts must be a list");
+    set->accounts_stated = true;
     size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     set->accounts = ns_xcalloc(n ? n : 1, sizeof(*set->accounts));
     for (size_t i = 0; i < n; i++) {
@@ -207,6 +208,7 @@ static int parse_global_white(walk_t *w, yaml_node_t *seq, ns_acl_accounts_t *se
         return 0;
     if (seq->type != YAML_SEQUENCE_NODE)
         return fail(w, seq, "globalWhiteRemoteAddresses must be a list");
+    set->global_white_stated = true;
     size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     set->global_white = ns_xcalloc(n ? n : 1, sizeof(*set->global_white));
     for (size_t i = 0; i < n; i++) {
@@ -361,6 +363,8 @@ int ns_acl_accounts_load_file(const char *path, ns_acl_accounts_t **out, char *e
 
 const ns_acl_account_t *ns_acl_accounts_find(const ns_acl_accounts_t *set, const char *access_key)
 {
+    if (set->count == 0)
+        return NULL; /* accounts is NULL then, and bsearch's array must not be */
     ns_acl_account_t key = {.access_key = (char *)(uintptr_t)access_key};
     return bsearch(&key, set->accounts, set->count, sizeof(*set->accounts), cmp_account);
 }

@@ -411,6 +411,62 @@ static void test_proxy_header_cannot_claim_white_address(void **state)
     ns_testsrv_cleanup(&srv);
 }
 
+/* Issue 23, A.2: an account file of white addresses only (a 4.9 set-up) and a request that
+ * names an AccessKey: refused as unknown, and the server goes on (the look-up passed a NULL
+ * array to bsearch: UBSan aborted the debug build). */
+static void test_file_without_accounts_list(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv;
+    make_home(&srv, "globalWhiteRemoteAddresses:\n  - 127.0.0.2\n");
+    const char *const extra[] = {"--set", "aclEnable=true", NULL};
+    assert_int_equal(ns_testsrv_start(&srv, extra), 0);
+    int fd = rmq_connect(srv.port);
+    char remark[512];
+    ns_cmd_t req;
+    rmq_request(&req, 100, 2, "namespace", "aclns", "key", "k", "value", "v", NULL);
+    assert_int_equal(call(fd, &req, ADMIN, remark, sizeof(remark)), 16);
+    assert_non_null(strstr(remark, "unknown AccessKey adminKey"));
+    rmq_request(&req, 105, 3, "topic", "T", NULL);
+    assert_int_equal(call(fd, &req, ADMIN, remark, sizeof(remark)), 17);
+    close(fd);
+    int white = connect_from("127.0.0.2", srv.port);
+    rmq_request(&req, 100, 4, "namespace", "aclns", "key", "k", "value", "v", NULL);
+    assert_int_equal(call(white, &req, ADMIN, remark, sizeof(remark)), 0);
+    close(white);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    ns_testsrv_cleanup(&srv);
+}
+
+/* Issue 23, A.3: a FIFO put in place of the account file is refused by the next look (the
+ * accounts in force stay) without blocking anything: the look used to open it on loop 0, which
+ * then waited for a writer for good, and no connection was accepted any more. */
+static void test_fifo_account_file_does_not_block(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv;
+    make_home(&srv, accounts_yml);
+    const char *const extra[] = {"--set", "aclEnable=true", NULL};
+    assert_int_equal(ns_testsrv_start(&srv, extra), 0);
+    char path[400], fifo[420];
+    snprintf(path, sizeof(path), "%s/conf/plain_acl.yml", srv.dir);
+    snprintf(fifo, sizeof(fifo), "%s.fifo", path);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(rename(fifo, path), 0);
+    assert_true(ns_testsrv_wait_output(&srv, "not a regular file", 10000, NULL, 0));
+    char remark[512];
+    ns_cmd_t req;
+    for (int i = 0; i < 8; i++) { /* new connections land on every loop, loop 0 included */
+        int fd = rmq_connect(srv.port);
+        rmq_request(&req, 100, 10 + i, "namespace", "aclns", "key", "k", "value", "v", NULL);
+        assert_int_equal(call(fd, &req, ADMIN, remark, sizeof(remark)), 0);
+        close(fd);
+    }
+    unlink(path);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    ns_testsrv_cleanup(&srv);
+}
+
 /* Runs the server with aclEnable=true and the given file (NULL: none) to its exit; returns its
  * exit status after checking that its output says `needle` and that it never served. */
 static int start_fails(const char *yml, const char *needle)
@@ -466,6 +522,8 @@ int main(void)
         cmocka_unit_test(test_signed_reads_and_reload),
         cmocka_unit_test(test_no_start_without_accounts),
         cmocka_unit_test(test_proxy_header_cannot_claim_white_address),
+        cmocka_unit_test(test_file_without_accounts_list),
+        cmocka_unit_test(test_fifo_account_file_does_not_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
