@@ -317,7 +317,9 @@ void ns_config_dump_file(ns_config_t *cfg, ns_buf_t *out);
  * file in the same directory, fsync, rename, directory fsync; the previous file is first copied
  * to <path>.bak, as Java keeps one). A value 318 would persist as text that the -c loader
  * refuses (logLevel=LOUD) is refused like a key that is not remote, so that the file always
- * loads at the next start. Takes cfg->lock. */
+ * loads at the next start, and so is a value with a CR or LF for a key the update would store
+ * (319 would show it as two lines, the second one a forged key; Java takes it). Takes
+ * cfg->lock. */
 typedef enum ns_config_update_result {
     NS_CONFIG_UPDATE_OK = 0,
     NS_CONFIG_UPDATE_BLACKLISTED = 1,    /* 16 "Can not update config in black list." */

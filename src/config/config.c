@@ -1438,6 +1438,18 @@ static bool refused_remotely(const ns_config_t *cfg, const char *key, const char
                              size_t whylen)
 {
     const opt_t *o = find_opt(key, false);
+    /* A line break would make the value a line of its own in the 319 text, which readers
+     * (mqadmin, nsadmin) take for another key: productEnvName=x\nkvConfigPath=/evil. Java
+     * takes it; we refuse it (docs/compatibility.md, "318 and the config file"). Only for keys
+     * the update stores: unknown ones are ignored (mergeIfExist). */
+    bool stored = (o != NULL && o->group != G_CLIENT) || extra_find(cfg, key) >= 0;
+    if (stored && strpbrk(value, "\r\n") != NULL) {
+        ns_set_err(why, whylen,
+                   "Can not update config %s remotely: the value holds a line break (CR or LF), "
+                   "which GET_NAMESRV_CONFIG would show as two lines.",
+                   o != NULL ? o->key : "(a key of the config file)");
+        return true;
+    }
     if (o == NULL)
         return false;
     if (o->group == G_CLIENT) {
