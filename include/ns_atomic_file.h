@@ -123,10 +123,21 @@ static inline int ns_afile_open_append(const char *path, unsigned mode)
     return fd < 0 ? -errno : fd;
 }
 
-/* Appends the whole file at path to *out (reading as many times as it takes). Returns 0,
- * -errno (-ENOENT for a missing file) or NS_ETOOBIG once more than max bytes were read; what
- * was read stays in *out either way (the caller frees it). The reader every file of the
- * server's own (config, KV store, route snapshot) is loaded with. */
+/* Appends the whole file at path to *out (reading as many times as it takes). The reader every
+ * file an operator names is loaded with (the -c file, tls.config.file, the KV store, the route
+ * snapshot, the ACL account file, certificates and keys).
+ *
+ * The path is opened with O_NONBLOCK, so that a FIFO with no writer cannot block the open, and
+ * must then be a regular file (fstat): a FIFO, a device (/dev/zero), a socket or a directory
+ * is refused before any byte is read, and so is a file larger than max. A file that holds
+ * still is read into one allocation of its size (no copy left behind in freed memory: the ACL
+ * file holds secrets); one that grows while it is read stops at max. Blocking is left only to
+ * the file system itself (a hung network mount): callers on an I/O loop must not use this.
+ *
+ * Returns 0, -errno (-ENOENT for a missing file, -EISDIR for a directory), NS_ENOTREG for any
+ * other file that is not regular, or NS_ETOOBIG for a file above max bytes (from its size, or
+ * once more than max bytes were read); what was read stays in *out either way (the caller
+ * frees it). */
 int ns_afile_read(const char *path, size_t max, ns_buf_t *out);
 
 /* A malloc'd copy of the directory part of path ("." when there is none, "/" for /x). */

@@ -30,6 +30,10 @@
 
 /* Room for the option table of config.c (checked there at compile time). */
 #define NS_CONFIG_MAX_OPTS 256
+/* The largest properties file read (-c, tls.config.file, the 318 store): a real one holds a
+ * few KB (conf/namesrv.conf, a comment on every key, 18 KB); a cap keeps `-c /dev/zero`-like
+ * mistakes from filling memory. */
+#define NS_CONFIG_FILE_MAX (16u * 1024 * 1024)
 
 /* NettyClientConfig: printed by `-p` and accepted in `-c` (as Java does). The notifier's
  * connections to brokers (NOTIFY_MIN_BROKER_ID_CHANGE) use connectTimeoutMillis,
@@ -237,7 +241,8 @@ typedef struct ns_config {
      * keys, in first-seen order. */
     char **extra_keys;
     char **extra_values;
-    size_t extra_count;
+    size_t extra_count, extra_cap;
+    struct ns_strmap *extra_index; /* key -> position + 1 */
     /* Strings replaced by 318 while other threads may still read them: freed by
      * ns_config_free() only. */
     char **retired;
@@ -268,9 +273,12 @@ int ns_config_set(ns_config_t *cfg, const char *key, const char *value, bool str
  * as in Java), warns on stderr "mqnamesrv: unknown property X at FILE:LINE" for keys no Java
  * config object nor mqnamesrv knows (they are kept, see extra_keys), sets configStorePath and
  * config_file to `path` and prints "load config properties file OK, <path>" to stdout as Java
- * does. Returns 0; -errno when the file cannot be read; NS_EPROTO when it is not properties text
+ * does. Only a regular file of at most NS_CONFIG_FILE_MAX bytes is read (a FIFO or a device is
+ * refused without waiting on it); a UTF-8 byte order mark at its start is skipped, a UTF-16
+ * file refused (Java reads both as ISO-8859-1). Returns 0; -errno when the file cannot be read,
+ * NS_ENOTREG or NS_ETOOBIG (err = "FILE: reason"); NS_EPROTO when it is not properties text
  * (malformed \uXXXX), err = "FILE:LINE: Malformed \uxxxx encoding."; NS_ECONFIG for a bad value,
- * err = "FILE:LINE: reason". */
+ * err = "FILE:LINE: reason", or a UTF-16 file, err = "FILE: the file is UTF-16 ...". */
 int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen);
 
 /* Reads tls.config.file (Java's TlsHelper.extractTlsConfigFromFile): when it is a readable
@@ -361,7 +369,9 @@ void ns_config_dump_file(ns_config_t *cfg, ns_buf_t *out);
  * file in the same directory, fsync, rename, directory fsync; the previous file is first copied
  * to <path>.bak, as Java keeps one). A value 318 would persist as text that the -c loader
  * refuses (logLevel=LOUD) is refused like a key that is not remote, so that the file always
- * loads at the next start. Takes cfg->lock. */
+ * loads at the next start, and so is a value with a CR or LF for a key the update would store
+ * (319 would show it as two lines, the second one a forged key; Java takes it). Takes
+ * cfg->lock. */
 typedef enum ns_config_update_result {
     NS_CONFIG_UPDATE_OK = 0,
     NS_CONFIG_UPDATE_BLACKLISTED = 1,    /* 16 "Can not update config in black list." */

@@ -91,6 +91,10 @@
     X(TLS_RELOAD_ERROR, "mqnamesrv_tls_context_loads_total", "result=\"error\"", "")               \
     X(PROXY_HEADERS, "mqnamesrv_proxy_headers_total", "",                                          \
       "PROXY protocol headers taken (the connection's peer is the client they name).")             \
+    X(ACL_FILE_LOAD_OK, "mqnamesrv_acl_file_loads_total", "result=\"ok\"",                         \
+      "Loads of the ACL account file (start, change, SIGHUP), by result; an error keeps the "      \
+      "accounts in force.")                                                                        \
+    X(ACL_FILE_LOAD_ERROR, "mqnamesrv_acl_file_loads_total", "result=\"error\"", "")               \
     NS__METRIC_ACL_ROWS(X, ADMIN, "admin",                                                         \
                         "Requests refused by access control (aclEnable), by the request's class "  \
                         "and the reason.")                                                         \

@@ -34,6 +34,8 @@ const char *ns_strerror(int err)
         return "bad compressed data";
     case NS_ECONFIG:
         return "bad configuration";
+    case NS_ENOTREG:
+        return "not a regular file";
     default:
         break;
     }

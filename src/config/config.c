@@ -24,6 +24,7 @@
 #include "ns_metrics.h"
 #include "ns_proxy.h"
 #include "ns_sniff.h"
+#include "ns_strmap.h"
 #include "ns_tls.h"
 #include "ns_utf8.h"
 #include "ns_version.h"
@@ -620,8 +621,9 @@ static const opt_t opts[] = {
     {"proxyProtocolTrustedProxies", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(tls.proxy_trusted),
      NOR,
      "(mqnamesrv) Peers allowed to open with a PROXY protocol header: IP "
-     "addresses and CIDR blocks, comma-separated; empty: any peer (as Java); "
-     "none: no peer."},
+     "addresses and CIDR blocks, comma-separated; empty: any peer (as Java; "
+     "with aclEnable=true their client addresses are then ignored); none: no "
+     "peer."},
 };
 
 #define NOPTS NS_ARRAY_SIZE(opts)
@@ -794,10 +796,8 @@ static char *java_trim_dup(const char *s)
 
 static ssize_t extra_find(const ns_config_t *cfg, const char *key)
 {
-    for (size_t i = 0; i < cfg->extra_count; i++)
-        if (strcmp(cfg->extra_keys[i], key) == 0)
-            return (ssize_t)i;
-    return -1;
+    uintptr_t at = cfg->extra_index != NULL ? (uintptr_t)ns_strmap_get(cfg->extra_index, key) : 0;
+    return (ssize_t)at - 1;
 }
 
 static void retire(ns_config_t *cfg, char *s)
@@ -820,11 +820,17 @@ static void extra_put(ns_config_t *cfg, const char *key, const char *value, bool
         cfg->extra_values[i] = ns_xstrdup(value);
         return;
     }
-    cfg->extra_keys = ns_xrealloc(cfg->extra_keys, (cfg->extra_count + 1) * sizeof(char *));
-    cfg->extra_values = ns_xrealloc(cfg->extra_values, (cfg->extra_count + 1) * sizeof(char *));
+    if (cfg->extra_count == cfg->extra_cap) {
+        cfg->extra_cap = cfg->extra_cap ? cfg->extra_cap * 2 : 16;
+        cfg->extra_keys = ns_xrealloc(cfg->extra_keys, cfg->extra_cap * sizeof(char *));
+        cfg->extra_values = ns_xrealloc(cfg->extra_values, cfg->extra_cap * sizeof(char *));
+    }
+    if (cfg->extra_index == NULL)
+        cfg->extra_index = ns_strmap_new(NULL);
     cfg->extra_keys[cfg->extra_count] = ns_xstrdup(key);
     cfg->extra_values[cfg->extra_count] = ns_xstrdup(value);
     cfg->extra_count++;
+    ns_strmap_put(cfg->extra_index, key, (void *)(uintptr_t)cfg->extra_count, NULL);
 }
 
 /* ---- applying one value ------------------------------------------------------------------ */
@@ -1102,6 +1108,9 @@ void ns_config_free(ns_config_t *cfg)
     }
     free(cfg->extra_keys);
     free(cfg->extra_values);
+    ns_strmap_free(cfg->extra_index);
+    cfg->extra_index = NULL;
+    cfg->extra_cap = 0;
     for (size_t i = 0; i < cfg->retired_count; i++)
         free(cfg->retired[i]);
     free(cfg->retired);
@@ -1133,24 +1142,36 @@ typedef struct pair {
 
 typedef struct pair_list {
     pair_t *v;
-    size_t n;
+    size_t n, cap;
+    ns_strmap_t *index; /* key -> position + 1 (so that a repeated key costs one look-up) */
 } pair_list_t;
+
+#define PAIR_LIST_INIT                                                                             \
+    {                                                                                              \
+        NULL, 0, 0, NULL                                                                           \
+    }
 
 /* Java's Properties is a Hashtable: a repeated key keeps its last value. We keep the first
  * position (for stable error order) and the last value and line. */
 static int collect_pair(void *arg, const char *key, const char *value, int line)
 {
     pair_list_t *l = arg;
-    for (size_t i = 0; i < l->n; i++) {
-        if (strcmp(l->v[i].key, key) == 0) {
-            free(l->v[i].value);
-            l->v[i].value = ns_xstrdup(value);
-            l->v[i].line = line;
-            return 0;
-        }
+    if (l->index == NULL)
+        l->index = ns_strmap_new(NULL);
+    uintptr_t at = (uintptr_t)ns_strmap_get(l->index, key);
+    if (at != 0) {
+        pair_t *p = &l->v[at - 1];
+        free(p->value);
+        p->value = ns_xstrdup(value);
+        p->line = line;
+        return 0;
     }
-    l->v = ns_xrealloc(l->v, (l->n + 1) * sizeof(pair_t));
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 32;
+        l->v = ns_xrealloc(l->v, l->cap * sizeof(pair_t));
+    }
     l->v[l->n++] = (pair_t){ns_xstrdup(key), ns_xstrdup(value), line};
+    ns_strmap_put(l->index, key, (void *)(uintptr_t)l->n, NULL);
     return 0;
 }
 
@@ -1161,8 +1182,62 @@ static void pair_list_free(pair_list_t *l)
         free(l->v[i].value);
     }
     free(l->v);
-    l->v = NULL;
-    l->n = 0;
+    ns_strmap_free(l->index);
+    *l = (pair_list_t)PAIR_LIST_INIT;
+}
+
+/* The UTF-8 byte order mark Windows editors (Notepad) put at the start of a file. */
+static const char utf8_bom[3] = {'\xEF', '\xBB', '\xBF'};
+
+/* Reads a properties file an operator names (-c, tls.config.file) into pairs: at most
+ * NS_CONFIG_FILE_MAX bytes of a regular file (ns_afile_read: a FIFO or /dev/zero is refused
+ * before anything is read). A UTF-8 byte order mark is skipped; a UTF-16 file (a byte order
+ * mark FF FE or FE FF, or a NUL among its first two bytes: ASCII saved as UTF-16) is refused,
+ * since every key would be read wrong. Java reads all of these as ISO-8859-1 and so takes the
+ * first key of a file with a BOM for an unknown one (docs/compatibility.md). Returns 0, -errno,
+ * NS_ENOTREG, NS_ETOOBIG, NS_ECONFIG (UTF-16) or NS_EPROTO (a malformed \uXXXX, Java's
+ * IllegalArgumentException), with "path: reason" or "path:line: reason" in err. When text_out is
+ * not NULL, the file's text is handed to it (the caller frees it), on success. */
+static int read_properties_file(const char *path, pair_list_t *pairs, ns_buf_t *text_out, char *err,
+                                size_t errlen)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = ns_afile_read(path, NS_CONFIG_FILE_MAX, &text);
+    if (rc == NS_ETOOBIG)
+        ns_set_err(err, errlen, "%s: larger than %u bytes (a config file holds a few KB)", path,
+                   NS_CONFIG_FILE_MAX);
+    else if (rc == NS_ENOTREG)
+        ns_set_err(err, errlen, "%s: not a regular file (a FIFO, a device or a socket)", path);
+    else if (rc < 0)
+        ns_set_err(err, errlen, "%s: %s", path, strerror(-rc));
+    if (rc < 0)
+        goto out;
+    const char *data = (const char *)text.data;
+    size_t len = text.len;
+    if ((len >= 2 && ((uint8_t)data[0] == 0xFF && (uint8_t)data[1] == 0xFE)) ||
+        (len >= 2 && ((uint8_t)data[0] == 0xFE && (uint8_t)data[1] == 0xFF)) ||
+        (len >= 2 && (data[0] == '\0' || data[1] == '\0'))) {
+        ns_set_err(err, errlen,
+                   "%s: the file is UTF-16 (Windows \"Unicode\"); save it as UTF-8 or ASCII", path);
+        rc = NS_ECONFIG;
+        goto out;
+    }
+    if (len >= sizeof(utf8_bom) && memcmp(data, utf8_bom, sizeof(utf8_bom)) == 0) {
+        data += sizeof(utf8_bom);
+        len -= sizeof(utf8_bom);
+    }
+    int bad_line = 0;
+    if (ns_properties_parse(data, len, collect_pair, pairs, &bad_line) < 0) {
+        ns_set_err(err, errlen, "%s:%d: Malformed \\uxxxx encoding.", path, bad_line);
+        rc = NS_EPROTO;
+    }
+    if (rc >= 0 && text_out != NULL) {
+        *text_out = text;
+        text = (ns_buf_t)NS_BUF_INIT;
+    }
+out:
+    ns_buf_free(&text);
+    return rc;
 }
 
 /* Apache's own config files (conf/controller/cluster-3n-namesrv-plugin/namesrv-n0.conf ...) begin
@@ -1216,20 +1291,11 @@ static bool in_blocks(int blocks[][2], size_t n, int line)
 
 int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen)
 {
+    pair_list_t pairs = PAIR_LIST_INIT;
     ns_buf_t text = NS_BUF_INIT;
-    pair_list_t pairs = {NULL, 0};
-    int rc = ns_afile_read(path, SIZE_MAX, &text);
-    if (rc < 0) {
-        ns_set_err(err, errlen, "%s: %s", path, strerror(-rc));
+    int rc = read_properties_file(path, &pairs, &text, err, errlen);
+    if (rc < 0)
         goto out;
-    }
-    int bad_line = 0;
-    rc = ns_properties_parse((const char *)text.data, text.len, collect_pair, &pairs, &bad_line);
-    if (rc < 0) {
-        ns_set_err(err, errlen, "%s:%d: Malformed \\uxxxx encoding.", path, bad_line);
-        rc = NS_EPROTO;
-        goto out;
-    }
     int blocks[MAX_XML_BLOCKS][2];
     size_t nblocks = xml_comment_blocks((const char *)text.data, text.len, blocks);
     for (size_t b = 0; b < nblocks; b++)
@@ -1281,28 +1347,29 @@ static void tls_file_warn(bool live, const char *fmt, ...)
 
 int ns_config_load_tls_file(ns_config_t *cfg, bool live, char *err, size_t errlen)
 {
+    /* The file is read without the lock (a slow file system must not hold up 318 and 319),
+     * then checked and applied under it. */
     if (live)
         pthread_mutex_lock(&cfg->lock);
     char *path = cfg->tls.config_file != NULL ? ns_xstrdup(cfg->tls.config_file) : NULL;
-    ns_buf_t text = NS_BUF_INIT;
-    pair_list_t pairs = {NULL, 0};
+    if (live)
+        pthread_mutex_unlock(&cfg->lock);
+    pair_list_t pairs = PAIR_LIST_INIT;
     int rc = 0;
+    bool locked = false;
     struct stat st;
     /* Java: "Tls config file doesn't exist, skip it" unless a readable regular file. */
     if (path == NULL || path[0] == '\0' || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
         access(path, R_OK) != 0)
         goto out;
-    rc = ns_afile_read(path, SIZE_MAX, &text);
+    rc = read_properties_file(path, &pairs, NULL, err, errlen);
     if (rc < 0) {
-        ns_set_err(err, errlen, "%s: %s", path, strerror(-rc));
-        goto out;
-    }
-    int bad_line = 0;
-    if (ns_properties_parse((const char *)text.data, text.len, collect_pair, &pairs, &bad_line) <
-        0) {
-        ns_set_err(err, errlen, "%s:%d: Malformed \\uxxxx encoding.", path, bad_line);
         rc = NS_ECONFIG;
         goto out;
+    }
+    if (live) {
+        pthread_mutex_lock(&cfg->lock);
+        locked = true;
     }
     /* All or nothing: every value is checked before any is applied. */
     for (size_t i = 0; i < pairs.n; i++) {
@@ -1326,10 +1393,9 @@ int ns_config_load_tls_file(ns_config_t *cfg, bool live, char *err, size_t errle
     }
     rc = 1;
 out:
-    if (live)
+    if (locked)
         pthread_mutex_unlock(&cfg->lock);
     pair_list_free(&pairs);
-    ns_buf_free(&text);
     free(path);
     return rc;
 }
@@ -1545,7 +1611,7 @@ static int persist_locked(ns_config_t *cfg)
     if (path == NULL || path[0] == '\0')
         return -ENOENT;
     ns_buf_t body = NS_BUF_INIT, prev = NS_BUF_INIT;
-    int rc = ns_afile_read(path, SIZE_MAX, &prev);
+    int rc = ns_afile_read(path, NS_CONFIG_FILE_MAX, &prev);
     if (rc == 0) {
         size_t blen = strlen(path) + 5;
         char *bak = ns_xmalloc(blen);
@@ -1587,6 +1653,18 @@ static bool refused_remotely(const ns_config_t *cfg, const char *key, const char
                              size_t whylen)
 {
     const opt_t *o = find_opt(key, false);
+    /* A line break would make the value a line of its own in the 319 text, which readers
+     * (mqadmin, nsadmin) take for another key: productEnvName=x\nkvConfigPath=/evil. Java
+     * takes it; we refuse it (docs/compatibility.md, "318 and the config file"). Only for keys
+     * the update stores: unknown ones are ignored (mergeIfExist). */
+    bool stored = (o != NULL && o->group != G_CLIENT) || extra_find(cfg, key) >= 0;
+    if (stored && strpbrk(value, "\r\n") != NULL) {
+        ns_set_err(why, whylen,
+                   "Can not update config %s remotely: the value holds a line break (CR or LF), "
+                   "which GET_NAMESRV_CONFIG would show as two lines.",
+                   o != NULL ? o->key : "(a key of the config file)");
+        return true;
+    }
     if (o == NULL)
         return false;
     if (o->group == G_CLIENT) {
@@ -1631,7 +1709,7 @@ ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, s
     if (why != NULL && whylen > 0)
         why[0] = '\0';
     ns_buf_t clean = NS_BUF_INIT;
-    pair_list_t pairs = {NULL, 0};
+    pair_list_t pairs = PAIR_LIST_INIT;
     ns_config_update_result_t res = NS_CONFIG_UPDATE_OK;
 
     /* Java: new String(body, UTF-8), then getBytes(UTF-8) into Properties.load (ISO-8859-1). */
@@ -1751,7 +1829,7 @@ ns_config_update_result_t ns_config_update_controller(ns_config_t *cfg, const ch
     if (why != NULL && whylen > 0)
         why[0] = '\0';
     ns_buf_t clean = NS_BUF_INIT;
-    pair_list_t pairs = {NULL, 0};
+    pair_list_t pairs = PAIR_LIST_INIT;
     ns_config_update_result_t res = NS_CONFIG_UPDATE_OK;
     ns_utf8_decode_java(text, len, &clean, NS_UTF8_KEEP_NUL);
     if (ns_properties_parse((const char *)clean.data, clean.len, collect_pair, &pairs, NULL) < 0) {

@@ -840,6 +840,23 @@ static void take_proxy_header(ns_conn_t *conn, const ns_proxy_header_t *h)
                  h->local ? "LOCAL" : "UNKNOWN or UNIX");
         return;
     }
+    if (!conn->loop->server->tls.proxy_addr_trusted) {
+        /* Any peer may send a header (proxyProtocolTrustedProxies is empty) and ACL is on: the
+         * address is a claim that must not pass a white list. Said once per process; the start
+         * WARN says what to configure. */
+        static bool said; /* atomic */
+        if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+            NS_LOG_W("connection %s: PROXY v%d header names client %s:%u, ignored: aclEnable=true "
+                     "and proxyProtocolTrustedProxies is empty (set it to the load balancers' "
+                     "addresses); further headers are ignored without a word",
+                     conn->peer, h->version, h->src_addr, (unsigned)h->src_port);
+        else
+            NS_LOG_D("connection %s id=%llu: PROXY v%d header names client %s:%u, ignored "
+                     "(proxyProtocolTrustedProxies is empty)",
+                     conn->peer, (unsigned long long)conn->id, h->version, h->src_addr,
+                     (unsigned)h->src_port);
+        return;
+    }
     char proxy[sizeof(conn->peer)];
     memcpy(proxy, conn->peer, sizeof(proxy));
     snprintf(conn->peer, sizeof(conn->peer), "%s:%u", h->src_addr, (unsigned)h->src_port);

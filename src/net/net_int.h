@@ -383,10 +383,28 @@ typedef struct ns_server_tls {
     ns_tls_ctx_t *client_ctx; /* the notifier's connections; NULL unless useTLS */
     uint64_t handshake_ms;    /* tlsHandshakeTimeoutMillis */
     ns_proxy_acl_t proxy_acl; /* proxyProtocolTrustedProxies */
-    uv_timer_t watch_timer;   /* on loop 0: did a certificate file change? */
-    bool watching;            /* watch_timer initialised (must be closed) */
-    bool reload_due;          /* a change was seen: reload at the next tick (files settle) */
+    /* A PROXY header's client address is taken as the peer: false when aclEnable=true and
+     * proxyProtocolTrustedProxies is empty (any peer may send a header, so its address proves
+     * nothing and must not pass a white list); the socket's address stays the peer then. */
+    bool proxy_addr_trusted;
+    bool reload_due; /* file passes only: a change was seen, reload at the next pass (files
+                        settle) */
 } ns_server_tls_t;
+
+/* The passes over the operator's files (server_files.c). Loop 0 owns every field, except that
+ * a pass reads pass_hup and pass_acl, written before it is queued. */
+typedef struct ns_server_files {
+    uv_timer_t timer;    /* loop 0: starts a pass every second unless one is under way */
+    uv_work_t work;      /* the pass, on libuv's thread pool */
+    bool running;        /* a pass is queued or under way */
+    bool hup;            /* SIGHUP seen: the next pass reloads everything */
+    bool pass_hup;       /* the pass under way is a SIGHUP pass */
+    bool pass_acl;       /* the pass under way looks at the ACL account file */
+    unsigned ticks;      /* passes started (the ACL file is looked at every other one) */
+    uint64_t started_ms; /* when the pass under way was queued (uv_now) */
+    bool stall_said;     /* the pass under way was reported as slow */
+    bool stopping;       /* shutdown: no new pass */
+} ns_server_files_t;
 
 struct ns_server {
     ns_config_t *cfg;
@@ -406,9 +424,9 @@ struct ns_server {
     uv_timer_t kv_log_timer;  /* periodic KV dump, on loops[0] */
     uv_timer_t stats_timer;   /* periodic traffic summary, on loops[0] */
     uv_timer_t go_away_timer; /* ends a graceful shutdown's wait, on loops[0] */
-    uv_timer_t acl_timer;     /* looks for a changed account file (acl != NULL), on loops[0] */
     bool going_away;          /* graceful shutdown under way (atomic): answer GO_AWAY */
     ns_server_tls_t tls;      /* TLS and PROXY protocol (server_tls.c) */
+    ns_server_files_t files;  /* reading the ACL and certificate files (server_files.c) */
     char bound_addr[64];      /* "ip:port" actually bound */
     int bound_port;           /* port actually bound (listenPort 0 = ephemeral) */
     /* Traffic counters, updated with relaxed atomics by every loop. */
@@ -429,22 +447,36 @@ void ns__notifier_close(ns_notifier_t *n);
 /* After loop 0 has run dry and no thread posts any more (the worker has stopped). */
 void ns__notifier_free(ns_notifier_t *n);
 
-/* server_tls.c, on loop 0 */
+/* server_tls.c */
 
 /* Reads the TLS settings, builds the server context (unless tls.server.mode is disabled) and the
  * notifier's (when useTLS), logs what is in force and starts watching the certificate files. A
  * context that cannot be built is logged (ERROR) and TLS connections are refused until a
  * reload succeeds, as Java's server runs on without its SslContext. */
 void ns__server_tls_start(ns_server_t *server);
-/* SIGHUP: reads tls.config.file again and rebuilds the contexts (open connections keep their
- * sessions). */
+/* A file pass (server_files.c, may block): SIGHUP: reads tls.config.file again and rebuilds
+ * the contexts (open connections keep their sessions). */
 void ns__server_tls_reload(ns_server_t *server, const char *why);
+/* A file pass: rebuilds the contexts when a certificate, key or trust file changed since the
+ * last pass but one (a change is loaded one pass after it was seen, so that a certificate and
+ * its key replaced one after the other load together). */
+void ns__server_tls_watch(ns_server_t *server);
 /* Appends the TLS counters to the minute's traffic summary (nothing when TLS is off). */
 void ns__server_tls_stats(ns_server_t *server, char *out, size_t outlen);
-/* Shutdown: stops watching. */
-void ns__server_tls_stop(ns_server_t *server);
 /* After every loop has stopped (no session is left): frees the contexts. */
 void ns__server_tls_free(ns_server_t *server);
+
+/* server_files.c, on loop 0 */
+
+/* Starts the timer of the file passes (after ns__server_tls_start). */
+void ns__server_files_start(ns_server_t *server);
+/* Starts a pass now unless one is under way (then reports it once when it is slow). */
+void ns__server_files_kick(ns_server_t *server);
+/* SIGHUP: the next pass (now, or when the one under way ends) reloads the ACL file, reads
+ * tls.config.file and rebuilds the TLS contexts. */
+void ns__server_files_hup(ns_server_t *server);
+/* Shutdown: no new pass; a queued one is cancelled, one under way ends on its own. */
+void ns__server_files_stop(ns_server_t *server);
 
 /* conn.c */
 

@@ -15,7 +15,9 @@
  *     worker: unregisters brokers silent past their heartbeat timeout and closes their
  *     connections;
  *   - KV dump, every 10 min (first after 1 min), as Java logs it;
- *   - traffic summary, every minute.
+ *   - traffic summary, every minute;
+ *   - a pass over the ACL and certificate files, every second, run on libuv's thread pool
+ *     (server_files.c): reading a file may block.
  * Every loop also closes connections idle past serverChannelMaxIdleTimeSeconds. */
 #include "net_int.h"
 
@@ -43,8 +45,6 @@
 #define IDLE_CHECK_INTERVAL_MS 1000
 /* How long shutdown waits for queued replies to reach slow peers before cutting them off. */
 #define DRAIN_TIMEOUT_MS 3000
-/* How often loop 0 looks whether the ACL account file changed (one stat). */
-#define ACL_POLL_MS 2000
 
 static void begin_shutdown(ns_server_t *server);
 
@@ -385,8 +385,6 @@ static void on_sighup(uv_signal_t *sig, int signum)
 {
     (void)signum;
     ns_server_t *server = sig->data;
-    if (server->acl != NULL)
-        ns_acl_poll(server->acl, true);
     ns_traffic_log_reopen();
     const char *path = server->cfg->log_path;
     if (path != NULL && path[0] != '\0') {
@@ -397,13 +395,8 @@ static void on_sighup(uv_signal_t *sig, int signum)
         else
             NS_LOG_I("SIGHUP: log file %s reopened", path);
     }
-    ns__server_tls_reload(server, "SIGHUP");
-}
-
-static void on_acl_poll(uv_timer_t *timer)
-{
-    ns_server_t *server = timer->data;
-    ns_acl_poll(server->acl, false);
+    /* The ACL file, tls.config.file and the certificates: read off the loop. */
+    ns__server_files_hup(server);
 }
 
 void ns_server_set_acl(ns_server_t *server, ns_acl_t *acl)
@@ -468,10 +461,6 @@ static void start_loop0_jobs(ns_server_t *server)
     uv_timer_start(&server->stats_timer, on_stats, STATS_INTERVAL_MS, STATS_INTERVAL_MS);
     uv_timer_init(&loop0->loop, &server->go_away_timer);
     server->go_away_timer.data = server;
-    uv_timer_init(&loop0->loop, &server->acl_timer);
-    server->acl_timer.data = server;
-    if (server->acl != NULL)
-        uv_timer_start(&server->acl_timer, on_acl_poll, ACL_POLL_MS, ACL_POLL_MS);
 }
 
 /* Loop 0's thread: closes what start_loop0_jobs opened. */
@@ -484,7 +473,6 @@ static void stop_loop0_jobs(ns_server_t *server)
     uv_close((uv_handle_t *)&server->kv_log_timer, NULL);
     uv_close((uv_handle_t *)&server->stats_timer, NULL);
     uv_close((uv_handle_t *)&server->go_away_timer, NULL);
-    uv_close((uv_handle_t *)&server->acl_timer, NULL);
 }
 
 static void begin_shutdown(ns_server_t *server)
@@ -496,7 +484,7 @@ static void begin_shutdown(ns_server_t *server)
     /* Every connection closes now: their brokers stay in the table for the last snapshot. */
     ns_route_seal(server->route);
     stop_loop0_jobs(server);
-    ns__server_tls_stop(server);
+    ns__server_files_stop(server);
     ns__notifier_close(server->notifier);
     /* Requests of peers already gone are not run any more: the stop waits for no one. */
     ns__worker_begin_shutdown(server->worker);
@@ -585,6 +573,7 @@ static int create_loops(ns_server_t *server)
 static void start_threads(ns_server_t *server)
 {
     ns__server_tls_start(server);
+    ns__server_files_start(server);
     server->notifier = ns__notifier_new(&server->loops[0]);
     server->worker = ns__worker_start(server);
     sigset_t saved;

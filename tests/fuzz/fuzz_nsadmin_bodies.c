@@ -11,6 +11,23 @@
 #include "tables.h"
 #include "fuzz.h"
 
+/* The text form of a table of properties has one line per property and no control byte but
+ * its line feeds: a server cannot reach the terminal with an escape sequence or a line of its
+ * own (issue 23, A.6). */
+static void properties_checks(const nsa_kvlist_t *kv)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    nsa_table_properties(&text, kv);
+    size_t lines = 0;
+    for (size_t i = 0; i < text.len; i++) {
+        FUZZ_CHECK(text.data[i] >= 0x20 || text.data[i] == '\n');
+        FUZZ_CHECK(text.data[i] != 0x7F);
+        lines += text.data[i] == '\n';
+    }
+    FUZZ_CHECK(lines == kv->len);
+    ns_buf_free(&text);
+}
+
 static void route_checks(const nsa_route_t *r)
 {
     ns_buf_t pretty = NS_BUF_INIT, compact = NS_BUF_INIT, again = NS_BUF_INIT, table = NS_BUF_INIT;
@@ -85,6 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             nsa_table_cluster_row(&out, "C", "b", 0, "a:1", &kv, 1700000000000);
             nsa_table_cluster_more_row(&out, "C", "b", &kv);
             nsa_table_properties(&out, &kv);
+            properties_checks(&kv);
             nsa_kvlist_free(&kv);
         }
         break;
@@ -99,6 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         nsa_kvlist_t kv;
         if (nsa_decode_properties(body, len, &kv, err, sizeof(err)) == 0) {
             nsa_table_properties(&out, &kv);
+            properties_checks(&kv);
             nsa_kvlist_free(&kv);
         }
         break;

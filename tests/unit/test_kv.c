@@ -294,6 +294,28 @@ static void test_generation(void **state)
 
 /* ---- the file ------------------------------------------------------------------------------ */
 
+/* Issue 23, A.3/A.5: a FIFO at kvConfigPath is refused at once (the start used to wait for a
+ * writer for ever), and so is a file above NS_KV_MAX_FILE, from its size. */
+static void test_load_refuses_fifo_and_huge(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(mkfifo(f->path, 0600), 0);
+    ns_kv_t *kv = ns_kv_new(f->path);
+    char err[256] = "";
+    assert_int_equal(ns_kv_load(kv, err, sizeof(err)), NS_ENOTREG);
+    assert_non_null(strstr(err, "not a regular file"));
+    ns_kv_free(kv);
+    unlink(f->path);
+    FILE *fp = fopen(f->path, "w");
+    assert_non_null(fp);
+    assert_int_equal(ftruncate(fileno(fp), (off_t)NS_KV_MAX_FILE + 1), 0);
+    fclose(fp);
+    kv = ns_kv_new(f->path);
+    assert_int_equal(ns_kv_load(kv, err, sizeof(err)), NS_ETOOBIG);
+    ns_kv_free(kv);
+    unlink(f->path);
+}
+
 static void test_persist_round_trip_and_bak(void **state)
 {
     fixture_t *f = *state;
@@ -828,6 +850,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_concurrent_puts_all_in_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readers_do_not_wait_for_the_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_log_all_format, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_refuses_fifo_and_huge, setup, teardown),
     };
     ns_log_set_level(NS_LOG_INFO);
     return cmocka_run_group_tests(tests, NULL, NULL);

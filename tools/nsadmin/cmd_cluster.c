@@ -11,6 +11,7 @@
 
 #include "fjson.h"
 #include "tables.h"
+#include "jfmt.h"
 #include "ns_common.h"
 #include "nsadmin.h"
 
@@ -246,9 +247,9 @@ static nsa_outcome_t member_group_read(nsa_ctx_t *ctx, nsa_conn_t *conn, void *a
         ns_buf_appendf(&b, "%-22s  %-22s  %-4s  %s\n", "#Cluster Name", "#Broker Name", "#BID",
                        "#Addr");
         for (size_t i = 0; i < bd.naddrs; i++)
-            ns_buf_appendf(&b, "%-22s  %-22s  %-4lld  %s\n", bd.cluster ? bd.cluster : "",
-                           bd.broker_name ? bd.broker_name : "", (long long)bd.addrs[i].id,
-                           bd.addrs[i].addr);
+            ns_buf_appendf(&b, "%-22s  %-22s  %-4lld  %s\n", jf_shown(bd.cluster ? bd.cluster : ""),
+                           jf_shown(bd.broker_name ? bd.broker_name : ""),
+                           (long long)bd.addrs[i].id, jf_shown(bd.addrs[i].addr));
     }
     if (bd.naddrs == 0)
         nsa_errorf(ctx, "%s knows no broker %s in cluster %s", nsa_conn_addr(conn), mg->broker,

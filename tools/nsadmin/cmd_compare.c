@@ -10,6 +10,7 @@
 
 #include "diff.h"
 #include "fjson.h"
+#include "jfmt.h"
 #include "ns_common.h"
 #include "nsadmin.h"
 #include "snapshot.h"
@@ -50,7 +51,7 @@ static void take_round(nsa_ctx_t *ctx, const compare_t *cmp, round_t *r)
         if (r->snaps[i].ok)
             continue;
         ns_buf_t b = NS_BUF_INIT;
-        ns_buf_appendf(&b, "namesrv %s: %s", r->snaps[i].addr, r->snaps[i].error);
+        ns_buf_appendf(&b, "namesrv %s: %s", r->snaps[i].addr, jf_shown(r->snaps[i].error));
         nsa_strlist_push(&failures, ns_buf_cstr(&b));
         ns_buf_free(&b);
         if (r->snaps[i].error_status == NSA_EXIT_ANSWERED || r->status != NSA_EXIT_ANSWERED)

@@ -6,6 +6,7 @@
 
 #include "fjson.h"
 #include "tables.h"
+#include "jfmt.h"
 #include "ns_common.h"
 #include "nsadmin.h"
 
@@ -133,7 +134,8 @@ static nsa_outcome_t get_kv_read(nsa_ctx_t *ctx, nsa_conn_t *conn, void *arg, ns
         fj_obj_end(&w);
         ns_buf_append_char(&b, '\n');
     } else {
-        ns_buf_appendf(&b, "%s\n", value);
+        jf_put_shown(&b, value);
+        ns_buf_append_char(&b, '\n');
     }
     nsa_emit(ctx, &b);
     free(value);

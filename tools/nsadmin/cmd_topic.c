@@ -10,6 +10,7 @@
 
 #include "fjson.h"
 #include "tables.h"
+#include "jfmt.h"
 #include "ns_common.h"
 #include "nsadmin.h"
 
@@ -258,7 +259,7 @@ static nsa_outcome_t topic_list_read(nsa_ctx_t *ctx, nsa_conn_t *conn, void *arg
             ns_buf_append_char(&b, '\n');
         } else {
             for (size_t i = 0; i < topics.len; i++)
-                ns_buf_appendf(&b, "%s\n", topics.items[i]);
+                ns_buf_appendf(&b, "%s\n", jf_shown(topics.items[i]));
         }
         nsa_emit(ctx, &b);
     }

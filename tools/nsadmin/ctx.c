@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fjson.h"
+#include "jfmt.h"
 #include "ns_common.h"
 
 static int rank(int status)
@@ -36,7 +37,7 @@ void nsa_errorf(nsa_ctx_t *ctx, const char *fmt, ...)
     char line[2048];
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
-    ns_buf_append_str(&b, line);
+    jf_put_shown(&b, line); /* remarks and names from servers: one line, no escape sequence */
     ns_buf_append_char(&b, '\n');
     fwrite(b.data, 1, b.len, ctx->err);
     fflush(ctx->err);
@@ -102,8 +103,21 @@ void nsa_read_any_of(nsa_ctx_t *ctx, const nsa_addrs_t *list, const char *what, 
 
 void nsa_emit(nsa_ctx_t *ctx, ns_buf_t *text)
 {
-    if (text->len)
-        fwrite(text->data, 1, text->len, ctx->out);
+    /* Every value from a server was escaped where it went in (jf_put_shown); a control byte
+     * other than the output's own line feeds and tabs (fastjson's pretty form indents with
+     * them) is escaped here too, should one have slipped through, so that none reaches the
+     * terminal. */
+    size_t from = 0;
+    for (size_t i = 0; i < text->len; i++) {
+        uint8_t c = text->data[i];
+        if ((c >= 0x20 && c != 0x7F) || c == '\n' || c == '\t')
+            continue;
+        fwrite(text->data + from, 1, i - from, ctx->out);
+        fprintf(ctx->out, "\\u%04X", (unsigned)c);
+        from = i + 1;
+    }
+    if (text->len > from)
+        fwrite(text->data + from, 1, text->len - from, ctx->out);
     fflush(ctx->out);
     ns_buf_free(text);
 }

@@ -12,11 +12,15 @@
 #include "ns_json_tree.h"
 #include "ns_properties.h"
 #include "ns_java_hashmap.h"
+#include "ns_strmap.h"
 #include "ns_utf8.h"
 
 void nsa_strlist_push(nsa_strlist_t *l, const char *s)
 {
-    l->items = ns_xrealloc(l->items, (l->len + 1) * sizeof(char *));
+    if (l->len == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->items = ns_xrealloc(l->items, l->cap * sizeof(char *));
+    }
     l->items[l->len++] = ns_xstrdup(s);
 }
 
@@ -39,33 +43,64 @@ void nsa_strlist_sort(nsa_strlist_t *l)
         qsort(l->items, l->len, sizeof(char *), cmp_str);
 }
 
+void nsa_strlist_sort_unique(nsa_strlist_t *l)
+{
+    nsa_strlist_sort(l);
+    size_t kept = 0;
+    for (size_t i = 0; i < l->len; i++) {
+        if (kept > 0 && strcmp(l->items[kept - 1], l->items[i]) == 0)
+            free(l->items[i]);
+        else
+            l->items[kept++] = l->items[i];
+    }
+    l->len = kept;
+}
+
 void nsa_strlist_free(nsa_strlist_t *l)
 {
     for (size_t i = 0; i < l->len; i++)
         free(l->items[i]);
     free(l->items);
     l->items = NULL;
-    l->len = 0;
+    l->len = l->cap = 0;
+}
+
+/* (Re)builds the index of every key: after a sort. */
+static void kvlist_index(nsa_kvlist_t *l)
+{
+    ns_strmap_free(l->index);
+    l->index = ns_strmap_new(NULL);
+    for (size_t i = 0; i < l->len; i++)
+        ns_strmap_put(l->index, l->items[i].key, (void *)(uintptr_t)(i + 1), NULL);
 }
 
 void nsa_kvlist_put(nsa_kvlist_t *l, const char *key, const char *value)
 {
-    for (size_t i = 0; i < l->len; i++) {
-        if (strcmp(l->items[i].key, key) == 0) {
-            free(l->items[i].value);
-            l->items[i].value = ns_xstrdup(value);
-            return;
-        }
+    if (l->index == NULL)
+        kvlist_index(l);
+    uintptr_t at = (uintptr_t)ns_strmap_get(l->index, key);
+    if (at != 0) {
+        free(l->items[at - 1].value);
+        l->items[at - 1].value = ns_xstrdup(value);
+        return;
     }
-    l->items = ns_xrealloc(l->items, (l->len + 1) * sizeof(nsa_kv_t));
+    if (l->len == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->items = ns_xrealloc(l->items, l->cap * sizeof(nsa_kv_t));
+    }
     l->items[l->len].key = ns_xstrdup(key);
     l->items[l->len].value = ns_xstrdup(value);
     l->len++;
+    ns_strmap_put(l->index, key, (void *)(uintptr_t)l->len, NULL);
 }
 
 const char *nsa_kvlist_get(const nsa_kvlist_t *l, const char *key)
 {
-    for (size_t i = 0; i < l->len; i++)
+    if (l->index != NULL) {
+        uintptr_t at = (uintptr_t)ns_strmap_get(l->index, key);
+        return at != 0 ? l->items[at - 1].value : NULL;
+    }
+    for (size_t i = 0; i < l->len; i++) /* a list built by hand (tests) */
         if (strcmp(l->items[i].key, key) == 0)
             return l->items[i].value;
     return NULL;
@@ -78,8 +113,11 @@ static int cmp_kv(const void *a, const void *b)
 
 void nsa_kvlist_sort(nsa_kvlist_t *l)
 {
-    if (l->len > 1)
+    if (l->len > 1) {
         qsort(l->items, l->len, sizeof(nsa_kv_t), cmp_kv);
+        if (l->index != NULL)
+            kvlist_index(l);
+    }
 }
 
 void nsa_kvlist_free(nsa_kvlist_t *l)
@@ -89,8 +127,8 @@ void nsa_kvlist_free(nsa_kvlist_t *l)
         free(l->items[i].value);
     }
     free(l->items);
-    l->items = NULL;
-    l->len = 0;
+    ns_strmap_free(l->index);
+    *l = (nsa_kvlist_t){0};
 }
 
 const char *nsa_broker_addr(const nsa_broker_data_t *bd, int64_t id)

@@ -21,13 +21,15 @@
 
 typedef struct nsa_strlist {
     char **items; /* owned */
-    size_t len;
+    size_t len, cap;
 } nsa_strlist_t;
 
 void nsa_strlist_push(nsa_strlist_t *l, const char *s);
 bool nsa_strlist_contains(const nsa_strlist_t *l, const char *s);
 /* Sorts by strcmp (Java's String order for ASCII and, byte-wise, for UTF-8). */
 void nsa_strlist_sort(nsa_strlist_t *l);
+/* Sorts and keeps one of each string (n log n: a namespace of 80k keys on every server). */
+void nsa_strlist_sort_unique(nsa_strlist_t *l);
 void nsa_strlist_free(nsa_strlist_t *l);
 
 typedef struct nsa_kv {
@@ -37,7 +39,9 @@ typedef struct nsa_kv {
 
 typedef struct nsa_kvlist {
     nsa_kv_t *items; /* owned */
-    size_t len;
+    size_t len, cap;
+    struct ns_strmap *index; /* key -> position + 1: puts and gets in constant time (a
+                                namespace of 80k keys), NULL until the first put */
 } nsa_kvlist_t;
 
 /* Sets key to value: an existing key keeps its place and takes the new value. */

@@ -182,7 +182,8 @@ void nsa_table_cluster_header(ns_buf_t *b, bool more, bool ns_only)
 void nsa_table_cluster_ns_row(ns_buf_t *b, const char *cluster, const char *broker, int64_t id,
                               const char *addr)
 {
-    ns_buf_appendf(b, "%-22s  %-22s  %-4lld  %s\n", cluster, broker, (long long)id, addr);
+    ns_buf_appendf(b, "%-22s  %-22s  %-4lld  %s\n", jf_shown(cluster), jf_shown(broker),
+                   (long long)id, jf_shown(addr));
 }
 
 /* HashMap<Long, String>.toString(): {0=addr, 1=addr}. */
@@ -195,7 +196,7 @@ static void java_map_text(ns_buf_t *b, const nsa_broker_data_t *bd)
     ns_buf_append_char(b, '{');
     for (size_t i = 0; i < bd->naddrs; i++)
         ns_buf_appendf(b, "%s%lld=%s", i ? ", " : "", (long long)bd->addrs[i].id,
-                       bd->addrs[i].addr);
+                       jf_shown(bd->addrs[i].addr));
     ns_buf_append_char(b, '}');
 }
 
@@ -298,7 +299,9 @@ void nsa_table_properties(ns_buf_t *b, const nsa_kvlist_t *props)
 {
     for (size_t i = 0; i < props->len; i++) {
         jf_pad(b, props->items[i].key, 50, true);
-        ns_buf_appendf(b, "=  %s\n", props->items[i].value);
+        ns_buf_append_str(b, "=  ");
+        jf_put_shown(b, props->items[i].value);
+        ns_buf_append_char(b, '\n');
     }
 }
 
