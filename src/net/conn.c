@@ -1064,21 +1064,6 @@ static void conn_start(ns_io_loop_t *loop, ns_conn_t *conn)
         ns__conn_close(conn, uv_strerror(rc));
 }
 
-void ns__conn_accept(ns_io_loop_t *loop)
-{
-    ns_conn_t *conn = ns_xcalloc(1, sizeof(*conn));
-    conn->loop = loop;
-    uv_tcp_init(&loop->loop, &conn->handle);
-    conn->handle.data = conn;
-    int rc = uv_accept((uv_stream_t *)&loop->listener, (uv_stream_t *)&conn->handle);
-    if (rc != 0) {
-        NS_LOG_W("accept failed: %s", uv_strerror(rc));
-        uv_close((uv_handle_t *)&conn->handle, free_conn_handle);
-        return;
-    }
-    conn_start(loop, conn);
-}
-
 void ns__conn_adopt(ns_io_loop_t *loop, int fd)
 {
     ns_conn_t *conn = ns_xcalloc(1, sizeof(*conn));
@@ -1124,6 +1109,17 @@ void ns__conn_check_budgets(ns_io_loop_t *loop, uint64_t now_ms)
             NS_METRIC_INC(CUT_FRAME_TOO_SLOW);
             ns__conn_close(c, "frame too slow");
         }
+    }
+}
+
+void ns__conn_forgive_stall(ns_io_loop_t *loop, uint64_t stalled_ms)
+{
+    for (ns_conn_t *c = loop->conns; c != NULL; c = c->next) {
+        c->last_active_ms += stalled_ms;
+        if (c->preamble_deadline_ms != 0)
+            c->preamble_deadline_ms += stalled_ms;
+        if (c->guard.partial_bytes > 0)
+            c->guard.partial_since_ms += stalled_ms;
     }
 }
 

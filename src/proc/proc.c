@@ -117,6 +117,10 @@ bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const n
 {
     NS_ASSERT(entry == NULL ? ns_proc_lookup(req->code) == NULL : entry->code == req->code);
     uint64_t t0 = ctx->t0 ? ctx->t0 : ns_metrics_request_start();
+    unsigned slot = entry ? (unsigned)(entry - proc_table) + 1 : 0;
+    const char *name = entry ? entry->name : "unknown";
+    bool oneway = (req->flag & NS_FLAG_ONEWAY) != 0;
+    bool binary = req->serialize_type == NS_SERIALIZE_ROCKETMQ;
     ns_cmd_init(resp);
     resp->opaque = req->opaque;
     resp->flag = NS_FLAG_RESPONSE;
@@ -124,6 +128,23 @@ bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const n
     resp->version = NS_SERVER_VERSION;
     /* Mirror the request's encoding (4.x behaviour): every peer can read what it sent. */
     resp->serialize_type = req->serialize_type;
+    ctx->deferred = false;
+    if (ctx->later != NULL) {
+        /* Everything the later answer's log line and counters need, before the handler starts
+         * work that may end on another thread at once. */
+        ns_proc_later_t *l = ctx->later;
+        l->resp = resp;
+        l->holds = 1;
+        l->name = name;
+        l->peer = ctx->peer;
+        l->slot = slot;
+        l->code = req->code;
+        l->opaque = req->opaque;
+        l->version = req->version;
+        l->oneway = oneway;
+        l->binary = binary;
+        l->t0 = t0;
+    }
 
     char why[256];
     if (ctx->going_away && req->version > NS_VERSION_V5_3_1) {
@@ -141,6 +162,11 @@ bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const n
         ns_cmd_set_remark(resp, "%s", why);
     } else {
         int rc = entry->fn(ctx, req, resp);
+        if (ctx->deferred) {
+            /* The handler answers later (ns_proc_later_done); resp is no longer ours. */
+            NS_ASSERT(rc == 0);
+            return false;
+        }
         if (rc < 0) {
             /* The handler failed for a reason of ours; Java answers SYSTEM_ERROR with the
              * exception text. Whatever the handler had put in resp is replaced. */
@@ -159,13 +185,9 @@ bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const n
                      entry->name, (int)req->opaque, ns_strerror(rc));
         }
     }
-    NS_LOG_D("peer=%s code=%d (%s) opaque=%d version=%d %s%s -> %d", ctx->peer ? ctx->peer : "-",
-             (int)req->code, entry ? entry->name : "unknown", (int)req->opaque, (int)req->version,
-             req->serialize_type == NS_SERIALIZE_ROCKETMQ ? "ROCKETMQ" : "JSON",
-             req->flag & NS_FLAG_ONEWAY ? " oneway" : "", (int)resp->code);
-    ns_metrics_request(entry ? (unsigned)(entry - proc_table) + 1 : 0, req->code, resp->code,
-                       !(req->flag & NS_FLAG_ONEWAY), t0);
-    if (req->flag & NS_FLAG_ONEWAY) {
+    ns__proc_log_and_count(ctx->peer, name, req->code, req->opaque, req->version, binary, oneway,
+                           resp->code, slot, t0);
+    if (oneway) {
         ns_cmd_free(resp);
         return false;
     }

@@ -46,7 +46,7 @@ static int64_t run(ns_jobq_t *q, uint64_t cost, int *seq)
     bool control = it->q.lane == NS_JOBQ_CONTROL;
     free(it);
     if (!control)
-        ns_jobq_done(q, cost);
+        ns_jobq_done(q, cost, false);
     return conn;
 }
 
@@ -197,7 +197,7 @@ static void test_set_lane_moves_a_connection(void **state)
     free(it);
     assert_int_equal(seq, 0);
     ns_jobq_set_lane(&q, 1, NS_JOBQ_KNOWN);
-    ns_jobq_done(&q, 1);
+    ns_jobq_done(&q, 1, false);
     push(&q, 3, NS_JOBQ_OTHER, 0);
     expect(&q, 1, 1, 1);
     expect(&q, 3, 0, 1);
@@ -306,7 +306,7 @@ static void test_random_use_keeps_order(void **state)
                 free(it);
                 if (rand() % 4 == 0)
                     ns_jobq_set_lane(&q, id[k], rand() % 2 ? NS_JOBQ_KNOWN : NS_JOBQ_OTHER);
-                ns_jobq_done(&q, (uint64_t)(rand() % 1000));
+                ns_jobq_done(&q, (uint64_t)(rand() % 1000), false);
             }
         } else if (r < 98) {
             ns_jobq_set_lane(&q, id[c], rand() % 2 ? NS_JOBQ_KNOWN : NS_JOBQ_OTHER);
@@ -335,7 +335,7 @@ static void test_random_use_keeps_order(void **state)
         last_out[it->code] = it->seq;
         popped++;
         free(it);
-        ns_jobq_done(&q, 1);
+        ns_jobq_done(&q, 1, false);
     }
     assert_int_equal(pushed, popped);
     ns_jobq_free(&q);

@@ -286,9 +286,11 @@ static void test_generation(void **state)
     assert_int_equal(ns_kv_generation(kv), 2);
     assert_int_equal(ns_kv_put(kv, NULL, "k", "v"), NS_EINVAL);
     assert_int_equal(ns_kv_generation(kv), 2);
+    /* A change that the disk refused was visible for a moment and is undone: both move the
+     * generation, so that no cached answer keeps the value that never reached the disk. */
     ns__kv_fail_next(NS__KV_STEP_FSYNC, EIO);
     assert_int_equal(ns_kv_put(kv, "NS", "k", "v2"), -EIO);
-    assert_int_equal(ns_kv_generation(kv), 2);
+    assert_int_equal(ns_kv_generation(kv), 4);
     ns_kv_free(kv);
 }
 
@@ -548,7 +550,7 @@ static void test_unwritable_dir(void **state)
     assert_get(kv, "NS", "k", NULL);
     assert_table(kv, "NS", NULL); /* the namespace it created is gone too */
     assert_int_equal(ns_kv_delete(kv, "NS", "k"), -ENOTDIR);
-    assert_int_equal(ns_kv_generation(kv), 0);
+    assert_int_equal(ns_kv_generation(kv), 4); /* two changes, each made and undone */
     ns_kv_free(kv);
 }
 
@@ -590,7 +592,7 @@ static void test_injected_failure_each_step(void **state)
         assert_get(kv, "NS", "new", NULL);
         assert_get(kv, "NS", "x", "y");
         assert_table(kv, "NEW", NULL);
-        assert_int_equal(ns_kv_generation(kv), gen);
+        assert_int_equal(ns_kv_generation(kv), gen + 8); /* four changes, each undone */
 
         /* The next write works and carries only what memory has. */
         assert_int_equal(ns_kv_put(kv, "NS", "k", "v3"), 0);
