@@ -13,8 +13,10 @@
  *       one request; prints "code=N remark=R" and exits 0, or 2 without an answer in T ms
  *       (default 10000).
  *   fault_peer hold NS --conns N [--seconds S] [--topic T]
- *       opens N connections (as many as it can) and every second sends a route read on each;
- *       prints "<monotonic ms> open=N answered=N failed=N" once a second, for S seconds.
+ *       opens N connections (as many as it can; a connection the server has not accepted yet
+ *       counts as open: it waits in the backlog) and keeps one route read outstanding on each;
+ *       prints "<monotonic ms> open=N answered=N waiting=N failed=N" once a second (answered:
+ *       reads answered in that second), for S seconds.
  *
  * NS is host:port (IPv4). Exit status 0, 1 on a usage error. Bounded: every loop ends after its
  * seconds, every wait has a deadline. */
@@ -25,6 +27,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,7 @@
 
 #include "ns_buf.h"
 #include "ns_cmd.h"
+#include "ns_frame.h"
 #include "rmq_client.h"
 
 #define MAX_NS 8
@@ -242,50 +246,107 @@ static int run_request(const char *ns, int32_t code, char **pairs, int n_pairs, 
 
 /* ---- hold ------------------------------------------------------------------------------ */
 
+typedef struct held {
+    int fd;           /* -1 once it failed */
+    bool outstanding; /* a route read was sent and not answered yet */
+    ns_buf_t in;      /* bytes read, not yet a whole frame */
+} held_t;
+
+/* Reads what the peer sent and counts the whole frames in it (each an answer). Returns the
+ * number of answers, or -1 when the connection failed. */
+static int drain_answers(held_t *h)
+{
+    for (;;) {
+        ns_buf_reserve(&h->in, 4096);
+        ssize_t n = recv(h->fd, h->in.data + h->in.len, h->in.cap - h->in.len, MSG_DONTWAIT);
+        if (n == 0)
+            return -1;
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+                break;
+            return -1;
+        }
+        h->in.len += (size_t)n;
+    }
+    int answers = 0;
+    size_t used = 0;
+    ns_frame_t frame;
+    while (ns_frame_decode(h->in.data + used, h->in.len - used, 16u << 20, &frame) ==
+           NS_FRAME_OK) {
+        used += frame.frame_len;
+        answers++;
+    }
+    memmove(h->in.data, h->in.data + used, h->in.len - used);
+    h->in.len -= used;
+    return answers;
+}
+
+/* N connections, each with one route read outstanding at a time: every second a new read goes
+ * out on each connection that got its answer, and the line says how many were answered in that
+ * second. A connection the server has not accepted yet (it waits in the backlog) is open here
+ * but gets no answer until it is accepted; its read is answered then. */
 static int run_hold(const char *ns, int conns, int seconds, const char *topic)
 {
-    static int fds[MAX_CONNS];
+    static held_t held[MAX_CONNS];
     int open_n = 0;
     for (int i = 0; i < conns && i < MAX_CONNS; i++) {
         int fd = connect_to(ns, 2000);
         if (fd < 0)
             break;
-        fds[open_n++] = fd;
+        held[open_n++] = (held_t){.fd = fd, .in = NS_BUF_INIT};
     }
     uint64_t end = mono_ms() + (uint64_t)seconds * 1000u;
     int32_t opaque = 1;
     while (!stop && mono_ms() < end) {
         uint64_t round = mono_ms();
-        int answered = 0, failed = 0;
         for (int i = 0; i < open_n; i++) {
-            if (fds[i] < 0) {
-                failed++;
+            if (held[i].fd < 0 || held[i].outstanding)
                 continue;
-            }
-            ns_cmd_t req, resp;
+            ns_cmd_t req;
             rmq_request(&req, 105, opaque++, "topic", topic, NULL);
-            ns_buf_t holder = NS_BUF_INIT;
-            if (rmq_send(fds[i], &req) == 0 && rmq_recv(fds[i], &resp, &holder, 5000) == 0) {
-                answered++;
-                ns_cmd_free(&resp);
+            if (rmq_send(held[i].fd, &req) == 0) {
+                held[i].outstanding = true;
             } else {
-                failed++;
-                close(fds[i]);
-                fds[i] = -1;
+                close(held[i].fd);
+                held[i].fd = -1;
             }
             ns_cmd_free(&req);
-            ns_buf_free(&holder);
         }
-        printf("%llu open=%d answered=%d failed=%d\n", (unsigned long long)mono_ms(), open_n,
-               answered, failed);
+        int answered = 0, failed = 0, waiting = 0;
+        for (uint64_t now = mono_ms(); now < round + 1000; now = mono_ms()) {
+            struct pollfd pfd[MAX_CONNS];
+            for (int i = 0; i < open_n; i++)
+                pfd[i] = (struct pollfd){.fd = held[i].fd, .events = POLLIN};
+            if (poll(pfd, (nfds_t)open_n, (int)(round + 1000 - now)) <= 0)
+                break;
+            for (int i = 0; i < open_n; i++) {
+                if (held[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLERR | POLLHUP)))
+                    continue;
+                int got = drain_answers(&held[i]);
+                if (got < 0) {
+                    close(held[i].fd);
+                    held[i].fd = -1;
+                } else if (got > 0 && held[i].outstanding) {
+                    held[i].outstanding = false;
+                    answered++;
+                }
+            }
+        }
+        for (int i = 0; i < open_n; i++) {
+            if (held[i].fd < 0)
+                failed++;
+            else if (held[i].outstanding)
+                waiting++;
+        }
+        printf("%llu open=%d answered=%d waiting=%d failed=%d\n", (unsigned long long)mono_ms(),
+               open_n, answered, waiting, failed);
         fflush(stdout);
-        uint64_t spent = mono_ms() - round;
-        if (spent < 1000)
-            sleep_ms(1000 - spent);
     }
-    for (int i = 0; i < open_n; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
+    for (int i = 0; i < open_n; i++) {
+        if (held[i].fd >= 0)
+            close(held[i].fd);
+        ns_buf_free(&held[i].in);
+    }
     return 0;
 }
 

@@ -193,7 +193,7 @@ fs_addr() {
 # fs_metric <name> '<series{labels}>': its value from /metrics (0 when absent).
 fs_metric() {
     local mvar=${1}_metrics
-    curl -s --max-time 10 "http://${!mvar}/metrics" |
+    { curl -s --max-time 10 "http://${!mvar}/metrics" || true; } |
         awk -v s="$2" '$1 == s { v = $2 } END { print (v == "" ? 0 : v) }'
 }
 
