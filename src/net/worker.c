@@ -186,8 +186,8 @@ static void forgive_if_stalled(ns_worker_t *w, uint64_t now)
     NS_METRIC_INC(STALL_SCAN);
     NS_METRIC_ADD(BROKERS_SPARED_STALL, spared);
     NS_LOG_W("the server did not run for %llu ms (the broker scan is due every %llu ms): "
-             "stopped, frozen or starved; %zu broker(s) silent past their timeout get up to %d ms "
-             "more to be heard before they expire",
+             "stopped, frozen or starved; %zu broker(s) silent past their timeout get a "
+             "registration period (their timeout, at most %d ms) to be heard before they expire",
              (unsigned long long)(gap - interval), (unsigned long long)interval, spared,
              NS_ROUTE_STALL_GRACE_MAX_MS);
 }
