@@ -39,9 +39,6 @@ has_broker() { # has_broker <ns> <broker name>
 answered() { # answered <file> <code>: the request's output file says code=<code>
     grep -q "^code=$2 " "$1" 2>/dev/null
 }
-metric_at_least() { # metric_at_least <ns> <series> <n>
-    fs_ge "$(fs_metric "$1" "$2")" "$3"
-}
 
 # ---- 1. A full disk (ENOSPC): every file of the server on one small tmpfs ----------------------
 disk=$FS_WORK/full
@@ -51,7 +48,7 @@ fs_start full --dir "$disk" -- --set routeSnapshotIntervalMillis=300 \
 fs_bg "$FS_WORK/full-b1.out" "$FAULT_PEER" broker "$(fs_addr full)" --name full-b1 --seconds 240
 fs_eventually 30 "a broker registers" has_broker full full-b1
 fs_check "a KV write before the fault is acknowledged" answered <(put full FAULT k_before v1) 0
-fs_eventually 30 "the route snapshot is written" metric_at_least full \
+fs_eventually 30 "the route snapshot is written" fs_metric_ge full \
     mqnamesrv_route_snapshot_writes_total 1
 
 fs_fill "$disk"
@@ -65,21 +62,21 @@ put full FAULT k_during2 v3 >/dev/null
 fs_check "one ERROR line for the KV store's failure streak (two refused writes)" \
     test "$(fs_count "$full_out" 'persist kvconfig Exception')" -eq 1
 fs_check "the KV store's failures are counted" \
-    metric_at_least full 'mqnamesrv_persist_failures_total{store="kv"}' 2
+    fs_metric_ge full 'mqnamesrv_persist_failures_total{store="kv"}' 2
 
 out=$(update_config full "enableTopicList=false")
 fs_check "an UPDATE_NAMESRV_CONFIG on the full disk answers code 1, in force: $out" \
     grep -q '^code=1 remark=persist config failed: .*in force' <<<"$out"
 fs_check "the update is in force (319 shows it)" config_shows full enableTopicList false
 fs_check "the config file's failure is counted" \
-    metric_at_least full 'mqnamesrv_persist_failures_total{store="config"}' 1
+    fs_metric_ge full 'mqnamesrv_persist_failures_total{store="config"}' 1
 
 fs_bg "$FS_WORK/full-b2.out" "$FAULT_PEER" broker "$(fs_addr full)" --name full-b2 --seconds 240
 fs_eventually 30 "a second broker registers while the disk is full" has_broker full full-b2
 fs_eventually 30 "the route snapshot's failure is counted" \
-    metric_at_least full 'mqnamesrv_persist_failures_total{store="route_snapshot"}' 1
+    fs_metric_ge full 'mqnamesrv_persist_failures_total{store="route_snapshot"}' 1
 fs_eventually 30 "the log file's lost lines are counted" \
-    metric_at_least full mqnamesrv_log_write_failures_total 1
+    fs_metric_ge full mqnamesrv_log_write_failures_total 1
 fs_check "one line on stdout says the log file fails" \
     test "$(fs_count "$full_out" 'write failed: No space left on device; log lines go to stdout')" -eq 1
 fs_check "route reads are served while the disk is full" route_ok full full-b1-t0
@@ -150,7 +147,7 @@ fs_eventually 60 "the config file is written again by itself" \
 fail_in posix/io/rw/write ns_snapshot_write
 fs_bg "$FS_WORK/eio-b2.out" "$FAULT_PEER" broker "$(fs_addr eio)" --name eio-b2 --seconds 240
 fs_eventually 30 "EIO on the route snapshot is counted" \
-    metric_at_least eio 'mqnamesrv_persist_failures_total{store="route_snapshot"}' 1
+    fs_metric_ge eio 'mqnamesrv_persist_failures_total{store="route_snapshot"}' 1
 fs_check "route reads are served meanwhile" route_ok eio eio-b2-t0
 fiu "disable name=posix/io/rw/write"
 fs_eventually 30 "the route snapshot is written again by itself" \
@@ -161,7 +158,7 @@ lost=$(fs_metric eio mqnamesrv_log_write_failures_total)
 said=$(fs_count "$eio_out" 'write failed: Input/output error; log lines go to stdout')
 fail_in posix/io/rw/write ns__log_write_file
 fs_eventually 30 "EIO on the log file is counted" \
-    metric_at_least eio mqnamesrv_log_write_failures_total $((lost + 1))
+    fs_metric_ge eio mqnamesrv_log_write_failures_total $((lost + 1))
 fs_check "one line on stdout says the log file fails" \
     test "$(fs_count "$eio_out" 'write failed: Input/output error; log lines go to stdout')" -eq $((said + 1))
 fiu "disable name=posix/io/rw/write"

@@ -163,6 +163,7 @@ fs_start() {
         return 1
     fi
     printf -v "${name}_port" '%s' "$(cat "$run/port")"
+    printf -v "${name}_host" '%s' "$bind"
     printf -v "${name}_pid" '%s' "$pid"
     printf -v "${name}_dir" '%s' "$dir"
     printf -v "${name}_out" '%s' "$run/stdout"
@@ -186,8 +187,33 @@ fs_stop() {
 
 # fs_addr <name>: host:port of a server.
 fs_addr() {
-    local portvar=${1}_port
-    printf '127.0.0.1:%s' "${!portvar}"
+    local portvar=${1}_port hostvar=${1}_host
+    printf '%s:%s' "${!hostvar}" "${!portvar}"
+}
+
+# fs_netns <veth prefix>: a network namespace joined to this one by a veth pair, on a /24 of
+# 10.231.0.0/16 that no interface here uses yet. Sets FS_NS (its name), FS_NS_HOST_IF (our
+# end), FS_NS_IF (its end), FS_HOST_IP (our address) and FS_NS_IP (its). Removed on exit.
+fs_netns() {
+    local net n
+    for n in $(shuf -i 1-250); do
+        ip -4 -o addr show | grep -q " 10\.231\.$n\." || { net=$n; break; }
+    done
+    [[ -n ${net:-} ]] || { echo "faults: no free 10.231.x.0/24" >&2; return 1; }
+    FS_NS=fs$1$$
+    FS_NS_HOST_IF=${1}h$$
+    FS_NS_IF=${1}n$$
+    FS_HOST_IP=10.231.$net.1
+    FS_NS_IP=10.231.$net.2
+    ip netns add "$FS_NS"
+    FS_NETNS+=("$FS_NS")
+    ip link add "$FS_NS_HOST_IF" type veth peer name "$FS_NS_IF" netns "$FS_NS"
+    ip addr add "$FS_HOST_IP/24" dev "$FS_NS_HOST_IF"
+    ip link set "$FS_NS_HOST_IF" up
+    ip -n "$FS_NS" addr add "$FS_NS_IP/24" dev "$FS_NS_IF"
+    ip -n "$FS_NS" link set "$FS_NS_IF" up
+    ip -n "$FS_NS" link set lo up
+    fs_log "network namespace $FS_NS: $FS_NS_IP, joined by veth to $FS_HOST_IP"
 }
 
 # fs_metric <name> '<series{labels}>': its value from /metrics (0 when absent).
@@ -195,6 +221,12 @@ fs_metric() {
     local mvar=${1}_metrics
     { curl -s --max-time 10 "http://${!mvar}/metrics" || true; } |
         awk -v s="$2" '$1 == s { v = $2 } END { print (v == "" ? 0 : v) }'
+}
+
+# fs_metric_ge <name> '<series{labels}>' <n>: the series is at least n (read anew at each call,
+# for fs_eventually).
+fs_metric_ge() {
+    fs_ge "$(fs_metric "$1" "$2")" "$3"
 }
 
 # fs_count <file> <fixed string>: lines of file that contain it.

@@ -42,7 +42,8 @@ kill -CONT "$st_pid"
 fs_log "server continued (SIGCONT)"
 sleep 2
 fs_check "the live brokers are still registered after the stall" live st-b1 st-b2
-fs_eventually 30 "the stall is counted" fs_ge "$(metric 'mqnamesrv_stalls_detected_total{timer="broker_scan"}')" 1
+fs_eventually 30 "the stall is counted" \
+    fs_metric_ge st 'mqnamesrv_stalls_detected_total{timer="broker_scan"}' 1
 fs_check "every loop noticed it too" \
     fs_ge "$(metric 'mqnamesrv_stalls_detected_total{timer="idle_check"}')" 1
 fs_check "the brokers past their timeout were spared" \
