@@ -69,6 +69,10 @@ fs_cleanup() {
     done
     wait 2>/dev/null || true
     for ns in "${FS_NETNS[@]}"; do
+        # Anything still running in it keeps the namespace (and our veth) alive.
+        for pid in $(ip netns pids "$ns" 2>/dev/null); do
+            kill -KILL "$pid" 2>/dev/null || true
+        done
         ip netns del "$ns" 2>/dev/null || true
     done
     for m in "${FS_MOUNTS[@]}"; do
@@ -78,7 +82,8 @@ fs_cleanup() {
 }
 
 # fs_bg <out file> <command ...>: runs it in the background, stdout and stderr to the file,
-# recorded for the cleanup; FS_BG gets its pid.
+# recorded for the cleanup; FS_BG gets its pid. The command must be a program (or exec one):
+# the cleanup kills that pid, and a shell function's children would outlive it.
 fs_bg() {
     local out=$1
     shift

@@ -17,7 +17,7 @@ fs_init network
 fs_require ip iptables tc shuf
 
 fs_netns n
-in_ns() {
+in_ns() { # (not for fs_bg: its pid must be the program's, which ip netns exec becomes)
     ip netns exec "$FS_NS" "$@"
 }
 TIMEOUT_MS=8000
@@ -27,9 +27,9 @@ fs_start nb --bind "$FS_HOST_IP" -- --set scanNotActiveBrokerInterval=1000 \
     --set serverChannelMaxIdleTimeSeconds=12
 A=$(fs_addr na)
 B=$(fs_addr nb)
-fs_bg "$FS_WORK/broker.out" in_ns "$FAULT_PEER" broker "$A,$B" --name net-b1 \
+fs_bg "$FS_WORK/broker.out" ip netns exec "$FS_NS" "$FAULT_PEER" broker "$A,$B" --name net-b1 \
     --timeout-ms $TIMEOUT_MS --period-ms 1000 --seconds 280
-fs_bg "$FS_WORK/client.out" in_ns "$FAULT_PEER" hold "$A" --conns 1 --seconds 280 \
+fs_bg "$FS_WORK/client.out" ip netns exec "$FS_NS" "$FAULT_PEER" hold "$A" --conns 1 --seconds 280 \
     --topic net-b1-t0
 
 on() { # on <host:port> <broker>
@@ -69,7 +69,7 @@ fs_check "lossy link: it is registered on both" both_on net-b1
 # ---- 2. Slow: 256 kbit/s each way, a 100-topic registration ---------------------------------
 tc qdisc add dev "$FS_NS_HOST_IF" root tbf rate 256kbit burst 16kbit latency 5s
 in_ns tc qdisc add dev "$FS_NS_IF" root tbf rate 256kbit burst 16kbit latency 5s
-fs_bg "$FS_WORK/big.out" in_ns "$FAULT_PEER" broker "$A,$B" --name net-big --topics 100 \
+fs_bg "$FS_WORK/big.out" ip netns exec "$FS_NS" "$FAULT_PEER" broker "$A,$B" --name net-big --topics 100 \
     --timeout-ms $TIMEOUT_MS --period-ms 1000 --seconds 30
 fs_log "link slow (256 kbit/s each way) for 20 s, a broker of 100 topics behind it"
 fs_eventually 30 "slow link: the large broker registers" on "$A" net-big
