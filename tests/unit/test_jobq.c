@@ -1,7 +1,7 @@
 /* Unit tests of the worker's fair queue: connections share the worker by the cost of their
  * jobs, control jobs go first, known brokers before strangers without starving them, lanes
- * move, the jobs of closed connections come out, and under random use every connection's
- * jobs keep their order. */
+ * move, the jobs of closed connections come out, a connection parked behind a later answer
+ * waits for it, and under random use every connection's jobs keep their order. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -341,6 +341,43 @@ static void test_random_use_keeps_order(void **state)
     ns_jobq_free(&q);
 }
 
+/* A connection parked behind a later answer (a write waiting for the disk) has no turn until it
+ * is unparked, whichever comes first, the unpark or the done that parks it; the others go on. */
+static void test_parked_connection_waits_for_its_answer(void **state)
+{
+    (void)state;
+    ns_jobq_t q;
+    ns_jobq_init(&q, 10);
+    push(&q, 1, NS_JOBQ_OTHER, 0);
+    push(&q, 1, NS_JOBQ_OTHER, 1);
+    push(&q, 2, NS_JOBQ_OTHER, 0);
+    push(&q, 2, NS_JOBQ_OTHER, 1);
+    item_t *it = (item_t *)ns_jobq_pop(&q);
+    assert_int_equal(it->q.conn, 1);
+    free(it);
+    ns_jobq_done(&q, 10, true); /* connection 1 parked */
+    push(&q, 1, NS_JOBQ_OTHER, 2);
+    expect(&q, 2, 0, 10);
+    expect(&q, 2, 1, 10);
+    assert_null(ns_jobq_pop(&q)); /* only connection 1's, parked */
+    assert_int_equal(ns_jobq_count(&q), 2);
+    ns_jobq_unpark(&q, 1);
+    expect(&q, 1, 1, 10);
+    /* The answer before the done that parks: the connection is not left parked. */
+    it = (item_t *)ns_jobq_pop(&q);
+    assert_int_equal(it->seq, 2);
+    free(it);
+    ns_jobq_unpark(&q, 1);
+    push(&q, 1, NS_JOBQ_OTHER, 3);
+    ns_jobq_done(&q, 10, true);
+    expect(&q, 1, 3, 10);
+    assert_int_equal(ns_jobq_count(&q), 0);
+    ns_jobq_forget(&q, 1);
+    ns_jobq_unpark(&q, 1); /* forgotten: nothing */
+    ns_jobq_forget(&q, 2);
+    ns_jobq_free(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_set_lane_moves_a_connection),
         cmocka_unit_test(test_closed_connections),
         cmocka_unit_test(test_random_use_keeps_order),
+        cmocka_unit_test(test_parked_connection_waits_for_its_answer),
     };
     return cmocka_run_group_tests_name("jobq", tests, NULL, NULL);
 }
