@@ -147,6 +147,12 @@ enum {
      * connection is a known broker's (SUCCESS) or a stranger's (any other code): the worker lane
      * of its later requests and the budgets' reserve. */
     NS_PROC_REGISTERS = 1u << 3,
+    /* Its handler may answer later (ns_proc_answer_later): a write whose answer waits for the
+     * disk. On the worker every request is offered a later answer; a LOOP row with this flag
+     * is run on its I/O loop with one of its own (conn.c), outside the worker's queue, so that
+     * a busy worker never holds it, and its connection reads nothing more until the answer is
+     * back, so that its answers keep their order. */
+    NS_PROC_ANSWERS_LATER = 1u << 4,
 };
 
 typedef struct ns_proc_entry {

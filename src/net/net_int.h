@@ -316,6 +316,8 @@ struct ns_job {
      * the worker and by the loop when the job is back); NULL: a code not served. */
     const ns_proc_entry_t *entry;
     ns_proc_later_t later; /* REQUEST: its answer when it comes later (ns_proc.h) */
+    bool ran_on_loop;      /* REQUEST: run by its loop with a later answer, not by the worker
+                              (conn.c); it comes back through the port all the same */
     ns_worker_t *worker;   /* REQUEST: the worker that ran it (set when it runs) */
     uint64_t *expired;     /* SCAN: the connections of the brokers it expired (owned) */
     size_t expired_count;  /* SCAN: entries in expired */
@@ -532,6 +534,13 @@ void ns__worker_port_destroy(ns_worker_port_t *port);
 /* Queues a job (takes ownership until it is done). With job->port set, call on that port's
  * loop thread: the job comes back there and job->done runs; without, the worker frees it. */
 void ns__worker_submit(ns_worker_t *w, ns_job_t *job);
+
+/* A request its loop ran itself whose answer comes later from another thread (conn.c): counted
+ * on the port now (loop thread), so that the loop waits for it at shutdown;
+ * ns__worker_port_return then hands it back (any thread) and its done callback runs on the
+ * loop. */
+void ns__worker_port_expect(ns_worker_port_t *port);
+void ns__worker_port_return(ns_job_t *job);
 
 /* Queues a CONN_CLOSED job (no port). Any thread. */
 void ns__worker_submit_conn_closed(ns_worker_t *w, uint64_t conn_id);

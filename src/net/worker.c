@@ -280,6 +280,16 @@ void ns__worker_port_close(ns_worker_port_t *port)
     port_close_if_done(port);
 }
 
+void ns__worker_port_expect(ns_worker_port_t *port)
+{
+    port->in_flight++;
+}
+
+void ns__worker_port_return(ns_job_t *job)
+{
+    port_return(job);
+}
+
 void ns__worker_port_destroy(ns_worker_port_t *port)
 {
     pthread_mutex_destroy(&port->lock);

@@ -11,9 +11,10 @@
 
 /* A new request code is one row here, one handler, one test: everything the server must know
  * of it is in its row. Sorted by code: lookups are a binary search. LOOP marks the requests
- * the I/O loops answer themselves (route reads, broker heartbeats, single KV reads); everything
- * else runs on the server's worker thread, as Java runs everything but route reads on its
- * default executor. The access class decides who may send it when ACL is on. */
+ * the I/O loops answer themselves (route reads, broker heartbeats, single KV reads, and the KV
+ * writes, whose disk part runs on the persister and whose answer comes later); everything else
+ * runs on the server's worker thread, as Java runs everything but route reads on its default
+ * executor. The access class decides who may send it when ACL is on. */
 #define LOOP true
 #define WORKER false
 /* The access class: who may send the request when aclEnable=true (ns_acl.h). READ: anyone
@@ -25,16 +26,19 @@
 /* The last column, the flags (ns_proc.h): what happens to a request that waits at the worker
  * when its connection closes (OUTLIVES_CONN: it runs; ENDS_WITH_CONN: it comes back unrun;
  * every row has one of the two), whether it spares a broker from the expiry scan
- * (PROVES_ALIVE), whether it registers brokers on its connection (REGISTERS). */
+ * (PROVES_ALIVE), whether it registers brokers on its connection (REGISTERS), whether its answer
+ * may come later, once its write is on disk (ANSWERS_LATER). */
 #define OUTLIVES_CONN NS_PROC_OUTLIVES_CONN
 #define ENDS_WITH_CONN NS_PROC_ENDS_WITH_CONN
 #define PROVES_ALIVE NS_PROC_PROVES_ALIVE
 #define REGISTERS NS_PROC_REGISTERS
+#define ANSWERS_LATER NS_PROC_ANSWERS_LATER
 static const ns_proc_entry_t proc_table[] = {
-    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", proc_put_kv_config, WORKER, ADMIN, OUTLIVES_CONN},
+    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", proc_put_kv_config, LOOP, ADMIN,
+     OUTLIVES_CONN | ANSWERS_LATER},
     {NS_REQ_GET_KV_CONFIG, "GET_KV_CONFIG", proc_get_kv_config, LOOP, READ, ENDS_WITH_CONN},
-    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", proc_delete_kv_config, WORKER, ADMIN,
-     OUTLIVES_CONN},
+    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", proc_delete_kv_config, LOOP, ADMIN,
+     OUTLIVES_CONN | ANSWERS_LATER},
     {NS_REQ_REGISTER_BROKER, "REGISTER_BROKER", proc_register_broker, WORKER, BROKER,
      ENDS_WITH_CONN | PROVES_ALIVE | REGISTERS},
     {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", proc_unregister_broker, WORKER, BROKER,
@@ -64,7 +68,7 @@ static const ns_proc_entry_t proc_table[] = {
     {NS_REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST",
      proc_get_has_unit_sub_ununit_topic_list, WORKER, READ, ENDS_WITH_CONN},
     {NS_REQ_UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG", proc_update_namesrv_config, WORKER,
-     ADMIN, OUTLIVES_CONN},
+     ADMIN, OUTLIVES_CONN | ANSWERS_LATER},
     {NS_REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG", proc_get_namesrv_config, WORKER, READ,
      ENDS_WITH_CONN},
     {NS_REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION", proc_query_data_version, LOOP, BROKER,
