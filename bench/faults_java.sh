@@ -130,14 +130,15 @@ fault_disklog() {
     local A
     A=$(fs_addr jl)
     fs_fill "$disk"
-    local i
-    for i in 1 2 3 4 5; do
-        "$FAULT_PEER" broker "$A" --name "jl-b$i" --seconds 2 >/dev/null 2>&1 || true
-    done
-    say disklog "log directory full: route read after 5 registrations: $("$NSADMIN_BIN" topicRoute -n "$A" -t jl-b5-t0 >/dev/null 2>&1 && echo served || echo FAILED); lines on stdout about it: $(grep -ciE 'no space|IOException|logback' "$jl_out" || true)"
+    local before
+    before=$(wc -l <"$jl_out")
+    fs_bg "$FS_WORK/jl-b.out" "$FAULT_PEER" broker "$A" --name jl-during --seconds 60
+    sleep 5
+    say disklog "log directory full: a broker registers and its route is served: $("$NSADMIN_BIN" topicRoute -n "$A" -t jl-during-t0 >/dev/null 2>&1 && echo yes || echo NO); lines on stdout since: $(($(wc -l <"$jl_out") - before)) ($(tail -n +"$((before + 1))" "$jl_out" | grep -ciE 'space|IOException' || true) about the failure)"
     rm -f "$disk/filler"
-    "$FAULT_PEER" broker "$A" --name jl-after --seconds 2 >/dev/null 2>&1 || true
-    say disklog "room back: the registration after it is in the log file: $(grep -rl 'jl-after' "$disk/home/logs" >/dev/null 2>&1 && echo yes || echo no); the ones during it: $(grep -rl 'jl-b3' "$disk/home/logs" >/dev/null 2>&1 && echo yes || echo no)"
+    fs_bg "$FS_WORK/jl-a.out" "$FAULT_PEER" broker "$A" --name jl-after --seconds 30
+    sleep 5
+    say disklog "room back: the registration after it is in the log file: $(grep -rl 'jl-after' "$disk/home/logs" >/dev/null 2>&1 && echo yes || echo no); the one during it: $(grep -rl 'jl-during' "$disk/home/logs" >/dev/null 2>&1 && echo yes || echo no)"
     jstop jl
     rm -f "$FS_WORK/jl.home/home"
     fs_umount "$disk"

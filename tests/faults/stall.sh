@@ -46,8 +46,9 @@ fs_eventually 30 "the stall is counted" \
     fs_metric_ge st 'mqnamesrv_stalls_detected_total{timer="broker_scan"}' 1
 fs_check "every loop noticed it too" \
     fs_ge "$(metric 'mqnamesrv_stalls_detected_total{timer="idle_check"}')" 1
+# (The dead one at least: a live one's registration may have been read before the scan ran.)
 fs_check "the brokers past their timeout were spared" \
-    fs_ge "$(metric mqnamesrv_brokers_spared_after_stall_total)" 3
+    fs_ge "$(metric mqnamesrv_brokers_spared_after_stall_total)" 1
 fs_check "the stall is logged once" \
     test "$(fs_count "$st_out" 'the server did not run for')" -eq 1
 fs_eventually 30 "the broker that died during the stall expires after its grace" gone st-dead
