@@ -6,9 +6,12 @@
 # build, Maven's RocketMQ 5.5.0 artifacts (tests/interop/java/5.x), fiu-run, faketime, iptables.
 #
 #   bench/faults_java.sh [fault ...]     faults: disk disklog eio fds clock stall network crash
+# shellcheck disable=SC2154 # <name>_port, _pid, _dir, _out are set by the launchers (printf -v)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=tests/faults/lib.sh
 source "$here/tests/faults/lib.sh"
+# shellcheck source=tests/interop/lib.sh
 source "$here/tests/interop/lib.sh"
 fs_init java
 IT_CACHE=$IT_ROOT/build/interop/cache
@@ -167,7 +170,7 @@ fault_fds() {
     sleep 3
     local hard n c0
     hard=$(prlimit --pid "$jf_pid" --nofile --output HARD --noheadings | tr -d ' ')
-    n=$(ls "/proc/$jf_pid/fd" | wc -l)
+    n=$(find "/proc/$jf_pid/fd" -mindepth 1 -maxdepth 1 | wc -l)
     prlimit --pid "$jf_pid" --nofile="$n:$hard"
     c0=$(cpu_ticks "$jf_pid")
     fs_bg "$FS_WORK/jf-new.out" "$FAULT_PEER" hold "$A" --conns 30 --seconds 200 --topic jf-b1-t0
@@ -266,8 +269,10 @@ fault_crash() {
         A=$(fs_addr jk)
         (
             for i in $(seq 1 400); do
-                "$FAULT_PEER" request "$A" 100 namespace=CRASH key="r$r-k$i" value="$i" --timeout-ms 5000 |
-                    grep -q '^code=0 ' && echo "$i" >>"$FS_WORK/jk-acked-$r" || break
+                answer=$("$FAULT_PEER" request "$A" 100 namespace=CRASH key="r$r-k$i" value="$i" \
+                    --timeout-ms 5000) || break
+                [[ $answer == "code=0 "* ]] || break
+                echo "$i" >>"$FS_WORK/jk-acked-$r"
             done
         ) &
         local writer=$!
@@ -278,12 +283,12 @@ fault_crash() {
         rounds=$((rounds + 1))
         if jstart jk --dir "$FS_WORK/jk"; then
             started=$((started + 1))
-            local missing=0
+            local gone=0
             for i in $(seq 1 "$acked"); do
-                [[ $(get jk CRASH "r$r-k$i") == "$i" ]] || missing=$((missing + 1))
+                [[ $(get jk CRASH "r$r-k$i") == "$i" ]] || gone=$((gone + 1))
             done
-            lost=$((lost + missing))
-            say crash "round $r: $acked puts acknowledged before kill -9; after the restart $missing of them missing; kvConfig.json valid JSON: $(jq -e . "$FS_WORK/jk/kvConfig.json" >/dev/null 2>&1 && echo yes || echo no)"
+            lost=$((lost + gone))
+            say crash "round $r: $acked puts acknowledged before kill -9; after the restart $gone of them missing; kvConfig.json valid JSON: $(jq -e . "$FS_WORK/jk/kvConfig.json" >/dev/null 2>&1 && echo yes || echo no)"
             jstop jk
         else
             say crash "round $r: $acked acknowledged; the restart FAILED: $(grep -m1 -i 'exception' "$jk_out" || true)"

@@ -8,6 +8,7 @@
 # the first failure. Needs root, the debug build and Maven's 5.5.0 artifacts.
 #
 #   bench/faults_soak.sh                 SOAK_ROUNDS=3 SOAK_SECONDS=600 by default
+# shellcheck disable=SC2154 # <name>_port, _pid, _dir, _out are set by the launchers (printf -v)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${SOAK_ROUNDS:-3}
@@ -32,7 +33,9 @@ for r in $(seq 1 "$rounds"); do
 done
 
 # ---- a real Java broker behind a flaky link ------------------------------------------------
+# shellcheck source=tests/faults/lib.sh
 source "$here/tests/faults/lib.sh"
+# shellcheck source=tests/interop/lib.sh
 source "$here/tests/interop/lib.sh"
 fs_init soak
 IT_CACHE=$IT_ROOT/build/interop/cache

@@ -5,8 +5,10 @@
 # monotonic clock left alone as a real clock step leaves it). No live broker may be expired and
 # no dead one kept: mqnamesrv expires on the monotonic clock (uv_now, ns_now_ms). Each step is
 # logged once and counted (mqnamesrv_wall_clock_jumps_total).
+# shellcheck disable=SC2154 # <name>_port, _pid, _dir, _out, _metrics are set by fs_start (printf -v)
 set -euo pipefail
-source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/faults/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fs_init clock
 faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
 [[ -f $faketime_lib ]] || {

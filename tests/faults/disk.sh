@@ -6,8 +6,10 @@
 # long as the test holds it (slow_fsync.so), during which registrations and route reads must
 # not wait. mqnamesrv keeps serving, acknowledges nothing that is not on disk, logs one line per
 # failure streak, counts it, and heals by itself once the disk does.
+# shellcheck disable=SC2154 # <name>_port, _pid, _dir, _out, _metrics are set by fs_start (printf -v)
 set -euo pipefail
-source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/faults/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fs_init disk
 fs_require fiu-run fiu-ctrl jq
 FAULT_SLOW_FSYNC=${FAULT_SLOW_FSYNC:-$FS_ROOT/build/debug/tests/libfault_slow_fsync.so}

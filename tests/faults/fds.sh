@@ -4,8 +4,10 @@
 # libuv's reserve-descriptor trick has nothing left to close and would call accept() without end).
 # mqnamesrv must not spin, must go on serving the peers it has, and must let new peers in once
 # descriptors are free again; the pause is logged once and counted.
+# shellcheck disable=SC2154 # <name>_port, _pid, _dir, _out, _metrics are set by fs_start (printf -v)
 set -euo pipefail
-source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/faults/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fs_init fds
 
 last() { # last <hold output> <field>: the field of its last line (answered, waiting, ...)
@@ -29,7 +31,7 @@ cpu_ticks() { # cpu_ticks <pid>: user + system CPU of the process, in clock tick
     awk '{ print $14 + $15 }' "/proc/$1/stat"
 }
 open_fds() {
-    ls "/proc/$1/fd" | wc -l
+    find "/proc/$1/fd" -mindepth 1 -maxdepth 1 | wc -l
 }
 livez() {
     curl -sf --max-time 5 "http://$fd_metrics/livez" >/dev/null

@@ -11,8 +11,10 @@
 # idle (no half-open connection is kept: TCP keepalive is off as in Java, the idle bound
 # serverChannelMaxIdleTimeSeconds is what ends them); the other NameServer keeps the broker.
 # Healed: the broker registers again and both NameServers agree (nsadmin compareNamesrv).
+# shellcheck disable=SC2154 # <name>_port, _pid, _dir, _out, _metrics are set by fs_start (printf -v)
 set -euo pipefail
-source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/faults/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fs_init network
 fs_require ip iptables tc shuf
 

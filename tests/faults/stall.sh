@@ -6,8 +6,10 @@
 # registration period to be heard; each I/O loop does not count the stall against its
 # connections' idle time. The live brokers stay, the client stays connected, a broker that really
 # died during the stall still expires, and the stall is logged once and counted.
+# shellcheck disable=SC2154 # <name>_port, _pid, _dir, _out, _metrics are set by fs_start (printf -v)
 set -euo pipefail
-source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/faults/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fs_init stall
 
 fs_start st -- --set scanNotActiveBrokerInterval=1000 --set serverChannelMaxIdleTimeSeconds=5
