@@ -2,10 +2,11 @@
  * scripts run in the background, in a network namespace or under a fault:
  *
  *   fault_peer broker NS[,NS...] [--cluster C] [--name B] [--addr A] [--timeout-ms T]
- *                     [--period-ms P] [--topics N] [--seconds S]
+ *                     [--period-ms P] [--topics N] [--seconds S] [--answer-ms W]
  *       a broker (its address A by default made from its name B): registers with every
  *       NameServer, again every P ms (default 1000) on the same
- *       connection, a new connection after an error or an answer that takes longer than 5 s;
+ *       connection, a new connection after an error or an answer that takes longer than W ms
+ *       (default 5000; a real broker waits registerBrokerTimeoutMills, 24 s);
  *       heartbeatTimeoutMillis T (default 6000); N topics of its own (default 1) plus TBW102;
  *       for S seconds (default 60) or until SIGTERM. One line per change of state on stdout:
  *       "<monotonic ms> <NS> registered" / "<monotonic ms> <NS> failed: <reason>".
@@ -44,8 +45,8 @@
 
 #define MAX_NS 8
 #define MAX_CONNS 4096
-/* A broker waits this long for an answer before it gives up on the connection. */
-#define ANSWER_WAIT_MS 5000
+/* A broker waits this long for an answer before it gives up on the connection (--answer-ms). */
+static int answer_wait_ms = 5000;
 
 static volatile sig_atomic_t stop;
 
@@ -152,7 +153,7 @@ static int register_once(const broker_t *b, int fd, int32_t opaque, int *code)
     ns_cmd_set_body_copy(&req, b->body.data, b->body.len);
     ns_buf_t holder = NS_BUF_INIT;
     int rc = -1;
-    if (rmq_send(fd, &req) == 0 && rmq_recv(fd, &resp, &holder, ANSWER_WAIT_MS) == 0) {
+    if (rmq_send(fd, &req) == 0 && rmq_recv(fd, &resp, &holder, answer_wait_ms) == 0) {
         *code = resp.code;
         ns_cmd_free(&resp);
         rc = 0;
@@ -176,10 +177,10 @@ static int run_broker(char **ns_list, int n_ns, broker_t *b, uint64_t period_ms,
         for (int i = 0; i < n_ns && !stop; i++) {
             char why[160] = "";
             int code = -1;
-            if (fds[i] < 0 && (fds[i] = connect_to(ns_list[i], ANSWER_WAIT_MS)) < 0)
+            if (fds[i] < 0 && (fds[i] = connect_to(ns_list[i], answer_wait_ms)) < 0)
                 snprintf(why, sizeof(why), "connect: %s", strerror(errno));
             else if (register_once(b, fds[i], opaque++, &code) != 0)
-                snprintf(why, sizeof(why), "no answer within %d ms", ANSWER_WAIT_MS);
+                snprintf(why, sizeof(why), "no answer within %d ms", answer_wait_ms);
             else if (code != 0)
                 snprintf(why, sizeof(why), "answered code %d", code);
             if (why[0] != '\0' && fds[i] >= 0) {
@@ -271,8 +272,7 @@ static int drain_answers(held_t *h)
     int answers = 0;
     size_t used = 0;
     ns_frame_t frame;
-    while (ns_frame_decode(h->in.data + used, h->in.len - used, 16u << 20, &frame) ==
-           NS_FRAME_OK) {
+    while (ns_frame_decode(h->in.data + used, h->in.len - used, 16u << 20, &frame) == NS_FRAME_OK) {
         used += frame.frame_len;
         answers++;
     }
@@ -356,6 +356,7 @@ static int usage(void)
 {
     fputs("usage: fault_peer broker NS[,NS...] [--cluster C] [--name B] [--addr A]\n"
           "                         [--timeout-ms T] [--period-ms P] [--topics N] [--seconds S]\n"
+          "                         [--answer-ms W]\n"
           "       fault_peer request NS CODE [KEY=VALUE ...] [--body TEXT] [--timeout-ms T]\n"
           "       fault_peer hold NS --conns N [--seconds S] [--topic T]\n",
           stderr);
@@ -398,8 +399,10 @@ int main(int argc, char **argv)
         b.timeout_ms = atoll(take_opt(&argc, argv, "--timeout-ms", "6000"));
         b.topics = atoi(take_opt(&argc, argv, "--topics", "1"));
         uint64_t period = (uint64_t)atoll(take_opt(&argc, argv, "--period-ms", "1000"));
+        answer_wait_ms = atoi(take_opt(&argc, argv, "--answer-ms", "5000"));
         int seconds = atoi(take_opt(&argc, argv, "--seconds", "60"));
-        if (argc != 3 || b.topics < 0 || seconds <= 0 || seconds > 3600 || period == 0)
+        if (argc != 3 || b.topics < 0 || seconds <= 0 || seconds > 3600 || period == 0 ||
+            answer_wait_ms <= 0)
             return usage();
         char *list[MAX_NS];
         int n = 0;

@@ -80,6 +80,7 @@ fs_check "the pauses are counted" fs_ge "$(fs_metric fd mqnamesrv_accept_pauses_
 
 # ---- 2. Below what it holds: libuv's reserve descriptor would be gone --------------------
 pauses=$(fs_metric fd mqnamesrv_accept_pauses_total)
+said_before=$(grep -c 'accept failed' "$fd_out")
 n=$(open_fds "$fd_pid")
 prlimit --pid "$fd_pid" --nofile=$((n - 5)):"$hard"
 fs_log "open files limit of the server set to $((n - 5)), below the $n it holds"
@@ -90,8 +91,9 @@ sleep 5
 fs_check "the peers it had are served below the limit" all_answered "$FS_WORK/kept.out" 20
 ticks=$(($(cpu_ticks "$fd_pid") - cpu0))
 fs_check "no spin below the limit: $ticks CPU ticks in the ~8 s" test "$ticks" -lt $((hz * 4))
-fs_check "no spin below the limit: one more line says the listener pauses" \
-    test "$(grep -c 'accept failed' "$fd_out")" -eq 2
+said=$(($(grep -c 'accept failed' "$fd_out") - said_before))
+fs_check "no spin below the limit: $said more line(s) say the listener pauses (a spin: thousands)" \
+    test "$said" -ge 1 -a "$said" -le 3
 prlimit --pid "$fd_pid" --nofile="$hard:$hard"
 fs_eventually 30 "they are served once descriptors are free" all_answered "$FS_WORK/more.out" 5
 fs_eventually 30 "/livez answers again" livez

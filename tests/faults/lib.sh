@@ -221,11 +221,16 @@ fs_netns() {
     fs_log "network namespace $FS_NS: $FS_NS_IP, joined by veth to $FS_HOST_IP"
 }
 
-# fs_metric <name> '<series{labels}>': its value from /metrics (0 when absent).
+# fs_metric <name> '<series{labels}>': its value from /metrics (0 when absent). A scrape that
+# fails (a loaded machine, the process at its fd limit) is tried again, up to 3 times.
 fs_metric() {
-    local mvar=${1}_metrics
-    { curl -s --max-time 10 "http://${!mvar}/metrics" || true; } |
-        awk -v s="$2" '$1 == s { v = $2 } END { print (v == "" ? 0 : v) }'
+    local mvar=${1}_metrics text="" try
+    for try in 1 2 3; do
+        text=$(curl -sf --max-time 10 "http://${!mvar}/metrics") && break
+        text=""
+        sleep "$try"
+    done
+    awk -v s="$2" '$1 == s { v = $2 } END { print (v == "" ? 0 : v) }' <<<"$text"
 }
 
 # fs_metric_ge <name> '<series{labels}>' <n>: the series is at least n (read anew at each call,

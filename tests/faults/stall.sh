@@ -15,8 +15,10 @@ fs_init stall
 fs_start st -- --set scanNotActiveBrokerInterval=1000 --set serverChannelMaxIdleTimeSeconds=5
 A=$(fs_addr st)
 for b in st-b1 st-b2 st-dead; do
+    # Each waits for an answer as long as a real broker does (registerBrokerTimeoutMills, 24 s):
+    # the stall must not make it give up on its connection.
     fs_bg "$FS_WORK/$b.out" "$FAULT_PEER" broker "$A" --name "$b" --timeout-ms 4000 \
-        --period-ms 1000 --seconds 240
+        --period-ms 1000 --answer-ms 24000 --seconds 240
 done
 dead_pid=$FS_BG
 fs_bg "$FS_WORK/client.out" "$FAULT_PEER" hold "$A" --conns 2 --seconds 240 --topic st-b1-t0
@@ -56,8 +58,9 @@ fs_check "the stall is logged once" \
 fs_eventually 30 "the broker that died during the stall expires after its grace" gone st-dead
 fs_check "it is the only broker expired" \
     test "$(metric 'mqnamesrv_broker_unregistrations_total{reason="expiry"}')" = 1
-fs_check "no connection was closed as idle" \
-    test "$(metric 'mqnamesrv_connections_cut_total{reason="idle"}')" = 0
+# (The dead broker's own silent connection may be: that is right.)
+fs_check "no live connection was closed as idle" \
+    test "$(metric 'mqnamesrv_connections_cut_total{reason="idle"}')" -le 1
 sleep 3
 fs_check "the client was served throughout, its connections kept" \
     bash -c "tail -1 '$FS_WORK/client.out' | grep -q 'answered=2 waiting=0 failed=0'"
