@@ -156,7 +156,8 @@ fs_start() {
         "$@" >>"$run/stdout" 2>&1 &
     local pid=$!
     FS_PIDS+=("$pid")
-    local deadline=$((SECONDS + 30))
+    # Generous: under a loaded machine the start (its test-mode TLS key above all) takes long.
+    local deadline=$((SECONDS + 120))
     while [[ ! -s $run/port ]] && ((SECONDS < deadline)) && kill -0 "$pid" 2>/dev/null; do
         sleep 0.1
     done
