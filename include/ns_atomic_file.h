@@ -60,20 +60,32 @@ const char *ns_afile_step_name(ns_afile_step_t step);
  * because the logger uses them, and the allocator logs through the logger: a call from log.c
  * into atomic_file.c (which allocates) would close a circle of files. */
 
+/* Writes all len bytes to fd, retrying short writes and EINTR. Returns 0 or -errno; *written
+ * (may be NULL) gets the bytes that made it, which a caller that must end a cut line needs. */
+static inline int ns_afile_write_counted(int fd, const void *data, size_t len, size_t *written)
+{
+    const char *p = data;
+    size_t done = 0;
+    int rc = 0;
+    while (done < len) {
+        ssize_t n = write(fd, p + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -errno : -EIO;
+            break;
+        }
+        done += (size_t)n;
+    }
+    if (written != NULL)
+        *written = done;
+    return rc;
+}
+
 /* Writes all len bytes to fd, retrying short writes and EINTR. Returns 0 or -errno. */
 static inline int ns_afile_write_all(int fd, const void *data, size_t len)
 {
-    const char *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? -errno : -EIO;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return ns_afile_write_counted(fd, data, len, NULL);
 }
 
 /* Creates the directory path[0..len) and its missing parents (mkdir -p, mode 0755). Returns 0

@@ -17,17 +17,42 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config_int.h"
 #include "ns_atomic_file.h"
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
+#include "ns_persist.h"
 #include "ns_proxy.h"
 #include "ns_sniff.h"
 #include "ns_strmap.h"
 #include "ns_tls.h"
 #include "ns_utf8.h"
 #include "ns_version.h"
+
+/* The writes of configStorePath (318). The changes and the requests waiting for them are under
+ * cfg->lock; write_lock serialises the writes (the persister's, or the updating threads'
+ * without one). A failed write keeps the change in force (as Java does) and answers its
+ * requests with the error; the file is written again, after a growing pause, until the disk
+ * takes it. */
+typedef struct config_waiter {
+    uint64_t seq;
+    ns_persist_done_fn *done;
+    void *arg;
+} config_waiter_t;
+
+struct ns_config_saving {
+    pthread_mutex_t write_lock;
+    uint64_t changes;         /* updates applied (cfg->lock) */
+    uint64_t durable;         /* updates known on disk (cfg->lock) */
+    config_waiter_t *waiters; /* oldest first (cfg->lock) */
+    size_t waiter_count, waiter_cap;
+    ns_persister_t *persister; /* NULL: the updating thread writes */
+    int slot;
+    unsigned failures; /* failed writes in a row (write_lock): one ERROR per streak */
+    uint64_t retry_ms; /* the pause before the next try after a failure (write_lock) */
+};
 
 typedef enum opt_type { T_STR, T_BOOL, T_INT, T_LONG } opt_type_t;
 
@@ -1057,6 +1082,8 @@ void ns_config_init_defaults(ns_config_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     pthread_mutex_init(&cfg->lock, NULL);
+    cfg->saving = ns_xcalloc(1, sizeof(*cfg->saving));
+    pthread_mutex_init(&cfg->saving->write_lock, NULL);
     for (size_t i = 0; i < NOPTS; i++) {
         const opt_t *o = &opts[i];
         char buf[32];
@@ -1118,6 +1145,13 @@ void ns_config_free(ns_config_t *cfg)
     cfg->extra_keys = cfg->extra_values = cfg->retired = NULL;
     cfg->extra_count = cfg->retired_count = 0;
     cfg->config_file = NULL;
+    if (cfg->saving != NULL) {
+        NS_ASSERT(cfg->saving->waiter_count == 0);
+        free(cfg->saving->waiters);
+        pthread_mutex_destroy(&cfg->saving->write_lock);
+        free(cfg->saving);
+        cfg->saving = NULL;
+    }
     pthread_mutex_destroy(&cfg->lock);
 }
 
@@ -1604,13 +1638,14 @@ static int write_atomic(const char *path, const void *data, size_t len)
     return ns_afile_write(path, data, len, &o, NULL, NULL);
 }
 
-/* Java's MixAll.string2File: mkdirs, previous content -> <path>.bak, then the new content. */
-static int persist_locked(ns_config_t *cfg)
+/* Java's MixAll.string2File: mkdirs, previous content -> <path>.bak, then the new content
+ * (atomically here). Returns 0 or -errno. Not static, never inlined: the fault tests name it
+ * (fiu's enable_stack_by_name) to fail exactly the config file's writes. */
+__attribute__((noinline)) int ns__config_write_file(const char *path, const ns_buf_t *body)
 {
-    const char *path = cfg->config_store_path;
     if (path == NULL || path[0] == '\0')
         return -ENOENT;
-    ns_buf_t body = NS_BUF_INIT, prev = NS_BUF_INIT;
+    ns_buf_t prev = NS_BUF_INIT;
     int rc = ns_afile_read(path, NS_CONFIG_FILE_MAX, &prev);
     if (rc == 0) {
         size_t blen = strlen(path) + 5;
@@ -1618,17 +1653,113 @@ static int persist_locked(ns_config_t *cfg)
         snprintf(bak, blen, "%s.bak", path);
         rc = write_atomic(bak, prev.data, prev.len);
         free(bak);
-        if (rc < 0)
-            goto out;
-    } else if (rc != -ENOENT) {
-        goto out;
+    } else if (rc == -ENOENT) {
+        rc = 0;
     }
-    dump_sorted_locked(cfg, &body, DUMP_FILE);
-    rc = write_atomic(path, body.data, body.len);
-out:
-    ns_buf_free(&body);
+    if (rc == 0)
+        rc = write_atomic(path, body->data, body->len);
     ns_buf_free(&prev);
     return rc;
+}
+
+#define RETRY_FIRST_MS 500u
+#define RETRY_MAX_MS 30000u
+
+/* Writes the config file if an update is not on disk yet and answers the requests the write
+ * covered. Returns what ns_persist_flush_fn says. */
+static uint64_t flush_config(void *arg)
+{
+    ns_config_t *cfg = arg;
+    ns_config_saving_t *sv = cfg->saving;
+    pthread_mutex_lock(&sv->write_lock);
+    pthread_mutex_lock(&cfg->lock);
+    if (sv->durable == sv->changes) {
+        pthread_mutex_unlock(&cfg->lock);
+        pthread_mutex_unlock(&sv->write_lock);
+        return 0;
+    }
+    uint64_t covered = sv->changes;
+    char *path = cfg->config_store_path ? ns_xstrdup(cfg->config_store_path) : NULL;
+    ns_buf_t body = NS_BUF_INIT;
+    dump_sorted_locked(cfg, &body, DUMP_FILE);
+    pthread_mutex_unlock(&cfg->lock);
+
+    uint64_t t0 = ns_metrics_clock();
+    int rc = ns__config_write_file(path, &body);
+    ns_metrics_observe_since(NS_H_PERSIST_CONFIG, t0);
+    ns_buf_free(&body);
+    if (rc != 0) {
+        NS_METRIC_INC(PERSIST_FAIL_CONFIG);
+        if (sv->failures++ == 0)
+            NS_LOG_E("persist string2File error: %s: %s (the update is in force; the file is "
+                     "written again until the disk takes it; logged once until then)",
+                     path ? path : "(null)", ns_strerror(rc));
+        sv->retry_ms = sv->retry_ms ? sv->retry_ms * 2 : RETRY_FIRST_MS;
+        if (sv->retry_ms > RETRY_MAX_MS)
+            sv->retry_ms = RETRY_MAX_MS;
+    } else {
+        NS_METRIC_INC(PERSIST_WRITES_CONFIG);
+        if (sv->failures > 0)
+            NS_LOG_W("persist config %s: written again after %u failed write(s)", path,
+                     sv->failures);
+        sv->failures = 0;
+        sv->retry_ms = 0;
+    }
+    free(path);
+
+    pthread_mutex_lock(&cfg->lock);
+    size_t n = 0;
+    while (n < sv->waiter_count && sv->waiters[n].seq <= covered)
+        n++;
+    config_waiter_t *answered = NULL;
+    if (n > 0) {
+        answered = ns_xmalloc(n * sizeof(*answered));
+        memcpy(answered, sv->waiters, n * sizeof(*answered));
+        memmove(sv->waiters, sv->waiters + n, (sv->waiter_count - n) * sizeof(*answered));
+        sv->waiter_count -= n;
+    }
+    if (rc == 0)
+        sv->durable = covered;
+    bool pending = sv->durable != sv->changes;
+    pthread_mutex_unlock(&cfg->lock);
+    uint64_t next = !pending ? 0 : rc == 0 ? NS_PERSIST_AGAIN : sv->retry_ms;
+    pthread_mutex_unlock(&sv->write_lock);
+
+    for (size_t i = 0; i < n; i++)
+        answered[i].done(answered[i].arg, rc);
+    free(answered);
+    return next;
+}
+
+void ns_config_use_persister(ns_config_t *cfg, ns_persister_t *persister)
+{
+    cfg->saving->persister = persister;
+    if (persister != NULL)
+        cfg->saving->slot = ns_persister_add(persister, flush_config, cfg);
+}
+
+/* An update was applied (cfg->lock held): numbers it and records its request. */
+static void record_update_locked(ns_config_t *cfg, ns_persist_done_fn *done, void *arg)
+{
+    ns_config_saving_t *sv = cfg->saving;
+    uint64_t seq = ++sv->changes;
+    if (done == NULL)
+        return;
+    if (sv->waiter_count == sv->waiter_cap) {
+        sv->waiter_cap = sv->waiter_cap ? sv->waiter_cap * 2 : 4;
+        sv->waiters = ns_xrealloc(sv->waiters, sv->waiter_cap * sizeof(*sv->waiters));
+    }
+    sv->waiters[sv->waiter_count++] = (config_waiter_t){seq, done, arg};
+}
+
+static void request_write(ns_config_t *cfg)
+{
+    ns_config_saving_t *sv = cfg->saving;
+    if (sv->persister != NULL)
+        ns_persister_kick(sv->persister, sv->slot);
+    else
+        while (flush_config(cfg) == NS_PERSIST_AGAIN) {
+        }
 }
 
 static const opt_t *find_opt(const char *key, bool for_update)
@@ -1703,8 +1834,9 @@ static bool refused_remotely(const ns_config_t *cfg, const char *key, const char
     return true;
 }
 
-ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len,
-                                           char *why, size_t whylen)
+ns_config_update_result_t ns_config_update_async(ns_config_t *cfg, const char *text, size_t len,
+                                                 char *why, size_t whylen, ns_persist_done_fn *done,
+                                                 void *arg)
 {
     if (why != NULL && whylen > 0)
         why[0] = '\0';
@@ -1741,18 +1873,53 @@ ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, s
             NS_LOG_I("updateConfig %s=%s", k, v);
             set_property(cfg, pairs.v[i].key, pairs.v[i].value, false, SET_UPDATE, NULL, 0);
         }
-        int rc = persist_locked(cfg);
-        if (rc < 0) {
-            NS_METRIC_INC(PERSIST_FAIL_CONFIG);
-            NS_LOG_E("persist string2File error: %s: %s",
-                     cfg->config_store_path ? cfg->config_store_path : "(null)", strerror(-rc));
-            res = NS_CONFIG_UPDATE_PERSIST_FAILED;
-        }
+        record_update_locked(cfg, done, arg);
     }
     pthread_mutex_unlock(&cfg->lock);
+    if (res == NS_CONFIG_UPDATE_OK)
+        request_write(cfg);
 out:
     pair_list_free(&pairs);
     ns_buf_free(&clean);
+    return res;
+}
+
+/* ns_config_update waits here for its write. */
+typedef struct update_wait {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool done;
+    int rc;
+} update_wait_t;
+
+static void on_update_written(void *arg, int rc)
+{
+    update_wait_t *w = arg;
+    pthread_mutex_lock(&w->lock);
+    w->rc = rc;
+    w->done = true;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+}
+
+ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len,
+                                           char *why, size_t whylen)
+{
+    update_wait_t w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+    ns_config_update_result_t res =
+        ns_config_update_async(cfg, text, len, why, whylen, on_update_written, &w);
+    if (res == NS_CONFIG_UPDATE_OK) {
+        pthread_mutex_lock(&w.lock);
+        while (!w.done)
+            pthread_cond_wait(&w.cond, &w.lock);
+        pthread_mutex_unlock(&w.lock);
+        if (w.rc != 0) {
+            res = NS_CONFIG_UPDATE_PERSIST_FAILED;
+            ns_set_err(why, whylen, "%s", ns_strerror(w.rc));
+        }
+    }
+    pthread_cond_destroy(&w.cond);
+    pthread_mutex_destroy(&w.lock);
     return res;
 }
 

@@ -112,6 +112,12 @@ static void write_server(const ns_metrics_snapshot_t *snap, ns_config_t *cfg, ns
           live ? 1 : 0);
     gauge(out, "mqnamesrv_ready", "1 when the server is ready to serve routes (as /readyz).",
           ready ? 1 : 0);
+    /* Counted by the log itself (below the metrics registry, which logs). */
+    ns_metrics_write_family(out, "mqnamesrv_log_write_failures_total", "counter",
+                            "Log lines the log file did not take (a full or failing disk); "
+                            "stdout still got them.");
+    ns_metrics_write_sample_u64(out, "mqnamesrv_log_write_failures_total", "",
+                                ns_log_file_failures());
     ns_buf_t labels = NS_BUF_INIT;
     ns_buf_append_str(&labels, "version=\"");
     ns_metrics_escape_label(&labels, ns_version());
