@@ -60,20 +60,32 @@ const char *ns_afile_step_name(ns_afile_step_t step);
  * because the logger uses them, and the allocator logs through the logger: a call from log.c
  * into atomic_file.c (which allocates) would close a circle of files. */
 
+/* Writes all len bytes to fd, retrying short writes and EINTR. Returns 0 or -errno; *written
+ * (may be NULL) gets the bytes that made it, which a caller that must end a cut line needs. */
+static inline int ns_afile_write_counted(int fd, const void *data, size_t len, size_t *written)
+{
+    const char *p = data;
+    size_t done = 0;
+    int rc = 0;
+    while (done < len) {
+        ssize_t n = write(fd, p + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -errno : -EIO;
+            break;
+        }
+        done += (size_t)n;
+    }
+    if (written != NULL)
+        *written = done;
+    return rc;
+}
+
 /* Writes all len bytes to fd, retrying short writes and EINTR. Returns 0 or -errno. */
 static inline int ns_afile_write_all(int fd, const void *data, size_t len)
 {
-    const char *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? -errno : -EIO;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return ns_afile_write_counted(fd, data, len, NULL);
 }
 
 /* Creates the directory path[0..len) and its missing parents (mkdir -p, mode 0755). Returns 0
@@ -123,10 +135,21 @@ static inline int ns_afile_open_append(const char *path, unsigned mode)
     return fd < 0 ? -errno : fd;
 }
 
-/* Appends the whole file at path to *out (reading as many times as it takes). Returns 0,
- * -errno (-ENOENT for a missing file) or NS_ETOOBIG once more than max bytes were read; what
- * was read stays in *out either way (the caller frees it). The reader every file of the
- * server's own (config, KV store, route snapshot) is loaded with. */
+/* Appends the whole file at path to *out (reading as many times as it takes). The reader every
+ * file an operator names is loaded with (the -c file, tls.config.file, the KV store, the route
+ * snapshot, the ACL account file, certificates and keys).
+ *
+ * The path is opened with O_NONBLOCK, so that a FIFO with no writer cannot block the open, and
+ * must then be a regular file (fstat): a FIFO, a device (/dev/zero), a socket or a directory
+ * is refused before any byte is read, and so is a file larger than max. A file that holds
+ * still is read into one allocation of its size (no copy left behind in freed memory: the ACL
+ * file holds secrets); one that grows while it is read stops at max. Blocking is left only to
+ * the file system itself (a hung network mount): callers on an I/O loop must not use this.
+ *
+ * Returns 0, -errno (-ENOENT for a missing file, -EISDIR for a directory), NS_ENOTREG for any
+ * other file that is not regular, or NS_ETOOBIG for a file above max bytes (from its size, or
+ * once more than max bytes were read); what was read stays in *out either way (the caller
+ * frees it). */
 int ns_afile_read(const char *path, size_t max, ns_buf_t *out);
 
 /* A malloc'd copy of the directory part of path ("." when there is none, "/" for /x). */

@@ -19,6 +19,7 @@
 #define NS_ECRC (-20006)      /* a body whose CRC32 does not match its header */
 #define NS_EZLIB (-20007)     /* a compressed body that does not inflate */
 #define NS_ECONFIG (-20008)   /* a configuration value that cannot be used */
+#define NS_ENOTREG (-20009)   /* a path that must name a regular file names a FIFO, device... */
 
 #define NS_UNUSED(x) ((void)(x))
 #define NS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

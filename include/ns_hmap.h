@@ -122,8 +122,10 @@ static inline const ns_hmap_slot_t *ns__hmap_from(const ns_hmap_t *m, size_t i)
  *   NS_HMAP_FOREACH(&r->topics, s) { const ns__route_topic_t *t = s->val; ... }
  * s is a const ns_hmap_slot_t * (s->key, s->klen, s->val). The body must not put or remove;
  * break and continue work as in any for loop. */
+/* NOLINTBEGIN(bugprone-macro-parentheses): s names the loop variable it declares. */
 #define NS_HMAP_FOREACH(m, s)                                                                      \
     for (const ns_hmap_slot_t *s = ns__hmap_from((m), 0); s != NULL;                               \
          s = ns__hmap_from((m), (size_t)(s - (m)->slots) + 1))
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 #endif

@@ -15,6 +15,7 @@
 #include "ns_kv.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
+#include "ns_persist.h"
 #include "ns_route.h"
 #include "ns_server.h"
 #include "ns_ctl.h"
@@ -108,14 +109,15 @@ static ns_acl_t *start_acl(const ns_config_t *cfg)
 /* Everything a start makes, in the order it makes it; stop_all tears down whatever part was
  * made, at every exit. */
 typedef struct parts {
-    ns_kv_t *kv;             /* the KV store, loaded */
-    ns_acl_t *acl;           /* aclEnable: the access check; NULL = off */
-    ns_route_t *route;       /* the route table, maybe restored from the snapshot */
-    ns_exporter_t *exporter; /* the Prometheus exporter; NULL = off */
-    bool traffic;            /* the traffic log runs */
-    ns_server_t *server;     /* the server over kv, acl and route */
-    ns_snapshot_t *snapshot; /* the snapshot writer; NULL = off */
-    bool served;             /* the server ran and stopped cleanly: the last snapshot is due */
+    ns_persister_t *persister; /* writes the KV store and the 318 config file */
+    ns_kv_t *kv;               /* the KV store, loaded */
+    ns_acl_t *acl;             /* aclEnable: the access check; NULL = off */
+    ns_route_t *route;         /* the route table, maybe restored from the snapshot */
+    ns_exporter_t *exporter;   /* the Prometheus exporter; NULL = off */
+    bool traffic;              /* the traffic log runs */
+    ns_server_t *server;       /* the server over kv, acl and route */
+    ns_snapshot_t *snapshot;   /* the snapshot writer; NULL = off */
+    bool served;               /* the server ran and stopped cleanly: the last snapshot is due */
 } parts_t;
 
 /* The command line, tls.config.file, -p and the checks Java makes before it starts. Returns
@@ -223,6 +225,11 @@ static int serve(ns_config_t *cfg, parts_t *p)
     start_logging(cfg);
     if (!load_kv(cfg, p))
         return EXIT_FATAL;
+    /* Requests that change a file are answered once it is on disk, and no request thread waits
+     * for that (docs/operations.md, Files). */
+    p->persister = ns_persister_start();
+    ns_kv_use_persister(p->kv, p->persister);
+    ns_config_use_persister(cfg, p->persister);
     if (cfg->acl_enable && (p->acl = start_acl(cfg)) == NULL)
         return EXIT_FATAL;
     p->route = ns_route_new(cfg);
@@ -251,6 +258,8 @@ static void stop_all(parts_t *p)
 {
     ns_snapshot_stop(p->snapshot, p->served, SNAPSHOT_STOP_TIMEOUT_MS);
     ns_server_free(p->server);
+    /* After the server: its last writes are answered; before the KV store and the config. */
+    ns_persister_stop(p->persister);
     if (p->traffic)
         ns_traffic_log_stop();
     ns_exporter_stop(p->exporter);

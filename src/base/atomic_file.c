@@ -151,17 +151,34 @@ out:
 
 int ns_afile_read(const char *path, size_t max, ns_buf_t *out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size <= max)
-        ns_buf_reserve(out, (size_t)st.st_size + 1); /* one read for a file that holds still */
-    size_t start = out->len;
     int rc = 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        rc = -errno;
+    else if (S_ISDIR(st.st_mode))
+        rc = -EISDIR;
+    else if (!S_ISREG(st.st_mode))
+        rc = NS_ENOTREG;
+    else if ((uint64_t)st.st_size > max)
+        rc = NS_ETOOBIG;
+    if (rc != 0) {
+        close(fd);
+        return rc;
+    }
+    size_t start = out->len;
+    /* Room for the file and one byte more: the read that finds the end needs no new space. */
+    ns_buf_reserve_exact(out, (size_t)st.st_size + 1);
     for (;;) {
-        ns_buf_reserve(out, 64 * 1024);
-        ssize_t n = read(fd, out->data + out->len, out->cap - out->len);
+        if (out->cap - out->len < 2) /* the file grew while we read it */
+            ns_buf_reserve(out, 64 * 1024);
+        size_t room = out->cap - out->len - 1; /* the NUL of ns_buf_cstr stays possible */
+        /* One byte past max is enough to tell that the file is too big. */
+        size_t left = max - (out->len - start);
+        left = left < SIZE_MAX ? left + 1 : SIZE_MAX;
+        ssize_t n = read(fd, out->data + out->len, room < left ? room : left);
         if (n < 0) {
             if (errno == EINTR)
                 continue;

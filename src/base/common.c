@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <uv.h> /* UV_ERRNO_MAP only: a table of names and texts, no libuv call */
+
 #include "ns_log.h"
 
 const char *ns_strerror(int err)
@@ -32,27 +34,24 @@ const char *ns_strerror(int err)
         return "bad compressed data";
     case NS_ECONFIG:
         return "bad configuration";
+    case NS_ENOTREG:
+        return "not a regular file";
     default:
         break;
     }
-    /* libuv's codes are -errno on Linux but for these few (uv/errno.h: their numbers are part
-     * of libuv's ABI), which no errno has. */
+    /* libuv's texts for its codes, from the table its header publishes: the same words as
+     * uv_strerror(), without linking libuv (nscodec does not). */
+#define NS__UV_TEXT(name, text)                                                                    \
+    case UV_##name:                                                                                \
+        return text;
     switch (err) {
-    case -4095: /* UV_EOF */
-        return "end of file";
-    case -4094: /* UV_UNKNOWN */
-        return "unknown error";
-    case -4080: /* UV_ECHARSET */
-        return "invalid Unicode character";
-    case -4028: /* UV_EFTYPE */
-        return "inappropriate file type or format";
+        UV_ERRNO_MAP(NS__UV_TEXT)
     default:
         break;
     }
-    if (err <= -3000 && err >= -3014) /* UV_EAI_*: getaddrinfo's failures */
-        return "address lookup failed";
+#undef NS__UV_TEXT
     if (err < 0 && err > -4096)
-        return strerror(-err); /* thread-safe in glibc (2.32 on) */
+        return strerror(-err); /* an errno libuv has no name for; thread-safe in glibc 2.32+ */
     return "unknown error";
 }
 

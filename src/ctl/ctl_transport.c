@@ -32,6 +32,7 @@
 #include <uv.h>
 
 #include "ns_common.h"
+#include "ns_utf8.h"
 #include "ns_log.h"
 
 /* The handshake's protocol version (canonical/raft src/uv_tcp.h; cowsql/raft keeps it). */
@@ -285,7 +286,7 @@ void ns__ctl_transport_accept(ns_ctl_transport_t *t, int fd, const char *peer_ip
 /* The text form of a connected socket's peer address ("?" when unknown). */
 static void peer_ip_of(int fd, char *out, size_t outlen)
 {
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = {.ss_family = AF_UNSPEC};
     socklen_t len = sizeof(ss);
     snprintf(out, outlen, "?");
     if (getpeername(fd, (struct sockaddr *)&ss, &len) != 0)
@@ -335,8 +336,13 @@ int ns__ctl_transport_listen_self(ns_ctl_transport_t *t, const char *addr, char 
         return NS_EINVAL;
     }
     snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
+    int32_t port;
+    if (!ns_java_parse_int(colon + 1, strlen(colon + 1), &port) || port <= 0 || port > 65535) {
+        ns_set_err(err, errlen, "bad peer address %s", addr);
+        return NS_EINVAL;
+    }
     struct sockaddr_in sa;
-    int rc = uv_ip4_addr(host, atoi(colon + 1), &sa);
+    int rc = uv_ip4_addr(host, port, &sa);
     if (rc == 0) {
         t->listener = ns_xcalloc(1, sizeof(uv_tcp_t));
         uv_tcp_init(t->loop, t->listener);

@@ -16,6 +16,8 @@ struct ns_jobq_conn {
     uint64_t seq;                /* when it joined its lane's heap (ties) */
     size_t pos;                  /* index in its lane's heap, or NOT_WAITING */
     int lane;                    /* 0 KNOWN, 1 OTHER */
+    int parked;                  /* items waiting for a later answer (-1 for a moment when the
+                                    answer came before ns_jobq_done): no turn unless 0 */
     bool closed;                 /* ns_jobq_close_conn ran */
 };
 
@@ -154,7 +156,7 @@ void ns_jobq_push(ns_jobq_t *q, ns_jobq_item_t *item)
     else
         c->head = item;
     c->tail = item;
-    if (c->pos == NOT_WAITING && c != q->running)
+    if (c->pos == NOT_WAITING && c != q->running && c->parked == 0)
         join(q, c);
 }
 
@@ -198,7 +200,7 @@ ns_jobq_item_t *ns_jobq_pop(ns_jobq_t *q)
     return item;
 }
 
-void ns_jobq_done(ns_jobq_t *q, uint64_t cost)
+void ns_jobq_done(ns_jobq_t *q, uint64_t cost, bool park)
 {
     ns_jobq_conn_t *c = q->running;
     if (c == NULL)
@@ -208,7 +210,19 @@ void ns_jobq_done(ns_jobq_t *q, uint64_t cost)
         cost = 1;
     c->vtime += cost;
     c->cost = (3 * c->cost + cost) / 4;
-    if (c->head != NULL)
+    if (park)
+        c->parked++;
+    if (c->head != NULL && c->parked == 0)
+        join(q, c);
+}
+
+void ns_jobq_unpark(ns_jobq_t *q, uint64_t conn)
+{
+    ns_jobq_conn_t *c = find(q, conn);
+    if (c == NULL)
+        return;
+    c->parked--;
+    if (c->parked == 0 && c->head != NULL && c->pos == NOT_WAITING && c != q->running)
         join(q, c);
 }
 

@@ -124,9 +124,8 @@ bool ns_proc_route_fast(ns_ctx_t *ctx, const ns_frame_t *frame, ns_buf_t *out)
     }
     size_t body_len = out->len - start - 8 - header_len;
     ns_frame_write_prefix(out->data + start, rr.serialize_type, header_len, body_len);
-    NS_LOG_D("peer=%s code=%d (%s) opaque=%d version=%d %s%s -> %d", ns__proc_peer(ctx),
-             (int)rr.code, "GET_ROUTEINFO_BY_TOPIC", (int)rr.opaque, (int)rr.version,
-             rr.serialize_type == NS_SERIALIZE_ROCKETMQ ? "ROCKETMQ" : "JSON", "", 0);
-    ns_metrics_request(route_slot(), rr.code, NS_RES_SUCCESS, true, t0);
+    ns__proc_log_and_count(ctx->peer, "GET_ROUTEINFO_BY_TOPIC", rr.code, rr.opaque, rr.version,
+                           rr.serialize_type == NS_SERIALIZE_ROCKETMQ, false, NS_RES_SUCCESS,
+                           route_slot(), t0);
     return true;
 }

@@ -1247,6 +1247,31 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
     return nconn;
 }
 
+size_t ns_route_forgive_stall(ns_route_t *r, uint64_t now_ms)
+{
+    size_t spared = 0;
+    ns__route_rdlock(r);
+    NS_HMAP_FOREACH(&r->live, e) {
+        ns__route_live_t *l = e->val;
+        int64_t grace = l->timeout_ms < NS_ROUTE_STALL_GRACE_MAX_MS ? l->timeout_ms
+                                                                    : NS_ROUTE_STALL_GRACE_MAX_MS;
+        /* Heard at `floor`, it expires at now_ms + grace. */
+        int64_t floor = (int64_t)now_ms + grace - l->timeout_ms;
+        if (floor < 0)
+            continue;
+        uint64_t last = __atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED);
+        if (expired(last, l->timeout_ms, now_ms))
+            spared++;
+        /* A heartbeat may store a later time meanwhile (under the read lock too): only raise. */
+        while (last < (uint64_t)floor &&
+               !__atomic_compare_exchange_n(&l->last_update_ms, &last, (uint64_t)floor, false,
+                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        }
+    }
+    ns__route_unlock(r);
+    return spared;
+}
+
 /* ---- heartbeats ------------------------------------------------------------------------- */
 
 bool ns_route_query_data_version(ns_route_t *r, const char *cluster, const char *addr,

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -398,6 +399,20 @@ static void test_rotation_without_restart(void **state)
     rmq_tls_t *fourth = tls_ok(srv.port, &o);
     expect_served_tls(fourth, 4);
     expect_served_tls(after, 5);
+    /* Issue 23, A.3: a FIFO in place of the key is refused, not opened for a read that waits
+     * for a writer (that used to block loop 0 for good: no connection was accepted any more). */
+    char fifo[700];
+    snprintf(fifo, sizeof(fifo), "%s.fifo", live_key);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(rename(fifo, live_key), 0);
+    assert_true(ns_testsrv_wait_output(&srv, "not a regular file", 10000, NULL, 0));
+    rmq_tls_t *fifth = tls_ok(srv.port, &o);
+    expect_served_tls(fifth, 6);
+    int plain = rmq_connect(srv.port);
+    expect_served_plain(plain, 7);
+    close(plain);
+    rmq_tls_close(fifth);
+    unlink(live_key);
     rmq_tls_close(fourth);
     rmq_tls_close(third);
     rmq_tls_close(after);

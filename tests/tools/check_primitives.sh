@@ -38,8 +38,10 @@ word-at-a-time byte tests (SWAR)~(^|_)(any_zero|has_zero|zero_bytes|haszero|swar
 EOF
 # Names a rule matches that are not copies of the primitive: file:name, and why.
 cat >"$tmp/allowed" <<'EOF'
-src/ops/traffic_log.c:java_hash Java's HashMap.hash spreading, to print Java's bucket order (no table)
-src/ops/traffic_log.c:hashmap_capacity Java's HashMap table size, the same order
+src/base/java_hashmap.c:ns_java_string_hash Java's String.hashCode: Java's HashMap order, reproduced (no table)
+src/base/java_hashmap.c:ns_java_hash_spread Java's HashMap.hash spreading, for the same order
+src/base/java_hashmap.c:ns_java_hashmap_table the table length Java's HashMap grows to, for the same order
+src/base/java_hashmap.c:ns_java_hashmap_sort entries sorted into Java's HashMap order
 src/route/route_cache.c:key_hash the answer cache's pointer-identity index (ns_hmap cost route reads 13%)
 EOF
 # Files whose own index is no copy of ns_hmap (the hash constant and probe checks pass over them).

@@ -253,6 +253,69 @@ static void test_file_primitives(void **state)
     free(longname);
 }
 
+/* Runs ns_afile_read(path, max) in a child that an alarm ends after 20 s (an open that blocks
+ * fails the test instead of hanging it); returns its result, or 1 when the child was killed. */
+static int read_in_child(const char *path, size_t max)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(20);
+        ns_buf_t out = NS_BUF_INIT;
+        int rc = ns_afile_read(path, max, &out);
+        ns_buf_free(&out);
+        _exit(write(fds[1], &rc, sizeof(rc)) == (ssize_t)sizeof(rc) ? 0 : 1);
+    }
+    close(fds[1]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    int rc = 1;
+    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+          read(fds[0], &rc, sizeof(rc)) == (ssize_t)sizeof(rc)))
+        rc = 1;
+    close(fds[0]);
+    return rc;
+}
+
+/* Issue 23, A.3 and A.5: only regular files are read, and their size is checked before any
+ * byte is: a FIFO without a writer (open used to block for ever), /dev/zero (read until the
+ * limit), a directory, and a 2 GiB file against a 1 GiB limit (used to be read up to the
+ * limit first). A file that holds still is read into one allocation of its size. */
+static void test_read_refuses_what_is_not_a_file(void **state)
+{
+    (void)state;
+    char path[160];
+    snprintf(path, sizeof(path), "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(read_in_child(path, 1u << 20), NS_ENOTREG);
+    assert_int_equal(read_in_child("/dev/zero", 1u << 20), NS_ENOTREG);
+    assert_int_equal(read_in_child(dir, 1u << 20), -EISDIR);
+
+    snprintf(path, sizeof(path), "%s/sparse", dir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    assert_int_equal(ftruncate(fileno(fp), (off_t)2 << 30), 0);
+    fclose(fp);
+    ns_buf_t out = NS_BUF_INIT;
+    assert_int_equal(ns_afile_read(path, 1u << 30, &out), NS_ETOOBIG);
+    assert_int_equal(out.len, 0);
+    assert_true(out.cap < 4096);
+    ns_buf_free(&out);
+
+    enum { SIZE = 100000 };
+    char *data = calloc(1, SIZE);
+    memset(data, 'x', SIZE);
+    snprintf(path, sizeof(path), "%s/still", dir);
+    assert_int_equal(ns_afile_write(path, data, SIZE, NULL, NULL, NULL), 0);
+    assert_int_equal(ns_afile_read(path, SIZE, &out), 0);
+    assert_int_equal(out.len, SIZE);
+    assert_int_equal(out.cap, SIZE + 2); /* the data, one byte to see the end, the NUL */
+    ns_buf_free(&out);
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +325,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dir_of, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_whole_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_primitives, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_refuses_what_is_not_a_file, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

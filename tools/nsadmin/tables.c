@@ -182,7 +182,8 @@ void nsa_table_cluster_header(ns_buf_t *b, bool more, bool ns_only)
 void nsa_table_cluster_ns_row(ns_buf_t *b, const char *cluster, const char *broker, int64_t id,
                               const char *addr)
 {
-    ns_buf_appendf(b, "%-22s  %-22s  %-4lld  %s\n", cluster, broker, (long long)id, addr);
+    ns_buf_appendf(b, "%-22s  %-22s  %-4lld  %s\n", jf_shown(cluster), jf_shown(broker),
+                   (long long)id, jf_shown(addr));
 }
 
 /* HashMap<Long, String>.toString(): {0=addr, 1=addr}. */
@@ -195,7 +196,7 @@ static void java_map_text(ns_buf_t *b, const nsa_broker_data_t *bd)
     ns_buf_append_char(b, '{');
     for (size_t i = 0; i < bd->naddrs; i++)
         ns_buf_appendf(b, "%s%lld=%s", i ? ", " : "", (long long)bd->addrs[i].id,
-                       bd->addrs[i].addr);
+                       jf_shown(bd->addrs[i].addr));
     ns_buf_append_char(b, '}');
 }
 
@@ -298,6 +299,88 @@ void nsa_table_properties(ns_buf_t *b, const nsa_kvlist_t *props)
 {
     for (size_t i = 0; i < props->len; i++) {
         jf_pad(b, props->items[i].key, 50, true);
-        ns_buf_appendf(b, "=  %s\n", props->items[i].value);
+        ns_buf_append_str(b, "=  ");
+        jf_put_shown(b, props->items[i].value);
+        ns_buf_append_char(b, '\n');
     }
+}
+
+static const char *or_null(const char *s)
+{
+    return s ? s : "null";
+}
+
+void nsa_table_ctl_meta(ns_buf_t *b, const nsa_ctl_meta_t *m)
+{
+    ns_buf_appendf(b, "\n#ControllerGroup\t%s", or_null(m->group));
+    ns_buf_appendf(b, "\n#ControllerLeaderId\t%s", or_null(m->leader_id));
+    ns_buf_appendf(b, "\n#ControllerLeaderAddress\t%s", or_null(m->leader_address));
+    if (m->peers && m->peers[0]) {
+        /* String.split(";"): the empty strings at the end are dropped, the others kept */
+        size_t end = strlen(m->peers);
+        while (end > 0 && m->peers[end - 1] == ';')
+            end--;
+        for (size_t at = 0; at < end;) {
+            size_t n = strcspn(m->peers + at, ";");
+            n = at + n > end ? end - at : n;
+            ns_buf_appendf(b, "\n#Peer:\t%.*s", (int)n, m->peers + at);
+            at += n + 1;
+        }
+    }
+    ns_buf_append_char(b, '\n');
+}
+
+/* BrokerReplicasInfo.ReplicaIdentity.toString() */
+static void replica_text(ns_buf_t *b, const nsa_replica_t *r)
+{
+    ns_buf_appendf(b, "ReplicaIdentity{brokerName='%s', brokerId=", or_null(r->broker_name));
+    if (r->has_broker_id)
+        ns_buf_appendf(b, "%lld", (long long)r->broker_id);
+    else
+        ns_buf_append_str(b, "null");
+    ns_buf_appendf(b, ", brokerAddress='%s', alive=%s}", or_null(r->broker_address),
+                   r->alive < 0 ? "null"
+                   : r->alive   ? "true"
+                                : "false");
+}
+
+void nsa_table_sync_state(ns_buf_t *b, const nsa_replicas_t *s)
+{
+    ns_buf_appendf(b, "\n#brokerName\t%s\n#MasterBrokerId\t", or_null(s->broker_name));
+    if (s->has_master_broker_id)
+        ns_buf_appendf(b, "%lld", (long long)s->master_broker_id);
+    else
+        ns_buf_append_str(b, "null");
+    ns_buf_appendf(b,
+                   "\n#MasterAddr\t%s\n#MasterEpoch\t%d\n#SyncStateSetEpoch\t%d\n"
+                   "#SyncStateSetNums\t%zu\n",
+                   or_null(s->master_address), s->master_epoch, s->sync_state_set_epoch,
+                   s->nin_sync);
+    for (size_t i = 0; i < s->nin_sync; i++) {
+        ns_buf_append_str(b, "\nInSyncReplica:\t");
+        replica_text(b, &s->in_sync[i]);
+        ns_buf_append_char(b, '\n');
+    }
+    for (size_t i = 0; i < s->nnot_in_sync; i++) {
+        ns_buf_append_str(b, "\nNotInSyncReplica:\t");
+        replica_text(b, &s->not_in_sync[i]);
+        ns_buf_append_char(b, '\n');
+    }
+}
+
+void nsa_table_elect(ns_buf_t *b, const char *cluster, const char *broker, const nsa_elect_t *e)
+{
+    ns_buf_appendf(b, "\n#ClusterName\t%s\n#BrokerName\t%s\n#BrokerMasterAddr\t%s", cluster, broker,
+                   or_null(e->master_address));
+    ns_buf_append_str(b, "\n#MasterEpoch\t");
+    if (e->has_master_epoch)
+        ns_buf_appendf(b, "%d", e->master_epoch);
+    else
+        ns_buf_append_str(b, "null");
+    ns_buf_append_str(b, "\n#SyncStateSetEpoch\t");
+    if (e->has_sync_state_set_epoch)
+        ns_buf_appendf(b, "%d", e->sync_state_set_epoch);
+    else
+        ns_buf_append_str(b, "null");
+    ns_buf_append_char(b, '\n');
 }
