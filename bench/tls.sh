@@ -10,7 +10,9 @@
 #   3. plaintext route reads, 64 x 16, of this build (on a server of its own) and of a build
 #      without TLS (--base BIN): the cost of TLS support on the plaintext path, and of TLS;
 #   4. with --callgrind: instructions per route request (callgrind, docs/performance.md) of
-#      --base and this build over plaintext, and of this build over TLS.
+#      --base and this build over plaintext, and of this build over TLS, at 4 in flight (the
+#      docs' figure; labels plain, tls) and at 1 and 16 (-p1, -p16): TLS costs per record, and
+#      a record carries what one read's replies hold.
 # Each of 1-3 runs --repeat times, alternating the servers, and prints every figure plus the
 # median. Results in --out (default a new /tmp directory): results.tsv and summary.md.
 #
@@ -224,15 +226,22 @@ callgrind_route() {
   shift 2
   local cg_server_args
   mapfile -t cg_server_args < <(tls_args "$bin")
+  # (the snapshot thread's periodic write would be divided by however many requests the
+  # machine let through in the window)
+  cg_server_args+=(--set routeSnapshotEnable=false)
   read -r total calls per < <(callgrind_route_cost "$work/cg-$label" "$out/callgrind.$label.out" \
     "$bin" "$@")
   printf '%s\tinstructions\tper_route\t%s\n' "$label" "$per" >>"$results"
   log "$label: $total instructions / $calls route requests = $per per request"
 }
 if [[ $callgrind -eq 1 ]]; then
-  [[ -n $base ]] && callgrind_route "$base" base-plain
-  callgrind_route "$mqnamesrv" plain
-  callgrind_route "$mqnamesrv" tls --tls
+  for p in 4 1 16; do
+    sfx=
+    [[ $p != 4 ]] && sfx=-p$p
+    [[ -n $base ]] && callgrind_route "$base" "base-plain$sfx" -p "$p"
+    callgrind_route "$mqnamesrv" "plain$sfx" -p "$p"
+    callgrind_route "$mqnamesrv" "tls$sfx" -p "$p" --tls
+  done
 fi
 
 # ---- summary ---------------------------------------------------------------------------------

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ns_acl_sign.h"
 #include "ns_cmd.h"
 
 /* ADMIN is 0: a table row that forgets its class is admin-only, never anonymous. */
@@ -83,6 +84,23 @@ const char *ns_acl_path(const ns_acl_t *acl);
  * now_ms: a monotonic clock, for the rate limit. */
 bool ns_acl_check(ns_acl_t *acl, ns_acl_class_t cls, const char *name, const ns_cmd_t *req,
                   const char *peer, uint64_t now_ms, char *why, size_t whylen);
+
+/* What the route-read fast path knows of a read without an ns_cmd_t: the AccessKey and
+ * Signature (p NULL when absent), and the values of every ext field but Signature in signing
+ * order with the body (ns_acl_signature_of). */
+typedef struct ns_acl_read {
+    ns_acl_text_t access_key;
+    ns_acl_text_t signature;
+    const ns_acl_text_t *signed_values;
+    size_t signed_count;
+    const void *body;
+    size_t body_len;
+} ns_acl_read_t;
+
+/* Whether ns_acl_check would let this read (class NS_ACL_READ) from peer through, without its
+ * side effects: nothing counted or logged. False also whenever ns_acl_check would refuse; the
+ * caller then takes the complete path, whose ns_acl_check refuses with the reason. */
+bool ns_acl_read_allowed(ns_acl_t *acl, const char *peer, const ns_acl_read_t *read);
 
 /* Requests refused since the start (all threads). */
 uint64_t ns_acl_refused(const ns_acl_t *acl);

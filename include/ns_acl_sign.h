@@ -45,6 +45,18 @@ void ns_acl_key_free(ns_acl_key_t *key);
 /* ns_acl_signature() with a prepared key. */
 int ns_acl_signature_with(const ns_cmd_t *cmd, const ns_acl_key_t *key, char out[NS_ACL_SIG_SIZE]);
 
+/* A value as Java text (ns_utf8.h), len bytes, no NUL needed. */
+typedef struct ns_acl_text {
+    const char *p;
+    size_t len;
+} ns_acl_text_t;
+
+/* The signature of values already in signing order (the values of every ext field but
+ * Signature, sorted by key as above) and body: for a caller that has them without an ns_cmd_t
+ * (the route-read fast path). Returns 0, or NS_EINVAL when libcrypto fails. */
+int ns_acl_signature_of(const ns_acl_key_t *key, const ns_acl_text_t *values, size_t count,
+                        const void *body, size_t body_len, char out[NS_ACL_SIG_SIZE]);
+
 /* Client side, what AclClientRPCHook.doBeforeRequest does: sets AccessKey = access_key, and
  * SecurityToken = token when token is not NULL, then Signature computed with secret. Call it
  * last, once every other ext field and the body are in place (a field changed afterwards
@@ -54,6 +66,8 @@ int ns_acl_sign_cmd(ns_cmd_t *cmd, const char *access_key, const char *secret, c
 /* Whether two NUL-terminated signatures are equal, in time that depends only on their lengths
  * (not on where they first differ). */
 bool ns_acl_sig_equal(const char *a, const char *b);
+/* The same over a (la bytes, the expected one) and b (lb bytes), no NUL needed. */
+bool ns_acl_sig_equal_n(const char *a, size_t la, const char *b, size_t lb);
 
 /* Java's String.compareTo over two UTF-8 strings: code points compared as UTF-16 code units
  * (a supplementary character sorts after U+D7FF and before U+E000). Bytes that are not valid

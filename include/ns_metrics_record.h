@@ -94,6 +94,17 @@
       "ignores them; log times jump).")                                                            \
     X(SNAPSHOT_WRITES, "mqnamesrv_route_snapshot_writes_total", "",                                \
       "Route snapshots written (route.md, Snapshot).")                                             \
+    X(ROUTE_CACHE_STORED, "mqnamesrv_route_answer_cache_misses_total", "result=\"stored\"",        \
+      "Route reads the answer cache could not answer (routeAnswerCacheMaxBytes), by what became "  \
+      "of the assembled answer: stored, or not_kept (the cache was full and hits had not paid "    \
+      "for a fill yet, or the topic had missed only once lately); skipped: not looked up, the "    \
+      "cache answering too few reads lately to pay for its lookups. Hits are route reads minus "   \
+      "these.")                                                                                    \
+    X(ROUTE_CACHE_NOT_KEPT, "mqnamesrv_route_answer_cache_misses_total", "result=\"not_kept\"",    \
+      "")                                                                                          \
+    X(ROUTE_CACHE_SKIPPED, "mqnamesrv_route_answer_cache_misses_total", "result=\"skipped\"", "")  \
+    X(ROUTE_CACHE_EVICTIONS, "mqnamesrv_route_answer_cache_evictions_total", "",                   \
+      "Answers the route answer cache dropped to make room for another.")                          \
     X(TLS_HANDSHAKES_SERVER, "mqnamesrv_tls_handshakes_total", "side=\"server\"",                  \
       "TLS handshakes completed, by side (server: accepted connections; client: the notifier's).") \
     X(TLS_HANDSHAKES_CLIENT, "mqnamesrv_tls_handshakes_total", "side=\"client\"", "")              \

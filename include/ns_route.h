@@ -178,11 +178,13 @@ int ns_route_get_topic_route(ns_route_t *route, const char *topic, ns_json_mode_
  * (ns_route_cache.h, owned by the calling thread; NULL = none): a stored answer is appended
  * when the topic's QueueDatas and the BrokerData of every broker name it lists are unchanged
  * since it was stored (per-topic and per-broker-name stamps, checked under the read lock);
- * otherwise the answer is assembled and stored. Byte for byte what ns_route_get_topic_route
- * appends at that moment. */
+ * otherwise the answer is assembled and, when the cache admits it, stored. Byte for byte what
+ * ns_route_get_topic_route appends at that moment. The topic is topic_len bytes (no NUL
+ * needed; NULL: no route). */
 struct ns_route_cache;
-int ns_route_get_topic_route_cached(ns_route_t *route, const char *topic, ns_json_mode_t mode,
-                                    struct ns_route_cache *cache, ns_buf_t *out);
+int ns_route_get_topic_route_cached(ns_route_t *route, const char *topic, size_t topic_len,
+                                    ns_json_mode_t mode, struct ns_route_cache *cache,
+                                    ns_buf_t *out);
 
 /* Appends ClusterInfo JSON (default mode): brokerAddrTable and clusterAddrTable. Read lock. */
 void ns_route_get_cluster_info(ns_route_t *route, ns_buf_t *out);

@@ -150,6 +150,11 @@ size_t ns_tls_pending_output(const ns_tls_t *t);
  * forgets it. */
 void ns_tls_take_output(ns_tls_t *t, ns_buf_t *out);
 
+/* The session has been quiet for a while: gives back OpenSSL's record buffers (~34 KiB) and
+ * the output buffer, which a busy session keeps from one record to the next. Cheap to call
+ * often: a session that passed no record since the last call is skipped. */
+void ns_tls_idle(ns_tls_t *t);
+
 bool ns_tls_handshake_done(const ns_tls_t *t);
 /* Ends the session from our side: queues a close_notify (when the handshake is done). */
 void ns_tls_shutdown(ns_tls_t *t);

@@ -10,6 +10,7 @@
 #include "ns_acl_accounts.h"
 #include "ns_acl_sign.h"
 #include "ns_common.h"
+#include "ns_hmap.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
 
@@ -21,7 +22,95 @@
 typedef struct snapshot {
     ns_acl_accounts_t *set;
     unsigned refs; /* atomic */
+    uint64_t gen;  /* never reused: what the verified-reads memo is valid for */
 } snapshot_t;
+
+static uint64_t snapshot_gens; /* atomic */
+
+/* Reads whose signature verified, per thread (ns_acl_read_allowed): a signed read carries no
+ * timestamp or nonce (ns_acl_sign.h), so the same bytes under the same account set verify the
+ * same way every time, and a client asks the same routes every 30 s. A slot holds the exact
+ * bytes checked (AccessKey, the signed values, the signature), so only a request identical to
+ * one that verified can match; only successes are kept; a reload starts a new generation.
+ * Direct-mapped by the signature, 512 slots of 256 bytes (128 KiB per thread that checks
+ * signed reads, allocated at its first). */
+#define MEMO_SLOTS 512
+#define MEMO_BYTES 246
+
+typedef struct memo_slot {
+    uint64_t gen; /* 0: empty */
+    uint16_t len;
+    uint8_t bytes[MEMO_BYTES];
+} memo_slot_t;
+
+static __thread memo_slot_t *memo;
+static pthread_key_t memo_key;
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+
+static void memo_key_make(void)
+{
+    NS_ASSERT(pthread_key_create(&memo_key, free) == 0); /* freed when its thread ends */
+}
+
+/* The pieces a memo slot compares, in order: the AccessKey, the signed values, the signature. */
+static ns_acl_text_t memo_piece(const ns_acl_read_t *read, size_t i)
+{
+    return i == 0                    ? read->access_key
+           : i <= read->signed_count ? read->signed_values[i - 1]
+                                     : read->signature;
+}
+
+/* Whether the slot holds exactly these pieces (each stored with its length before it). The
+ * signature, the one secret-derived piece, is compared in constant time (ns_acl_sig_equal), as
+ * the check compares it: no peer learns from timing how much of a guess was right. */
+static bool memo_matches(const memo_slot_t *m, const ns_acl_read_t *read)
+{
+    size_t at = 0, last = read->signed_count + 1;
+    for (size_t i = 0; i < last; i++) {
+        ns_acl_text_t t = memo_piece(read, i);
+        if (at + 1 + t.len > m->len || m->bytes[at] != t.len ||
+            memcmp(m->bytes + at + 1, t.p, t.len) != 0)
+            return false;
+        at += 1 + t.len;
+    }
+    size_t n = m->bytes[at];
+    return at + 1 + n == m->len && ns_acl_sig_equal_n((const char *)m->bytes + at + 1, n,
+                                                      read->signature.p, read->signature.len);
+}
+
+/* Stores the pieces in the slot, if they fit (else the read is verified every time). */
+static void memo_store(memo_slot_t *m, uint64_t gen, const ns_acl_read_t *read)
+{
+    size_t at = 0;
+    for (size_t i = 0; i <= read->signed_count + 1; i++) {
+        ns_acl_text_t t = memo_piece(read, i);
+        if (t.len > 255 || at + 1 + t.len > MEMO_BYTES) {
+            m->gen = 0;
+            return;
+        }
+        m->bytes[at] = (uint8_t)t.len;
+        memcpy(m->bytes + at + 1, t.p, t.len);
+        at += 1 + t.len;
+    }
+    m->len = (uint16_t)at;
+    m->gen = gen;
+}
+
+/* The slot of a read: by the first 8 bytes of its signature, the base64 of an HMAC, as good
+ * as random (a peer that sends made-up ones chooses slots, but only a signature that verifies
+ * is ever stored). NULL for a signature too short to be one. */
+static memo_slot_t *memo_slot(const ns_acl_read_t *read)
+{
+    if (read->signature.len < 8)
+        return NULL;
+    uint64_t hash = ns_hmap_hash(read->signature.p, 8);
+    if (memo == NULL) {
+        pthread_once(&memo_once, memo_key_make);
+        memo = ns_xcalloc(MEMO_SLOTS, sizeof(*memo));
+        pthread_setspecific(memo_key, memo);
+    }
+    return &memo[hash % MEMO_SLOTS];
+}
 
 /* What identifies a version of the file for ns_acl_poll. */
 typedef struct file_id {
@@ -37,6 +126,7 @@ struct ns_acl {
     bool reads_require_signature;
     pthread_mutex_t cur_lock;  /* guards cur (held only to take a reference) */
     snapshot_t *cur;           /* NULL until the first successful load */
+    uint64_t cur_gen;          /* atomic: cur's gen (0: none), read without the lock */
     file_id_t seen;            /* the polling thread only: the file as last looked at */
     char rejected[512];        /* the polling thread only: why the file as it is now is not in
                                   force ("" when it is) */
@@ -156,9 +246,11 @@ int ns_acl_reload(ns_acl_t *acl, char *err, size_t errlen)
     snapshot_t *s = ns_xmalloc(sizeof(*s));
     s->set = set;
     s->refs = 1; /* acl->cur's own reference */
+    s->gen = __atomic_add_fetch(&snapshot_gens, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&acl->cur_lock);
     snapshot_t *old = acl->cur;
     acl->cur = s;
+    __atomic_store_n(&acl->cur_gen, s->gen, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&acl->cur_lock);
     snap_put(old);
     return 0;
@@ -299,6 +391,51 @@ bool ns_acl_check(ns_acl_t *acl, ns_acl_class_t cls, const char *name, const ns_
     snprintf(line, sizeof(line), "ACL: refused %s (%d): %s", name, (int)req->code, reason);
     warn_refused(acl, peer, line, now_ms);
     return false;
+}
+
+bool ns_acl_read_allowed(ns_acl_t *acl, const char *peer, const ns_acl_read_t *read)
+{
+    if (!acl->reads_require_signature)
+        return true;
+    /* These very bytes verified under the accounts in force: allowed, whatever else the check
+     * would look at (white addresses only allow more). No lock, no account lookup. */
+    memo_slot_t *m = read->body_len == 0 && read->access_key.p != NULL ? memo_slot(read) : NULL;
+    uint64_t gen = __atomic_load_n(&acl->cur_gen, __ATOMIC_ACQUIRE);
+    if (m != NULL && gen != 0 && m->gen == gen && memo_matches(m, read))
+        return true;
+    /* The same decisions as ns_acl_check, in the same order. An AccessKey no account can have
+     * (longer than any key a file holds in practice) goes to the complete check. */
+    char ak[256];
+    if (read->access_key.p != NULL && read->access_key.len >= sizeof(ak))
+        return false;
+    snapshot_t *s = snap_get(acl);
+    bool ok = false;
+    if (s == NULL) {
+        ok = false;
+    } else if (ns_acl_accounts_global_white(s->set, peer)) {
+        ok = true;
+    } else if (read->access_key.p != NULL) {
+        memcpy(ak, read->access_key.p, read->access_key.len);
+        ak[read->access_key.len] = '\0';
+        const ns_acl_account_t *a = ns_acl_accounts_find(s->set, ak);
+        char expect[NS_ACL_SIG_SIZE], sig[NS_ACL_SIG_SIZE];
+        if (a == NULL) {
+            ok = false;
+        } else if (ns_acl_addr_match(&a->white, peer)) {
+            ok = true;
+        } else if (read->signature.p != NULL && read->signature.len < sizeof(sig)) {
+            if (ns_acl_signature_of(a->key, read->signed_values, read->signed_count, read->body,
+                                    read->body_len, expect) == 0) {
+                memcpy(sig, read->signature.p, read->signature.len);
+                sig[read->signature.len] = '\0';
+                ok = ns_acl_sig_equal(expect, sig);
+                if (ok && m != NULL)
+                    memo_store(m, s->gen, read);
+            }
+        }
+    }
+    snap_put(s);
+    return ok;
 }
 
 void ns_acl_free(ns_acl_t *acl)

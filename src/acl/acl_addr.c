@@ -258,6 +258,8 @@ bool ns_acl_addr_match(const ns_acl_addr_t *addr, const char *peer)
 {
     if (addr->all)
         return true;
+    if (addr->count == 0)
+        return false; /* nothing to match: the peer need not be parsed */
     bool v6;
     uint16_t parts[8];
     return ns_acl_addr_parse_peer(peer, &v6, parts) && ns_acl_addr_match_parts(addr, v6, parts);

@@ -84,9 +84,8 @@ static int cmp_fields(const void *x, const void *y)
 
 /* Feeds a value as the UTF-8 Java signs: Java text keeps U+0000 as C0 80 (ns_utf8.h), which
  * Java's getBytes(UTF_8) writes as one 0x00 byte; every other byte is as Java writes it. */
-static bool mac_java_text(EVP_MAC_CTX *ctx, const char *value)
+static bool mac_java_text(EVP_MAC_CTX *ctx, const char *value, size_t len)
 {
-    size_t len = strlen(value);
     if (memchr(value, 0xC0, len) == NULL)
         return EVP_MAC_update(ctx, (const unsigned char *)value, len) == 1;
     ns_buf_t utf8 = NS_BUF_INIT;
@@ -132,20 +131,10 @@ void ns_acl_key_free(ns_acl_key_t *key)
     free(key);
 }
 
-int ns_acl_signature_with(const ns_cmd_t *cmd, const ns_acl_key_t *key, char out[NS_ACL_SIG_SIZE])
+int ns_acl_signature_of(const ns_acl_key_t *key, const ns_acl_text_t *values, size_t count,
+                        const void *body, size_t body_len, char out[NS_ACL_SIG_SIZE])
 {
     out[0] = '\0';
-    /* The fields in signing order (keys are unique in an ns_cmd_t, as in Java's map). */
-    const ns_ext_field_t *stack_fields[32];
-    const ns_ext_field_t **fields = stack_fields;
-    if (cmd->ext_count > NS_ARRAY_SIZE(stack_fields))
-        fields = ns_xmalloc(cmd->ext_count * sizeof(*fields));
-    size_t n = 0;
-    for (size_t i = 0; i < cmd->ext_count; i++)
-        if (strcmp(cmd->ext[i].key, NS_ACL_SIGNATURE) != 0)
-            fields[n++] = &cmd->ext[i];
-    qsort(fields, n, sizeof(*fields), cmp_fields);
-
     int rc = NS_EINVAL;
     /* A copy of the keyed context: the shared one is only read. */
     EVP_MAC_CTX *ctx = EVP_MAC_CTX_dup(key->ctx);
@@ -153,10 +142,10 @@ int ns_acl_signature_with(const ns_cmd_t *cmd, const ns_acl_key_t *key, char out
     size_t mac_len = 0;
     if (ctx == NULL)
         goto out;
-    for (size_t i = 0; i < n; i++)
-        if (!mac_java_text(ctx, fields[i]->value))
+    for (size_t i = 0; i < count; i++)
+        if (!mac_java_text(ctx, values[i].p, values[i].len))
             goto out;
-    if (cmd->body_len > 0 && !EVP_MAC_update(ctx, cmd->body, cmd->body_len))
+    if (body_len > 0 && !EVP_MAC_update(ctx, body, body_len))
         goto out;
     if (!EVP_MAC_final(ctx, mac, &mac_len, sizeof(mac)) || mac_len != 20)
         goto out;
@@ -166,10 +155,34 @@ int ns_acl_signature_with(const ns_cmd_t *cmd, const ns_acl_key_t *key, char out
     rc = 0;
 out:
     EVP_MAC_CTX_free(ctx);
-    if (fields != stack_fields)
-        free(fields);
     if (rc != 0)
         out[0] = '\0';
+    return rc;
+}
+
+int ns_acl_signature_with(const ns_cmd_t *cmd, const ns_acl_key_t *key, char out[NS_ACL_SIG_SIZE])
+{
+    /* The fields in signing order (keys are unique in an ns_cmd_t, as in Java's map). */
+    const ns_ext_field_t *stack_fields[32];
+    const ns_ext_field_t **fields = stack_fields;
+    ns_acl_text_t stack_values[32];
+    ns_acl_text_t *values = stack_values;
+    if (cmd->ext_count > NS_ARRAY_SIZE(stack_fields)) {
+        fields = ns_xmalloc(cmd->ext_count * sizeof(*fields));
+        values = ns_xmalloc(cmd->ext_count * sizeof(*values));
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < cmd->ext_count; i++)
+        if (strcmp(cmd->ext[i].key, NS_ACL_SIGNATURE) != 0)
+            fields[n++] = &cmd->ext[i];
+    qsort(fields, n, sizeof(*fields), cmp_fields);
+    for (size_t i = 0; i < n; i++)
+        values[i] = (ns_acl_text_t){fields[i]->value, strlen(fields[i]->value)};
+    int rc = ns_acl_signature_of(key, values, n, cmd->body, cmd->body_len, out);
+    if (fields != stack_fields) {
+        free(fields);
+        free(values);
+    }
     return rc;
 }
 
@@ -199,10 +212,16 @@ int ns_acl_sign_cmd(ns_cmd_t *cmd, const char *access_key, const char *secret, c
 
 bool ns_acl_sig_equal(const char *a, const char *b)
 {
-    size_t la = strlen(a), lb = strlen(b);
-    /* Compare as many bytes as the expected signature has, whatever the other one holds. */
+    return ns_acl_sig_equal_n(a, strlen(a), b, strlen(b));
+}
+
+bool ns_acl_sig_equal_n(const char *a, size_t la, const char *b, size_t lb)
+{
+    /* As many byte compares as the expected signature has, whatever the other one holds (its
+     * length is no secret: when it differs, a is compared with itself). */
     unsigned diff = (unsigned)(la != lb);
+    const char *other = la == lb ? b : a;
     for (size_t i = 0; i < la; i++)
-        diff |= (unsigned)(unsigned char)a[i] ^ (unsigned)(unsigned char)(i < lb ? b[i] : 0);
+        diff |= (unsigned)(unsigned char)a[i] ^ (unsigned)(unsigned char)other[i];
     return diff == 0;
 }

@@ -26,6 +26,9 @@ enum {
     K_VERSION = 1 << 7,
     X_TOPIC = 1 << 8,
     X_ACCEPT = 1 << 9,
+    X_ACCESS_KEY = 1 << 10,
+    X_TOKEN = 1 << 11,
+    X_SIGNATURE = 1 << 12,
 };
 
 typedef struct scan {
@@ -140,21 +143,51 @@ static bool key_slow(scan_t *s, const uint8_t **k, size_t *kl)
 
 #define KEY_IS(k, kl, l) ((kl) == sizeof(l) - 1 && memcmp((k), (l), sizeof(l) - 1) == 0)
 
-static bool json_ext(scan_t *s, unsigned *seen, ns_route_req_t *out)
+/* The ACL hook's ext field named k, if it is one: its bit and where its value goes. */
+static ns_route_req_text_t *acl_field(const uint8_t *k, size_t kl, ns_route_req_t *out,
+                                      unsigned *bit)
 {
-    if (!eat(s, '{'))
-        return false;
-    if (eat(s, '}'))
-        return true;
+    if (KEY_IS(k, kl, "AccessKey")) {
+        *bit = X_ACCESS_KEY;
+        return &out->access_key;
+    }
+    if (KEY_IS(k, kl, "Signature")) {
+        *bit = X_SIGNATURE;
+        return &out->signature;
+    }
+    if (KEY_IS(k, kl, "SecurityToken")) {
+        *bit = X_TOKEN;
+        return &out->security_token;
+    }
+    return NULL;
+}
+
+/* The fields of extFields after its '{', to its '}'. */
+static bool json_ext_fields(scan_t *s, unsigned *seen, ns_route_req_t *out)
+{
     for (;;) {
         const uint8_t *k, *v;
         size_t kl, vl;
         ws(s);
         bool topic = LIT(s, "\"topic\":");
         if (!topic) {
-            if (!key_slow(s, &k, &kl))
+            /* The ACL hook's keys as the Java client writes them, in one compare; any other
+             * form through key_slow. */
+            if (LIT(s, "\"AccessKey\":"))
+                k = (const uint8_t *)"AccessKey", kl = 9;
+            else if (LIT(s, "\"Signature\":"))
+                k = (const uint8_t *)"Signature", kl = 9;
+            else if (!key_slow(s, &k, &kl))
                 return false;
             topic = KEY_IS(k, kl, "topic");
+            unsigned bit = 0;
+            ns_route_req_text_t *acl = topic ? NULL : acl_field(k, kl, out, &bit);
+            if (acl != NULL) {
+                if (!once(seen, bit) || !ascii_str(s, &v, &vl))
+                    return false;
+                *acl = (ns_route_req_text_t){v, vl};
+                goto next;
+            }
             if (!topic && !KEY_IS(k, kl, "acceptStandardJsonOnly"))
                 return false;
         }
@@ -168,20 +201,35 @@ static bool json_ext(scan_t *s, unsigned *seen, ns_route_req_t *out)
             if (!once(seen, X_ACCEPT))
                 return false;
             ws(s);
-            if (ascii_str(s, &v, &vl))
+            const uint8_t *at = s->p;
+            if (ascii_str(s, &v, &vl)) {
                 out->accept_standard_json = ns_java_parse_bool((const char *)v, vl);
-            else if (LIT(s, "true"))
+            } else if (LIT(s, "true")) {
                 out->accept_standard_json = true;
-            else if (LIT(s, "false"))
+                v = at, vl = 4; /* stored as its text */
+            } else if (LIT(s, "false")) {
                 out->accept_standard_json = false;
-            else
+                v = at, vl = 5;
+            } else {
                 return false;
+            }
+            out->accept_text = (ns_route_req_text_t){v, vl};
         }
+    next:
         if (eat(s, '}'))
             return true;
         if (!eat(s, ','))
             return false;
     }
+}
+
+static bool json_ext(scan_t *s, unsigned *seen, ns_route_req_t *out)
+{
+    if (!eat(s, '{'))
+        return false;
+    if (eat(s, '}'))
+        return true;
+    return json_ext_fields(s, seen, out);
 }
 
 /* The known top-level keys, by their first letter and whole text with the colon. */
@@ -297,16 +345,31 @@ static bool template_json(const uint8_t *h, size_t len, ns_route_req_t *out)
     scan_t s = {h, h + len};
     const uint8_t *v;
     size_t vl;
-    if (!LIT(&s, "{\"code\":105,\"extFields\":{\"topic\":") || !ascii_str(&s, &v, &vl) || vl == 0 ||
-        vl > NS_ROUTE_REQ_TOPIC_MAX || !LIT(&s, "},\"flag\":0,\"language\":\"JAVA\",\"opaque\":"))
+    if (!LIT(&s, "{\"code\":105,\"extFields\":{"))
         return false;
-    out->topic = v;
-    out->topic_len = vl;
+    const uint8_t *fields = s.p;
+    if (LIT(&s, "\"topic\":") && ascii_str(&s, &v, &vl) && vl > 0 && vl <= NS_ROUTE_REQ_TOPIC_MAX &&
+        LIT(&s, "},\"flag\":0,\"language\":\"JAVA\",\"opaque\":")) {
+        out->topic = v; /* the topic alone: the usual read */
+        out->topic_len = vl;
+    } else {
+        /* The ACL hook's fields too, in whatever order the client's map has them. */
+        unsigned seen = 0;
+        s.p = fields;
+        if (!json_ext_fields(&s, &seen, out) || !(seen & X_TOPIC) ||
+            !LIT(&s, ",\"flag\":0,\"language\":\"JAVA\",\"opaque\":"))
+            return false;
+    }
+    const uint8_t *opaque_text = s.p;
     bool neg = LIT(&s, "-");
     if (!plain_uint(&s, &out->opaque))
         return false;
     if (neg)
         out->opaque = -out->opaque;
+    if (!neg || out->opaque != 0) { /* plain_uint took no leading zero: the text is canonical */
+        out->opaque_text = opaque_text;
+        out->opaque_text_len = (size_t)(s.p - opaque_text);
+    }
     if (!LIT(&s, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":") ||
         !plain_uint(&s, &out->version) || !LIT(&s, "}") || s.p != s.end)
         return false;
@@ -430,8 +493,13 @@ static int scan_binary(const uint8_t *h, size_t len, ns_route_req_t *out)
             if (!once(&seen, X_ACCEPT))
                 return FALLBACK;
             out->accept_standard_json = ns_java_parse_bool((const char *)v, vl);
+            out->accept_text = (ns_route_req_text_t){v, vl};
         } else {
-            return FALLBACK;
+            unsigned bit = 0;
+            ns_route_req_text_t *acl = acl_field(k, kl, out, &bit);
+            if (acl == NULL || !once(&seen, bit))
+                return FALLBACK;
+            *acl = (ns_route_req_text_t){v, vl};
         }
     }
     return (seen & X_TOPIC) ? 0 : FALLBACK;

@@ -553,13 +553,14 @@ static const opt_t opts[] = {
      "A snapshot written longer ago than this is not used (WARN, the table starts empty), ms."},
     /* Route answer cache (docs/performance.md, issue 16): applies at the next fill; 318 may
      * neither switch it off nor make it unbounded. */
-    {"routeAnswerCacheMaxBytes", NULL, T_LONG, G_EXT, R_RUNTIME, D_TEXT, "1048576",
+    {"routeAnswerCacheMaxBytes", NULL, T_LONG, G_EXT, R_RUNTIME, D_TEXT, "8388608",
      OFF(route_answer_cache_max_bytes), REMOTE(0, INT64_MAX, 65536, 1073741824),
-     "Bytes of complete route answers (GET_ROUTEINFO_BY_TOPIC bodies) kept for the route-read "
-     "fast path, all I/O loops together: each loop keeps its share, the least recently used go "
-     "first. An answer is kept until its topic's queue data or the broker data of one of its "
-     "broker names change; about 1 KB per topic and JSON mode at four brokers per topic "
-     "(docs/performance.md). 0: none."},
+     "Bytes of complete route answers (GET_ROUTEINFO_BY_TOPIC bodies) kept for route reads, all "
+     "I/O loops together: each loop keeps its share, the least recently used go first. An answer "
+     "is kept until its topic's queue data or the broker data of one of its broker names change; "
+     "about 1 KB per topic and JSON mode at four brokers per topic. A bound too small for the "
+     "topics read costs about what no cache costs (fills only as often as hits pay for them); "
+     "how to size it: docs/operations.md. 0: none."},
 
     /* TLS: Java's TlsSystemConfig system properties (-D there; -c, --set and tls.config.file
      * here), names and defaults as in Java 5.5.0. Never remote: they name files or switch a

@@ -92,6 +92,9 @@ typedef struct write_req {
     uv_buf_t bufs[]; /* seg_count entries */
 } write_req_t;
 
+/* A TLS session quiet this long gives its record buffers back (ns_tls_idle). */
+#define TLS_IDLE_MS 1000
+
 /* A header buffer grown past this by an unusually large batch is released after it. */
 #define OUT_HEADERS_KEEP_BYTES (64u * 1024u)
 
@@ -371,9 +374,13 @@ static void tls_seal(ns_conn_t *conn)
     for (size_t i = 0; i < n && st == NS_TLS_OK;) {
         ns_tls_iov_t iov[TRY_WRITE_SEGS];
         size_t k = 0;
-        for (; k < TRY_WRITE_SEGS && i < n; k++, i++) {
+        for (; k < TRY_WRITE_SEGS && i < n; i++) {
             uv_buf_t b = seg_buf(&conn->segs[i], conn->out_headers.data);
-            iov[k] = (ns_tls_iov_t){b.base, b.len};
+            /* Replies the fast path wrote one after the other in out_headers are one piece. */
+            if (k > 0 && (const char *)iov[k - 1].base + iov[k - 1].len == b.base)
+                iov[k - 1].len += b.len;
+            else
+                iov[k++] = (ns_tls_iov_t){b.base, b.len};
         }
         st = ns_tls_encrypt(conn->tls, iov, k);
     }
@@ -668,16 +675,16 @@ static void on_job_done(ns_job_t *job)
     free(job);
 }
 
-/* Decodes and dispatches one frame. Returns false when the frame must wait in the buffer (the
- * worker queue is full and the connection has requests there: they will make room). */
-static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
+/* Decodes and dispatches one frame with ctx (loop_ctx of this read). Returns false when the
+ * frame must wait in the buffer (the worker queue is full and the connection has requests
+ * there: they will make room). */
+static bool handle_frame(ns_conn_t *conn, ns_ctx_t *ctx, const ns_frame_t *frame)
 {
     ns_server_t *server = conn->loop->server;
     if (server->worker == NULL || conn->jobs == 0) {
         /* The common route read, answered in place (ns_proc_fast.h); anything else below. */
-        ns_ctx_t ctx = loop_ctx(conn);
         size_t off = conn->out_headers.len;
-        if (ns_proc_route_fast(&ctx, frame, &conn->out_headers)) {
+        if (ns_proc_route_fast(ctx, frame, &conn->out_headers)) {
             __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
             add_seg(conn, off, conn->out_headers.len - off, NULL);
             return true;
@@ -725,9 +732,8 @@ static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
         return true;
     }
     __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
-    ns_ctx_t ctx = loop_ctx(conn);
     ns_cmd_t resp;
-    if (ns_proc_dispatch_entry(&ctx, entry, &req, &resp)) {
+    if (ns_proc_dispatch_entry(ctx, entry, &req, &resp)) {
         queue_reply(conn, &resp);
         ns_cmd_free(&resp);
     }
@@ -761,6 +767,7 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len, bo
 {
     size_t max_frame = conn->loop->server->limits.frame_max;
     size_t pos = 0;
+    ns_ctx_t ctx = loop_ctx(conn); /* one per read: the same loop time for all its frames */
     for (size_t frames = 0; !conn->closing && !conn->close_after_replies && !conn->answer_pending;
          frames++) {
         if (frames == YIELD_FRAMES || conn->batch_bytes >= YIELD_REPLY_BYTES) {
@@ -780,7 +787,7 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len, bo
                       len - pos);
             break;
         }
-        if (!handle_frame(conn, &frame))
+        if (!handle_frame(conn, &ctx, &frame))
             break;
         pos += frame.frame_len;
     }
@@ -1223,6 +1230,8 @@ void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms)
             NS_LOG_W("closing connection %s: %s not completed within %llu ms", c->peer, what,
                      (unsigned long long)loop->server->tls.handshake_ms);
             ns__conn_close(c, "handshake timeout");
+        } else if (c->tls != NULL && c->tls_ready && now_ms - c->last_active_ms >= TLS_IDLE_MS) {
+            ns_tls_idle(c->tls);
         }
     }
 }

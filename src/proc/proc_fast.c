@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "ns_acl.h"
 #include "ns_buf.h"
 #include "ns_common.h"
 #include "ns_log.h"
@@ -35,12 +36,18 @@ _Static_assert(NS_SERVER_VERSION == 479, "VERSION_TEXT must follow NS_SERVER_VER
 
 /* The header ns_cmd_encode_header writes for a SUCCESS reply without remark or ext fields:
  * code 0, flag RESPONSE, language JAVA, version NS_SERVER_VERSION, the request's opaque. */
-static size_t write_success_header(uint8_t *w0, uint8_t type, int32_t opaque)
+static size_t write_success_header(uint8_t *w0, const ns_route_req_t *rr)
 {
     uint8_t *w = w0;
-    if (type == NS_SERIALIZE_JSON) {
+    int32_t opaque = rr->opaque;
+    if (rr->serialize_type == NS_SERIALIZE_JSON) {
         w = PUT_LIT(w, "{\"code\":0,\"flag\":1,\"language\":\"JAVA\",\"opaque\":");
-        w = (uint8_t *)ns_put_int((char *)w, opaque);
+        if (rr->opaque_text != NULL) { /* the request's own digits: the same text */
+            memcpy(w, rr->opaque_text, rr->opaque_text_len);
+            w += rr->opaque_text_len;
+        } else {
+            w = (uint8_t *)ns_put_int((char *)w, opaque);
+        }
         w = PUT_LIT(w, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":" VERSION_TEXT "}");
     } else {
         ns_write_be16(w, 0); /* code */
@@ -58,10 +65,38 @@ static size_t write_success_header(uint8_t *w0, uint8_t type, int32_t opaque)
 /* Room for the longest header above (JSON, an 11-character opaque). */
 #define HEADER_MAX 128
 
+static ns_acl_text_t text_of(ns_route_req_text_t v)
+{
+    return (ns_acl_text_t){(const char *)v.p, v.len};
+}
+
+/* aclEnable=true: whether the dispatcher's check would let this read through, from the views
+ * the scanner took (no ext-field map). The ext fields it accepts sort in one order whatever
+ * the values (Java's String order: AccessKey, SecurityToken, acceptStandardJsonOnly, topic),
+ * so the signed values need no sorting. */
+static bool acl_allows(ns_ctx_t *ctx, const ns_frame_t *frame, const ns_route_req_t *rr)
+{
+    ns_acl_text_t values[4];
+    size_t n = 0;
+    const ns_route_req_text_t *in_order[] = {&rr->access_key, &rr->security_token,
+                                             &rr->accept_text};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(in_order); i++)
+        if (in_order[i]->p != NULL)
+            values[n++] = text_of(*in_order[i]);
+    values[n++] = (ns_acl_text_t){(const char *)rr->topic, rr->topic_len};
+    ns_acl_read_t read = {.access_key = text_of(rr->access_key),
+                          .signature = text_of(rr->signature),
+                          .signed_values = values,
+                          .signed_count = n,
+                          .body = frame->body,
+                          .body_len = frame->body_len};
+    return ns_acl_read_allowed(ctx->acl, ctx->peer, &read);
+}
+
 bool ns_proc_route_fast(ns_ctx_t *ctx, const ns_frame_t *frame, ns_buf_t *out)
 {
     const ns_config_t *cfg = ctx->config;
-    if (ctx->acl != NULL || ctx->going_away || NS_CFG_GET(cfg->order_message_enable))
+    if (ctx->going_away || NS_CFG_GET(cfg->order_message_enable))
         return false;
     if (NS_CFG_GET(cfg->need_wait_for_service)) {
         uint64_t wait_ms = (uint64_t)(int64_t)NS_CFG_GET(cfg->wait_seconds_for_service) * 1000u;
@@ -71,27 +106,26 @@ bool ns_proc_route_fast(ns_ctx_t *ctx, const ns_frame_t *frame, ns_buf_t *out)
     ns_route_req_t rr;
     if (ns_route_req_scan(frame, &rr) != 0)
         return false;
+    if (ctx->acl != NULL && !acl_allows(ctx, frame, &rr))
+        return false; /* the complete path refuses, counts and logs */
     uint64_t t0 = ctx->t0 ? ctx->t0 : ns_metrics_request_start();
-    char topic[NS_ROUTE_REQ_TOPIC_MAX + 1];
-    memcpy(topic, rr.topic, rr.topic_len);
-    topic[rr.topic_len] = '\0';
     ns_json_mode_t mode = rr.version >= NS_VERSION_V4_9_4 || rr.accept_standard_json
                               ? NS_JSON_STANDARD
                               : NS_JSON_DEFAULT;
 
     size_t start = out->len;
     ns_buf_reserve(out, 8 + HEADER_MAX);
-    size_t header_len = write_success_header(out->data + start + 8, rr.serialize_type, rr.opaque);
+    size_t header_len = write_success_header(out->data + start + 8, &rr);
     out->len = start + 8 + header_len;
-    if (ns_route_get_topic_route_cached(ctx->route, topic, mode, ctx->route_cache, out) != 0) {
+    if (ns_route_get_topic_route_cached(ctx->route, (const char *)rr.topic, rr.topic_len, mode,
+                                        ctx->route_cache, out) != 0) {
         out->len = start; /* no route: the complete path answers 17 with its remark */
         return false;
     }
     size_t body_len = out->len - start - 8 - header_len;
     ns_frame_write_prefix(out->data + start, rr.serialize_type, header_len, body_len);
-    NS_LOG_D("peer=%s code=%d (%s) opaque=%d version=%d %s%s -> %d", ns__proc_peer(ctx),
-             (int)rr.code, "GET_ROUTEINFO_BY_TOPIC", (int)rr.opaque, (int)rr.version,
-             rr.serialize_type == NS_SERIALIZE_ROCKETMQ ? "ROCKETMQ" : "JSON", "", 0);
-    ns_metrics_request(route_slot(), rr.code, NS_RES_SUCCESS, true, t0);
+    ns__proc_log_and_count(ctx->peer, "GET_ROUTEINFO_BY_TOPIC", rr.code, rr.opaque, rr.version,
+                           rr.serialize_type == NS_SERIALIZE_ROCKETMQ, false, NS_RES_SUCCESS,
+                           route_slot(), t0);
     return true;
 }

@@ -357,6 +357,7 @@ static ns__route_qd_t *topic_insert_qd(ns_route_t *r, ns__route_topic_t **tp, si
         /* Exact sizes for the usual 1 to 4 brokers per topic, then by half. */
         uint32_t cap = t->qd_cap < 4 ? t->qd_cap + 1 : t->qd_cap + t->qd_cap / 2;
         ns_hmap_remove(&r->topics, t->name, t->name_len); /* its key moves with it */
+        ns__route_topic_gone(r);
         t = ns_xrealloc(t, topic_alloc_size(t->name_len, cap));
         t->qd_cap = cap;
         ns_hmap_put(&r->topics, t->name, t->name_len, t);
@@ -388,6 +389,7 @@ static bool topic_remove_qd(ns_route_t *r, ns__route_topic_t *t, ns__route_bname
     t->nqd--;
     if (t->nqd == 0) {
         ns_hmap_remove(&r->topics, t->name, t->name_len);
+        ns__route_topic_gone(r);
         free(t);
         return true;
     }
@@ -399,6 +401,7 @@ static bool topic_remove_qd(ns_route_t *r, ns__route_topic_t *t, ns__route_bname
 static void topic_drop(ns_route_t *r, ns__route_topic_t *t)
 {
     ns_hmap_remove(&r->topics, t->name, t->name_len);
+    ns__route_topic_gone(r);
     ns__route_qd_t *qd = ns__route_topic_qds(t);
     for (size_t i = 0; i < t->nqd; i++) {
         bname_del_topic(qd[i].b, qd[i].bidx);
@@ -579,6 +582,7 @@ ns_route_t *ns_route_new(const ns_config_t *cfg)
 
 void ns__route_clear(ns_route_t *r)
 {
+    ns__route_topic_gone(r);
     ns_hmap_clear(&r->topics);
     ns_hmap_clear(&r->bnames);
     ns_hmap_clear(&r->clusters);

@@ -180,6 +180,10 @@ struct ns_route {
     uint64_t changes;            /* atomic: bumped by every change of persistent state, see
                                     ns_route_changes() */
     bool sealed;                 /* atomic: ns_route_seal() was called */
+    uint64_t topic_gen;          /* moved whenever a topic record is freed or moved (under the
+                                    write lock): while it stays, a record seen under the read lock
+                                    is still there, under its name (the answer cache's entries
+                                    hold records by pointer, ns_route_cache.h) */
     uint64_t answer_seq;         /* last answer stamp handed out (writers only, under the write
                                     lock, or before the table is shared) */
     bool writing;                /* a write operation is under way (set and cleared under the
@@ -253,6 +257,12 @@ void ns__route_clear(ns_route_t *r);
 static inline uint64_t ns__route_next_stamp(ns_route_t *r)
 {
     return ++r->answer_seq;
+}
+
+/* A topic record is about to be freed or moved (ns_route.topic_gen). Caller is the writer. */
+static inline void ns__route_topic_gone(ns_route_t *r)
+{
+    r->topic_gen++;
 }
 
 /* A topic's QueueDatas changed: its cached answers are stale. */

@@ -265,10 +265,11 @@ static void write_filter_table_locked(ns_route_t *r, ns_jsonw_t *w, const ns__ro
 }
 
 /* Whether the acting-master rewrite may apply to this topic's answer. */
-static bool acting_enabled_for(const ns_route_t *r, const char *topic)
+static bool acting_enabled_for(const ns_route_t *r, const char *topic, size_t len)
 {
+    const size_t plen = sizeof(SYNC_BROKER_MEMBER_PREFIX) - 1;
     return NS_CFG_GET(r->cfg->support_acting_master) &&
-           strncmp(topic, SYNC_BROKER_MEMBER_PREFIX, sizeof(SYNC_BROKER_MEMBER_PREFIX) - 1) != 0;
+           !(len >= plen && memcmp(topic, SYNC_BROKER_MEMBER_PREFIX, plen) == 0);
 }
 
 /* Appends t's TopicRouteData to out. Caller holds the read lock. NS_ENOTFOUND when no QueueData
@@ -399,7 +400,7 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
         return NS_ENOTFOUND;
     if (zone != NULL)
         mode = NS_JSON_DEFAULT; /* ZoneRouteRPCHook re-encodes with plain encode() */
-    bool acting_enabled = acting_enabled_for(r, topic);
+    bool acting_enabled = acting_enabled_for(r, topic, strlen(topic));
     ns__route_rdlock(r);
     const ns__route_topic_t *t = ns_hmap_gets(&r->topics, topic);
     int rc = t == NULL
@@ -412,11 +413,10 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
 /* ---- the answer cache (ns_route_cache.h) --------------------------------------------------- */
 
 /* Whether e still is t's answer: the topic's stamp (its QueueDatas), then the broker names in
- * the same order with the stamps of their BrokerData. Stamps are never reused, so a freed and
- * reallocated topic or broker name cannot match. */
+ * the same order with the stamps of their BrokerData. Stamps are never reused. */
 static bool cached_answer_current(const ns_route_cache_entry_t *e, const ns__route_topic_t *t)
 {
-    if (e->key_stamp != t->astamp || e->ndeps != t->nqd)
+    if (e->key != t || e->key_stamp != t->astamp || e->ndeps != t->nqd)
         return false;
     const ns__route_qd_t *tqd = ns__route_topic_qds(t);
     for (uint32_t i = 0; i < t->nqd; i++)
@@ -425,45 +425,59 @@ static bool cached_answer_current(const ns_route_cache_entry_t *e, const ns__rou
     return true;
 }
 
-int ns_route_get_topic_route_cached(ns_route_t *r, const char *topic, ns_json_mode_t mode,
-                                    ns_route_cache_t *cache, ns_buf_t *out)
+int ns_route_get_topic_route_cached(ns_route_t *r, const char *topic, size_t topic_len,
+                                    ns_json_mode_t mode, ns_route_cache_t *cache, ns_buf_t *out)
 {
-    if (cache == NULL)
-        return ns_route_get_topic_route(r, topic, mode, NULL, NULL, out);
     if (topic == NULL)
         return NS_ENOTFOUND;
-    bool acting_enabled = acting_enabled_for(r, topic);
+    bool acting_enabled = acting_enabled_for(r, topic, topic_len);
     uint32_t variant = (uint32_t)mode | (acting_enabled ? 2u : 0u);
+    uint64_t hash = ns_hmap_hash(topic, topic_len); /* the cache's and the table's */
     ns__route_rdlock(r);
-    const ns__route_topic_t *t = ns_hmap_gets(&r->topics, topic);
+    /* Filter servers (per broker address) and static-topic mappings are not stamped: while
+     * any exist, every answer is assembled. */
+    bool cacheable = cache != NULL && r->filters.count == 0 && r->mappings.count == 0 &&
+                     ns_route_cache_ask(cache);
+    const ns_route_cache_entry_t *e =
+        cacheable ? ns_route_cache_find(cache, topic, topic_len, hash, variant) : NULL;
+    /* One lookup on a hit: while no topic record was freed or moved since the entry's record
+     * was last found valid, that record is still the topic's (route_int.h, topic_gen); else
+     * the table says. */
+    const ns__route_topic_t *t = e != NULL && e->key_gen == r->topic_gen
+                                     ? e->key
+                                     : ns_hmap_get_h(&r->topics, topic, topic_len, hash);
     if (t == NULL) {
         ns__route_unlock(r);
         return NS_ENOTFOUND;
     }
-    /* Filter servers (per broker address) and static-topic mappings are not stamped: while
-     * any exist, every answer is assembled. */
-    bool cacheable =
-        r->filters.count == 0 && r->mappings.count == 0 && ns_route_cache_enabled(cache);
-    const ns_route_cache_entry_t *e = cacheable ? ns_route_cache_find(cache, t, variant) : NULL;
     if (e != NULL && cached_answer_current(e, t)) {
         ns_buf_append(out, e->body, e->body_len);
-        ns_route_cache_hit(cache, e);
+        ns_route_cache_hit(cache, e, r->topic_gen);
         ns__route_unlock(r);
         return 0;
     }
     size_t start = out->len;
-    int rc = topic_route_locked(r, t, topic, mode, acting_enabled, NULL, NULL, out);
+    int rc = topic_route_locked(r, t, t->name, mode, acting_enabled, NULL, NULL, out);
     /* Filled only between write operations: a reader let in between two slices of a long
-     * write (r->writing) may see a change half applied, whose stamps are not all final. */
-    if (rc == 0 && cacheable && !r->writing) {
+     * write (r->writing) may see a change half applied, whose stamps are not all final. The
+     * cache says first whether it would keep the answer: a miss it will not keep costs no
+     * more than without a cache. */
+    if (rc == 0 && cacheable && !r->writing &&
+        ns_route_cache_admit(cache, e, hash, variant, topic_len, t->nqd, out->len - start)) {
         ns_route_cache_dep_t stack_deps[16];
         ns_route_cache_dep_t *deps =
             t->nqd <= NS_ARRAY_SIZE(stack_deps) ? stack_deps : ns_xmalloc(t->nqd * sizeof(*deps));
         const ns__route_qd_t *tqd = ns__route_topic_qds(t);
         for (uint32_t i = 0; i < t->nqd; i++)
             deps[i] = (ns_route_cache_dep_t){tqd[i].b, tqd[i].b->astamp};
-        ns_route_cache_put(cache, t, variant, t->astamp, deps, t->nqd, out->data + start,
-                           out->len - start);
+        ns_route_cache_key_t k = {.name = topic,
+                                  .len = topic_len,
+                                  .hash = hash,
+                                  .variant = variant,
+                                  .key = t,
+                                  .key_gen = r->topic_gen,
+                                  .key_stamp = t->astamp};
+        ns_route_cache_put(cache, e, &k, deps, t->nqd, out->data + start, out->len - start);
         if (deps != stack_deps)
             free(deps);
     }

@@ -1,7 +1,8 @@
 /* TLS sessions over memory (see ns_tls.h): a BIO of our own reads the ciphertext the caller
  * hands to ns_tls_decrypt() straight from its buffer and writes what OpenSSL sends into the
- * session's output buffer, so an idle session holds neither (with SSL_MODE_RELEASE_BUFFERS
- * OpenSSL frees its record buffers too). */
+ * session's output buffer. OpenSSL keeps its record buffers while a session is busy (freeing
+ * and allocating them for every record cost ~10 % of a small request) and gives them back when
+ * the caller says the session went idle (ns_tls_idle). */
 #include "tls_int.h"
 
 #include <pthread.h>
@@ -14,8 +15,12 @@
 #include "ns_common.h"
 #include "ns_metrics.h"
 
-/* An output buffer grown past this by a large reply is released once sent. */
-#define OUT_KEEP_BYTES (16u * 1024u)
+/* An output buffer grown past this by a large reply is released once sent (the same bound as
+ * the connection's reply buffer, with which it trades places). */
+#define OUT_KEEP_BYTES (64u * 1024u)
+/* Ciphertext bytes a record adds at most to its plaintext, for reserving output room: TLS 1.3
+ * 22 (header, content type, tag), TLS 1.2 AES-GCM 29, CBC with HMAC-SHA384 up to 85. */
+#define RECORD_OVERHEAD 96u
 
 struct ns_tls {
     SSL *ssl;
@@ -26,6 +31,7 @@ struct ns_tls {
     bool done;          /* handshake completed (counted) */
     bool failed;        /* counted as a failure */
     bool renegotiation; /* the peer started a new handshake after the first */
+    bool busy;          /* records passed since the last ns_tls_idle: OpenSSL may hold buffers */
     char error[200];
 };
 
@@ -197,6 +203,12 @@ ns_tls_status_t ns_tls_decrypt(ns_tls_t *t, const uint8_t *data, size_t len, ns_
         return NS_TLS_ERROR;
     t->in = data;
     t->in_len = len;
+    t->busy = true;
+    /* Once the handshake is done, a record read that leaves no input and nothing buffered in
+     * OpenSSL ends the call: asking again only to hear "want read" costs a record header parse
+     * and the error machinery (~1k instructions a read). During the handshake every call runs
+     * until OpenSSL wants more, so that it writes what it must (tickets). */
+    bool established = t->done;
     ns_tls_status_t st = NS_TLS_OK;
     /* OpenSSL's error queue (per thread) must be empty here for SSL_get_error to be right: every
      * path that can leave an error clears it (failed(), ns_tls_new, the context loader). Not
@@ -214,6 +226,8 @@ ns_tls_status_t ns_tls_decrypt(ns_tls_t *t, const uint8_t *data, size_t len, ns_
         }
         if (r == 1) {
             plain->len += got;
+            if (established && t->in_len == 0 && !SSL_has_pending(t->ssl))
+                break;
             continue;
         }
         int e = SSL_get_error(t->ssl, r);
@@ -233,8 +247,8 @@ ns_tls_status_t ns_tls_decrypt(ns_tls_t *t, const uint8_t *data, size_t len, ns_
     return st;
 }
 
-/* Writes the staged bytes as one record. */
-static bool write_record(ns_tls_t *t, const void *p, size_t n)
+/* Writes n bytes as records of up to 16 KiB (OpenSSL splits them). */
+static bool write_records(ns_tls_t *t, const void *p, size_t n)
 {
     size_t put;
     return n == 0 || SSL_write_ex(t->ssl, p, n, &put) == 1;
@@ -244,14 +258,28 @@ ns_tls_status_t ns_tls_encrypt(ns_tls_t *t, const ns_tls_iov_t *iov, size_t coun
 {
     if (!t->done || t->failed)
         return NS_TLS_ERROR;
-    uint8_t stage[NS_TLS_RECORD_MAX]; /* (the error queue is empty: see ns_tls_decrypt) */
+    t->busy = true;
+    size_t total = 0;
+    for (size_t i = 0; i < count; i++)
+        total += iov[i].len;
+    /* Room for all the ciphertext at once: the BIO then appends without growing the buffer. */
+    ns_buf_reserve(&t->out, total + (total / NS_TLS_RECORD_MAX + 1) * RECORD_OVERHEAD);
+    /* Small pieces are staged together so that they share records; a piece met with nothing
+     * staged and nothing after it that could share its last record (the last piece, or one of a
+     * record or more) is written from its own memory. (The error queue is empty: see
+     * ns_tls_decrypt.) */
+    uint8_t stage[NS_TLS_RECORD_MAX];
     size_t staged = 0;
     for (size_t i = 0; i < count; i++) {
         const uint8_t *p = iov[i].base;
         size_t n = iov[i].len;
+        if (staged == 0 && (i + 1 == count || n >= NS_TLS_RECORD_MAX)) {
+            if (!write_records(t, p, n))
+                return failed(t, SSL_get_error(t->ssl, 0), "TLS write failed");
+            continue;
+        }
         if (n >= NS_TLS_RECORD_MAX) {
-            /* Big enough for whole records of its own: sent from its own memory. */
-            if (!write_record(t, stage, staged) || !write_record(t, p, n))
+            if (!write_records(t, stage, staged) || !write_records(t, p, n))
                 return failed(t, SSL_get_error(t->ssl, 0), "TLS write failed");
             staged = 0;
             continue;
@@ -263,15 +291,28 @@ ns_tls_status_t ns_tls_encrypt(ns_tls_t *t, const ns_tls_iov_t *iov, size_t coun
             p += take;
             n -= take;
             if (staged == NS_TLS_RECORD_MAX) {
-                if (!write_record(t, stage, staged))
+                if (!write_records(t, stage, staged))
                     return failed(t, SSL_get_error(t->ssl, 0), "TLS write failed");
                 staged = 0;
             }
         }
     }
-    if (!write_record(t, stage, staged))
+    if (!write_records(t, stage, staged))
         return failed(t, SSL_get_error(t->ssl, 0), "TLS write failed");
     return NS_TLS_OK;
+}
+
+void ns_tls_idle(ns_tls_t *t)
+{
+    if (!t->busy || t->failed)
+        return;
+    t->busy = false;
+    /* Refused (0) while a record is half read or half written; then the next idle call tries
+     * again. */
+    if (SSL_free_buffers(t->ssl) != 1)
+        t->busy = true;
+    if (t->out.len == 0)
+        ns_buf_free(&t->out);
 }
 
 size_t ns_tls_pending_output(const ns_tls_t *t)

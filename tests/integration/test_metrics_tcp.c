@@ -321,6 +321,11 @@ static void test_counters_and_gauges_move_by_what_was_done(void **state)
     assert_int_equal(DELTA(REQ("103", "REGISTER_BROKER", "0")), 2);
     assert_int_equal(DELTA(REQ("105", "GET_ROUTEINFO_BY_TOPIC", "0")), 5);
     assert_int_equal(DELTA(REQ("105", "GET_ROUTEINFO_BY_TOPIC", "17")), 2);
+    /* The answer cache: TopicA's first read missed and was stored, the other four were hits
+     * (not counted); a topic without a route never reaches the cache. */
+    assert_int_equal(DELTA("mqnamesrv_route_answer_cache_misses_total{result=\"stored\"}"), 1);
+    assert_int_equal(DELTA("mqnamesrv_route_answer_cache_misses_total{result=\"not_kept\"}"), 0);
+    assert_int_equal(DELTA("mqnamesrv_route_answer_cache_evictions_total"), 0);
     assert_int_equal(DELTA(REQ("unknown", "UNKNOWN", "3")), 1);
     assert_int_equal(DELTA("mqnamesrv_request_duration_seconds_count{class=\"route_read\"}"), 7);
     assert_int_equal(DELTA("mqnamesrv_request_duration_seconds_count{class=\"registration\"}"), 2);

@@ -764,7 +764,7 @@ static void test_conf_file_loads_cleanly(void **state)
                          "routeSnapshotPath=",
                          "routeSnapshotIntervalMillis=10000",
                          "routeSnapshotMaxAgeMillis=600000",
-                         "routeAnswerCacheMaxBytes=1048576",
+                         "routeAnswerCacheMaxBytes=8388608",
 
                          "tls.server.mode=permissive",
                          "tls.test.mode.enable=true",
@@ -1499,7 +1499,7 @@ static void test_update_refuses_what_is_not_remote(void **state)
     assert_int_equal(ns_config_update(&cfg, iv, strlen(iv), NULL, 0), NS_CONFIG_UPDATE_OK);
     assert_int_equal(NS_CFG_GET(cfg.route_snapshot_interval_ms), 2000);
     /* and so does the answer cache's bound */
-    assert_int_equal(NS_CFG_GET(cfg.route_answer_cache_max_bytes), 1048576);
+    assert_int_equal(NS_CFG_GET(cfg.route_answer_cache_max_bytes), 8388608);
     const char *cb = "routeAnswerCacheMaxBytes=65536\n";
     assert_int_equal(ns_config_update(&cfg, cb, strlen(cb), NULL, 0), NS_CONFIG_UPDATE_OK);
     assert_int_equal(NS_CFG_GET(cfg.route_answer_cache_max_bytes), 65536);

@@ -9,7 +9,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "ns_acl.h"
 #include "ns_cmd_codec.h"
 #include "ns_proc_fast.h"
 #include "ns_route_cache.h"
@@ -215,8 +217,16 @@ static void test_binary_headers(void **state)
     expect_same(t, &f);
     f = frame_of(NS_SERIALIZE_ROCKETMQ, h, bin_header(h, 317, 1, 3, "topic", "TopicA", NULL));
     expect_declined(t, &f); /* a remark */
+    /* The ACL hook's fields while ACL is off: ignored by both paths. */
     f = frame_of(NS_SERIALIZE_ROCKETMQ, h,
                  bin_header(h, 317, 1, 0, "topic", "TopicA", "AccessKey", "ak", NULL));
+    expect_same(t, &f);
+    f = frame_of(
+        NS_SERIALIZE_ROCKETMQ, h,
+        bin_header(h, 317, 1, 0, "topic", "TopicA", "AccessKey", "ak", "AccessKey", "ak", NULL));
+    expect_declined(t, &f); /* a duplicate */
+    f = frame_of(NS_SERIALIZE_ROCKETMQ, h,
+                 bin_header(h, 317, 1, 0, "topic", "TopicA", "UnknownField", "x", NULL));
     expect_declined(t, &f);
     f = frame_of(NS_SERIALIZE_ROCKETMQ, h,
                  bin_header(h, 317, 1, 0, "topic", "Topic\xc3\xa9", NULL));
@@ -278,6 +288,175 @@ static void test_cached_answers_follow_changes(void **state)
     expect_same(t, &f);
 }
 
+/* ---- aclEnable=true ------------------------------------------------------------------------ */
+
+static const char ACCOUNTS[] = "globalWhiteRemoteAddresses:\n  - 10.9.*.*\n"
+                               "accounts:\n  - {accessKey: readerKey, secretKey: readerSecret}\n"
+                               "  - {accessKey: trustedKey, secretKey: trustedSecret,"
+                               " whiteRemoteAddress: 192.168.7.1}\n";
+
+/* ACL on, from an account file; reads signed unless `anonymous_reads`. */
+static void acl_on(pt_t *t, bool anonymous_reads)
+{
+    char path[] = "/tmp/test_proc_fast_acl.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, ACCOUNTS, strlen(ACCOUNTS)), (ssize_t)strlen(ACCOUNTS));
+    close(fd);
+    t->ctx.acl = ns_acl_new(path, !anonymous_reads);
+    char err[256];
+    assert_int_equal(ns_acl_reload(t->ctx.acl, err, sizeof(err)), 0);
+    unlink(path);
+}
+
+static void acl_off(pt_t *t)
+{
+    ns_acl_free(t->ctx.acl);
+    t->ctx.acl = NULL;
+}
+
+/* A route request for topic in the given encoding, signed with key/secret (NULL: unsigned), ext
+ * fields extra (key, value pairs) added before signing; the signature replaced by `forged`
+ * when not NULL. The frame's header is in *buf. */
+static ns_frame_t signed_req(ns_buf_t *buf, uint8_t type, const char *topic, const char *key,
+                             const char *secret, const char *token, const char *accept,
+                             const char *forged)
+{
+    ns_cmd_t req;
+    ns_cmd_init(&req);
+    req.code = NS_REQ_GET_ROUTEINFO_BY_TOPIC;
+    req.version = 479;
+    req.opaque = 42;
+    req.language = NS_LANG_JAVA;
+    req.serialize_type = type;
+    ns_cmd_ext_set(&req, "topic", topic);
+    if (accept != NULL)
+        ns_cmd_ext_set(&req, "acceptStandardJsonOnly", accept);
+    if (key != NULL)
+        assert_int_equal(ns_acl_sign_cmd(&req, key, secret, token), 0);
+    if (forged != NULL)
+        ns_cmd_ext_set(&req, NS_ACL_SIGNATURE, forged);
+    buf->len = 0;
+    assert_int_equal(ns_cmd_encode_header(&req, buf), 0);
+    ns_cmd_free(&req);
+    return frame_of(type, buf->data + 8, buf->len - 8);
+}
+
+/* Signed reads take the fast path (through the answer cache when there is one), byte for byte
+ * the complete path's answer; every read the check would refuse is declined, and the fast path
+ * counts no refusal (the complete path does, once). */
+static void test_signed_reads(void **state)
+{
+    pt_t *t = *state;
+    acl_on(t, false);
+    ns_buf_t b = NS_BUF_INIT;
+    uint8_t types[] = {NS_SERIALIZE_JSON, NS_SERIALIZE_ROCKETMQ};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(types); i++) {
+        ns_frame_t f =
+            signed_req(&b, types[i], "TopicA", "readerKey", "readerSecret", NULL, NULL, NULL);
+        expect_same(t, &f);
+        f = signed_req(&b, types[i], "TopicA", "readerKey", "readerSecret", "a-token", "true",
+                       NULL);
+        expect_same(t, &f);
+        f = signed_req(&b, types[i], "TBW102", "readerKey", "readerSecret", NULL, "false", NULL);
+        expect_same(t, &f);
+        /* Refused by the check: declined here, refused by the complete path. */
+        f = signed_req(&b, types[i], "TopicA", "readerKey", "wrongSecret", NULL, NULL, NULL);
+        expect_declined(t, &f);
+        f = signed_req(&b, types[i], "TopicA", "readerKey", "readerSecret", NULL, NULL,
+                       "AAAAAAAAAAAAAAAAAAAAAAAAAAA=");
+        expect_declined(t, &f);
+        f = signed_req(&b, types[i], "TopicA", "nobodyKey", "readerSecret", NULL, NULL, NULL);
+        expect_declined(t, &f);
+        f = signed_req(&b, types[i], "TopicA", NULL, NULL, NULL, NULL, NULL);
+        expect_declined(t, &f);
+        /* An account's white address needs no signature; nor does a globally white peer. */
+        t->ctx.peer = "192.168.7.1:5000";
+        f = signed_req(&b, types[i], "TopicA", "trustedKey", "notTheSecret", NULL, NULL, NULL);
+        expect_same(t, &f);
+        t->ctx.peer = "10.9.1.2:5000";
+        f = signed_req(&b, types[i], "TopicA", NULL, NULL, NULL, NULL, NULL);
+        expect_same(t, &f);
+        t->ctx.peer = "127.0.0.1:50000";
+    }
+    /* The Java client's header: extFields in its HashMap's order (Signature, topic,
+     * AccessKey), the rest as the template. */
+    ns_cmd_t req;
+    ns_cmd_init(&req);
+    ns_cmd_ext_set(&req, "topic", "TopicA");
+    assert_int_equal(ns_acl_sign_cmd(&req, "readerKey", "readerSecret", NULL), 0);
+    char java[400];
+    snprintf(java, sizeof(java),
+             "{\"code\":105,\"extFields\":{\"Signature\":\"%s\",\"topic\":\"TopicA\","
+             "\"AccessKey\":\"readerKey\"},\"flag\":0,\"language\":\"JAVA\",\"opaque\":9,"
+             "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}",
+             ns_cmd_ext_get(&req, NS_ACL_SIGNATURE));
+    ns_cmd_free(&req);
+    expect_json(t, java, true);
+    assert_int_equal(ns_acl_refused(t->ctx.acl), 0);
+    ns_frame_t f =
+        signed_req(&b, NS_SERIALIZE_JSON, "TopicA", "readerKey", "wrongSecret", NULL, NULL, NULL);
+    ns_buf_t slow = NS_BUF_INIT;
+    complete_reply(t, &f, &slow);
+    assert_non_null(memmem(slow.data, slow.len, "bad signature", 13));
+    assert_int_equal(ns_acl_refused(t->ctx.acl), 1);
+    ns_buf_free(&slow);
+    ns_buf_free(&b);
+    acl_off(t);
+}
+
+/* A signature that verified is remembered for the account set in force only: after a reload
+ * that changes the account's secret, the same bytes are refused; after one that removes the
+ * account, too. */
+static void test_signed_reads_after_reload(void **state)
+{
+    pt_t *t = *state;
+    ns_buf_t b = NS_BUF_INIT;
+    char path[] = "/tmp/test_proc_fast_acl.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const char *v1 = "accounts:\n  - {accessKey: readerKey, secretKey: readerSecret}\n";
+    const char *v2 = "accounts:\n  - {accessKey: readerKey, secretKey: newSecret}\n";
+    const char *v3 = "accounts:\n  - {accessKey: otherKey, secretKey: readerSecret}\n";
+    const char *versions[] = {v1, v2, v3};
+    t->ctx.acl = ns_acl_new(path, true);
+    ns_frame_t f = {0};
+    for (size_t v = 0; v < NS_ARRAY_SIZE(versions); v++) {
+        FILE *fp = fopen(path, "w");
+        assert_non_null(fp);
+        fputs(versions[v], fp);
+        fclose(fp);
+        char err[256];
+        assert_int_equal(ns_acl_reload(t->ctx.acl, err, sizeof(err)), 0);
+        if (v == 0) {
+            f = signed_req(&b, NS_SERIALIZE_JSON, "TopicA", "readerKey", "readerSecret", NULL, NULL,
+                           NULL);
+            expect_same(t, &f); /* verified, then remembered */
+            expect_same(t, &f);
+        } else {
+            expect_declined(t, &f);
+        }
+    }
+    unlink(path);
+    ns_buf_free(&b);
+    acl_off(t);
+}
+
+/* Anonymous reads (the default with aclEnable=true): signed or not, the fast path serves. */
+static void test_anonymous_reads_with_acl(void **state)
+{
+    pt_t *t = *state;
+    acl_on(t, true);
+    ns_buf_t b = NS_BUF_INIT;
+    ns_frame_t f = signed_req(&b, NS_SERIALIZE_JSON, "TopicA", NULL, NULL, NULL, NULL, NULL);
+    expect_same(t, &f);
+    f = signed_req(&b, NS_SERIALIZE_JSON, "TopicA", "readerKey", "anything", NULL, NULL, NULL);
+    expect_same(t, &f);
+    ns_buf_free(&b);
+    acl_off(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +468,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_declines_what_it_does_not_handle, setup_cached,
                                         teardown_cached),
         cmocka_unit_test_setup_teardown(test_cached_answers_follow_changes, setup_cached,
+                                        teardown_cached),
+        cmocka_unit_test_setup_teardown(test_signed_reads, setup, pt_teardown),
+        cmocka_unit_test_setup_teardown(test_signed_reads, setup_cached, teardown_cached),
+        cmocka_unit_test_setup_teardown(test_signed_reads_after_reload, setup_cached,
+                                        teardown_cached),
+        cmocka_unit_test_setup_teardown(test_anonymous_reads_with_acl, setup_cached,
                                         teardown_cached),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,9 +7,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ns_hmap.h"
 #include "ns_route_cache.h"
 #include "route_test_util.h"
 
@@ -64,7 +66,7 @@ static bool read_mode(fx_t *f, const char *topic, ns_json_mode_t mode)
 {
     uint64_t hits = stats(f).hits;
     ns_buf_t got = NS_BUF_INIT;
-    int rc = ns_route_get_topic_route_cached(f->r, topic, mode, f->c, &got);
+    int rc = ns_route_get_topic_route_cached(f->r, topic, strlen(topic), mode, f->c, &got);
     char *want = tu_route(f->r, topic, mode, NULL);
     if (want == NULL) {
         assert_int_equal(rc, NS_ENOTFOUND);
@@ -245,14 +247,45 @@ static void test_register_topic_and_acting_master(void **state)
     assert_true(rd(f, "T2")); /* the other variant is still there */
 }
 
-/* A put into a full cache: the doorkeeper refuses a key's first ask, takes its second. */
-static void put2(ns_route_cache_t *c, const void *key, uint64_t stamp,
-                 const ns_route_cache_dep_t *dep, const uint8_t *body, size_t len)
+/* The tests below name a key by its address: a name of NAME_LEN characters. */
+#define NAME_LEN 17
+
+static size_t name_of(const void *key, char name[NAME_LEN + 1])
 {
-    ns_route_cache_put(c, key, 0, stamp, dep, 1, body, len);
-    if (ns_route_cache_find(c, key, 0) == NULL)
-        ns_route_cache_put(c, key, 0, stamp, dep, 1, body, len);
-    assert_non_null(ns_route_cache_find(c, key, 0));
+    snprintf(name, NAME_LEN + 1, "k%016" PRIxPTR, (uintptr_t)key);
+    return NAME_LEN;
+}
+
+static const ns_route_cache_entry_t *find(ns_route_cache_t *c, const void *key, uint32_t variant)
+{
+    char name[NAME_LEN + 1];
+    size_t len = name_of(key, name);
+    return ns_route_cache_find(c, name, len, ns_hmap_hash(name, len), variant);
+}
+
+/* A miss of key offered to the cache as the route table offers it: admitted, then stored.
+ * Returns whether it was stored. */
+static bool offer(ns_route_cache_t *c, const void *key, uint32_t variant, uint64_t stamp,
+                  const ns_route_cache_dep_t *dep, const uint8_t *body, size_t len)
+{
+    char name[NAME_LEN + 1];
+    size_t nl = name_of(key, name);
+    uint64_t hash = ns_hmap_hash(name, nl);
+    const ns_route_cache_entry_t *stale = ns_route_cache_find(c, name, nl, hash, variant);
+    if (!ns_route_cache_admit(c, stale, hash, variant, nl, 1, len))
+        return false;
+    ns_route_cache_key_t k = {
+        .name = name, .len = nl, .hash = hash, .variant = variant, .key = key, .key_stamp = stamp};
+    ns_route_cache_put(c, stale, &k, dep, 1, body, len);
+    assert_non_null(find(c, key, variant));
+    return true;
+}
+
+/* Hits that earn the credits of one fill that evicts. */
+static void earn_fill(ns_route_cache_t *c, const void *key)
+{
+    for (int i = 0; i < NS_ROUTE_CACHE_FILL_CREDITS; i++)
+        ns_route_cache_hit(c, find(c, key, 0), 0);
 }
 
 /* The bound: bytes never exceed it, the least recently used goes first, 0 keeps nothing. */
@@ -264,44 +297,48 @@ static void test_bound_and_eviction(void **state)
     memset(body, 'x', sizeof(body));
     ns_route_cache_dep_t dep = {body, 1};
     int keys[10];
-    size_t one = sizeof(ns_route_cache_entry_t) + sizeof(dep) + sizeof(body);
+    size_t one = sizeof(ns_route_cache_entry_t) + sizeof(dep) + sizeof(body) + NAME_LEN;
     cfg.route_answer_cache_max_bytes = (int64_t)(3 * one);
-    for (int i = 0; i < 10; i++) {
-        if (i == 3) { /* full now: the first ask is refused, nothing evicted */
-            ns_route_cache_put(c, &keys[i], 0, (uint64_t)i, &dep, 1, body, sizeof(body));
-            assert_null(ns_route_cache_find(c, &keys[i], 0));
-            assert_int_equal(stats(f).refused, 1);
-            assert_int_equal(stats(f).evictions, 0);
-        }
-        put2(c, &keys[i], (uint64_t)i, &dep, body, sizeof(body));
+    for (int i = 0; i < 3; i++) /* room: stored at the first miss */
+        assert_true(offer(c, &keys[i], 0, (uint64_t)i, &dep, body, sizeof(body)));
+    for (int i = 3; i < 10; i++) {
+        /* Full: refused while no hits paid for a fill; then the first miss is refused, nothing
+         * evicted, and the second taken. */
+        uint64_t refused = stats(f).refused, evictions = stats(f).evictions;
+        assert_false(offer(c, &keys[i], 0, (uint64_t)i, &dep, body, sizeof(body)));
+        earn_fill(c, &keys[i == 3 ? 1 : i - 1]); /* at 3, keys[1] used: keys[0] is the oldest */
+        assert_false(offer(c, &keys[i], 0, (uint64_t)i, &dep, body, sizeof(body)));
+        assert_int_equal(stats(f).refused, refused + 2);
+        assert_int_equal(stats(f).evictions, evictions);
+        assert_true(offer(c, &keys[i], 0, (uint64_t)i, &dep, body, sizeof(body)));
         assert_true(stats(f).bytes <= 3 * one);
-        if (i == 3) /* keys[1] used: keys[2] is the oldest now */
-            ns_route_cache_hit(c, ns_route_cache_find(c, &keys[1], 0));
-        if (i == 4) { /* the oldest (keys[2]) went, not the one just used */
-            assert_null(ns_route_cache_find(c, &keys[2], 0));
-            assert_non_null(ns_route_cache_find(c, &keys[1], 0));
+        if (i == 3) { /* the oldest (keys[0]) went, not the one just used */
+            assert_null(find(c, &keys[0], 0));
+            assert_non_null(find(c, &keys[1], 0));
         }
     }
     assert_int_equal(stats(f).entries, 3);
-    assert_true(stats(f).evictions >= 7);
-    assert_non_null(ns_route_cache_find(c, &keys[9], 0));
-    const ns_route_cache_entry_t *e = ns_route_cache_find(c, &keys[9], 0);
+    assert_int_equal(stats(f).evictions, 7);
+    const ns_route_cache_entry_t *e = find(c, &keys[9], 0);
+    assert_non_null(e);
     assert_int_equal(e->key_stamp, 9);
     assert_int_equal(e->body_len, sizeof(body));
     assert_memory_equal(e->body, body, sizeof(body));
-    assert_null(ns_route_cache_find(c, &keys[2], 0));
-    /* Replacing an entry keeps one. */
-    ns_route_cache_put(c, &keys[9], 0, 99, &dep, 1, body, 10);
-    assert_int_equal(ns_route_cache_find(c, &keys[9], 0)->key_stamp, 99);
+    assert_null(find(c, &keys[2], 0));
+    /* Replacing a stale entry is always taken, and keeps one. */
+    assert_true(offer(c, &keys[9], 0, 99, &dep, body, 10));
+    assert_int_equal(find(c, &keys[9], 0)->key_stamp, 99);
     assert_int_equal(stats(f).entries, 3);
-    /* Lowered at run time: the next put trims to it. */
+    /* Lowered at run time: the next fill trims to it. */
     cfg.route_answer_cache_max_bytes = (int64_t)one;
-    put2(c, &keys[0], 0, &dep, body, sizeof(body));
+    earn_fill(c, &keys[9]);
+    assert_false(offer(c, &keys[0], 0, 0, &dep, body, sizeof(body)));
+    assert_true(offer(c, &keys[0], 0, 0, &dep, body, sizeof(body)));
     assert_true(stats(f).bytes <= one);
     assert_int_equal(stats(f).entries, 1);
     /* Zero: nothing is kept, reads still answer. */
     cfg.route_answer_cache_max_bytes = 0;
-    ns_route_cache_put(c, &keys[1], 0, 0, &dep, 1, body, sizeof(body));
+    assert_false(offer(c, &keys[1], 0, 0, &dep, body, sizeof(body)));
     assert_int_equal(stats(f).entries, 0);
     assert_false(rd(f, "T1"));
     assert_false(rd(f, "T1"));
@@ -309,13 +346,75 @@ static void test_bound_and_eviction(void **state)
     cfg.route_answer_cache_max_bytes = (int64_t)(4 * one);
     ns_route_cache_t *half = ns_route_cache_new(&cfg.route_answer_cache_max_bytes, 2);
     for (int i = 0; i < 10; i++) {
-        ns_route_cache_put(half, &keys[i], 1, 0, &dep, 1, body, sizeof(body));
-        ns_route_cache_put(half, &keys[i], 1, 0, &dep, 1, body, sizeof(body));
+        offer(half, &keys[i], 1, 0, &dep, body, sizeof(body));
+        offer(half, &keys[i], 1, 0, &dep, body, sizeof(body));
     }
     ns_route_cache_stats_t hs;
     ns_route_cache_stats(half, &hs);
     assert_int_equal(hs.entries, 2);
     ns_route_cache_free(half);
+}
+
+/* Misses over far more keys than fit, with no hits: once full, nothing is evicted or copied
+ * again, whatever the misses (a cache too small costs no fills); hits let fills resume at one
+ * per NS_ROUTE_CACHE_FILL_CREDITS hits. */
+static void test_fills_paid_by_hits(void **state)
+{
+    fx_t *f = *state;
+    ns_route_cache_t *c = f->c;
+    uint8_t body[500];
+    memset(body, 'y', sizeof(body));
+    ns_route_cache_dep_t dep = {body, 1};
+    static int keys[1000];
+    size_t one = sizeof(ns_route_cache_entry_t) + sizeof(dep) + sizeof(body) + NAME_LEN;
+    cfg.route_answer_cache_max_bytes = (int64_t)(10 * one);
+    for (int i = 0; i < 10; i++)
+        assert_true(offer(c, &keys[i], 0, 0, &dep, body, sizeof(body)));
+    for (int round = 0; round < 3; round++) /* the others miss, each of them three times */
+        for (int i = 10; i < 1000; i++)
+            assert_false(offer(c, &keys[i], 0, 0, &dep, body, sizeof(body)));
+    assert_int_equal(stats(f).fills, 10);
+    assert_int_equal(stats(f).evictions, 0);
+    /* 8 hits: two fills, on the keys' second misses. */
+    for (int i = 0; i < 2 * NS_ROUTE_CACHE_FILL_CREDITS; i++)
+        ns_route_cache_hit(c, find(c, &keys[0], 0), 0);
+    for (int i = 500; i < 503; i++)
+        for (int ask = 0; ask < 2 && find(c, &keys[i], 0) == NULL; ask++)
+            offer(c, &keys[i], 0, 0, &dep, body, sizeof(body));
+    assert_int_equal(stats(f).fills, 12);
+    assert_int_equal(stats(f).evictions, 2);
+    assert_true(stats(f).bytes <= 10 * one);
+}
+
+/* A window of lookups answered under one in NS_ROUTE_CACHE_BYPASS: the next reads are looked up
+ * one in NS_ROUTE_CACHE_BYPASS; once those lookups hit again, every read is. */
+static void test_bypass_while_hits_do_not_pay(void **state)
+{
+    fx_t *f = *state;
+    ns_route_cache_t *c = f->c;
+    for (int i = 0; i < 1024; i++) { /* one window of misses */
+        assert_true(ns_route_cache_ask(c));
+        assert_null(find(c, &i, 0));
+    }
+    int asked = 0;
+    for (int i = 0; i < 8 * NS_ROUTE_CACHE_BYPASS; i++)
+        asked += ns_route_cache_ask(c);
+    assert_int_equal(asked, 8);
+    assert_int_equal(stats(f).skipped, 8 * (NS_ROUTE_CACHE_BYPASS - 1));
+    /* The sampled lookups hit: after a window of them, every read is asked again. */
+    uint8_t body[100] = {0};
+    ns_route_cache_dep_t dep = {body, 1};
+    int key;
+    assert_true(offer(c, &key, 0, 0, &dep, body, sizeof(body)));
+    for (int i = 0; i < 1024; i++) {
+        while (!ns_route_cache_ask(c)) {
+        }
+        ns_route_cache_hit(c, find(c, &key, 0), 0);
+    }
+    for (int i = 0; i < 2 * NS_ROUTE_CACHE_BYPASS; i++)
+        assert_true(ns_route_cache_ask(c));
+    /* Whatever the window, reads are still answered exactly. */
+    assert_false(rd(f, "T1"));
 }
 
 /* Many topics over a small bound: every answer read is still the assembled one. */
@@ -357,6 +456,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_broker_address_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_register_topic_and_acting_master, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bound_and_eviction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fills_paid_by_hits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bypass_while_hits_do_not_pay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_topics_small_bound, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
