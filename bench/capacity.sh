@@ -12,11 +12,12 @@
 # --p99-ms, a broker expired (the server closed a registered broker's connection, the audit after
 # the run missed one, or the server logged "The broker channel expired"), or any request was
 # refused, answered wrongly or lost. A failed step is run once more (--retries) before it counts:
-# the machine is shared, and its noise can only fail a step, never pass one. A server climbs on
-# after a failure (the curve goes past its limit) and leaves the ladder after --beyond + 1 failed
-# steps in a row, or once it answers under half the reads offered. The largest step it passed is
-# the cluster it holds; --refine then runs 1.5x that step when 2x failed. With --quiet-load L
-# each run waits (up to --quiet-wait s) for a 1-minute load average under L.
+# the machine is shared, and its noise can only fail a step, never pass one. The largest step a
+# server passed is the cluster it holds; --refine then runs 1.5x that step when 2x failed. A
+# server "keeps up" with a step when nothing expired and nothing failed and it answered at least
+# 90 % of the route reads offered, whatever the p99: it climbs the ladder as long as it keeps up
+# (so the curve goes past the p99 limit), and leaves at the first step it does not. With
+# --quiet-load L each run waits (up to --quiet-wait s) for a 1-minute load average under L.
 # Each step runs the servers in turn (the same minutes for all). Every server is pinned to
 # --srv-cpu with taskset and the generator to --gen-cpu, and is warmed first with route reads
 # until its rate stops rising (Java's JIT; compare.sh's rule). Modes: plaintext, then TLS
@@ -25,7 +26,7 @@
 #   bench/capacity.sh [--targets echo,c,java,rust] [--modes plain,tls] [--start BxC] [--steps N]
 #                     [--topics T] [--client-topics K] [--compress F] [--zipf S]
 #                     [--restart-every S] [--down S] [--duration S] [--p99-ms MS] [--retries N]
-#                     [--beyond N] [--no-refine] [--quiet-load L] [--quiet-wait S]
+#                     [--no-refine] [--quiet-load L] [--quiet-wait S]
 #                     [--first-warmup S] [--no-warmup] [--srv-cpu N] [--gen-cpu N] [--no-pin]
 #                     [--quick] [--out DIR]
 #   bench/capacity.sh [--out DIR] --table results.tsv     (re-print the tables of a run)
@@ -55,7 +56,6 @@ cluster_warmup= # nscluster's default: two (compressed) periods
 p99_ms=5
 retries=1
 refine=1
-beyond=1
 quiet_load=
 quiet_wait=300
 srv_cpu=1
@@ -84,7 +84,6 @@ while [[ $# -gt 0 ]]; do
     --p99-ms) p99_ms=$2; shift 2 ;;
     --retries) retries=$2; shift 2 ;;
     --no-refine) refine=0; shift ;;
-    --beyond) beyond=$2; shift 2 ;;
     --quiet-load) quiet_load=$2; shift 2 ;;
     --quiet-wait) quiet_wait=$2; shift 2 ;;
     --first-warmup) first_warmup=$2; shift 2 ;;
@@ -102,7 +101,7 @@ done
 if [[ $quick -eq 1 ]]; then
   [[ $targets_set -eq 1 ]] || targets=c
   start=4x16 steps=2 topics=10 client_topics=3 compress=10 restart_every=30 down=3
-  duration=4 cluster_warmup=1 retries=0 refine=0 pin=0 server_warmup=0 beyond=0
+  duration=4 cluster_warmup=1 retries=0 refine=0 pin=0 server_warmup=0
 fi
 
 nsbench=${NSBENCH:-$here/build/release/bench/nsbench}
@@ -110,7 +109,7 @@ nscluster=${NSCLUSTER:-$here/build/release/bench/nscluster}
 mqnamesrv=${MQNAMESRV:-$here/build/release/mqnamesrv}
 java_opts=${JAVA_OPTS:--Xms512m -Xmx512m -XX:+UseG1GC}
 EXPIRED_LINE='The broker channel expired'
-COLUMNS_TSV="mode target step attempt brokers topics clients client_topics compress offered_reads offered_regs route_rate reg_rate route_p50_us route_p99_us route_p999_us route_max_us reg_p99_us expired log_expired errors bad_answers missing_routes srv_closed_clients conn_errors lost restarts reregs polls_late sched_lag_p99_us srv_cpu_pct srv_rss_peak_kb gen_cpu_pct srv_wait_pct gen_wait_pct setup_ms load1 verdict reason"
+COLUMNS_TSV="mode target step attempt brokers topics clients client_topics compress offered_reads offered_regs route_rate reg_rate route_p50_us route_p99_us route_p999_us route_max_us reg_p99_us expired log_expired errors bad_answers missing_routes srv_closed_clients conn_errors lost restarts reregs polls_late sched_lag_p99_us srv_cpu_pct srv_rss_peak_kb gen_cpu_pct srv_wait_pct gen_wait_pct setup_ms load1 kept verdict reason"
 
 [[ -n $out ]] || out=$(mktemp -d /tmp/nscapacity.XXXXXX)
 mkdir -p "$out"
@@ -141,6 +140,8 @@ cleanup() {
   if [[ $quick -eq 1 && -z ${keep_out:-} ]]; then rm -rf "$out"; fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 srv_prefix=()
 gen_prefix=()
@@ -227,7 +228,7 @@ warm() {
 }
 
 # cluster TARGET MODE STEP ATTEMPT BROKERS CLIENTS: one nscluster run; appends its row to the
-# results and sets VERDICT (pass or fail).
+# results and sets VERDICT (pass or fail) and KEPT (yes or no).
 cluster() {
   local target=$1 mode=$2 step=$3 attempt=$4 b=$5 c=$6
   local logf=$out/run-$mode-$target-$step-$attempt.log port pid extra=() e0=0 e1=0
@@ -280,6 +281,8 @@ cluster() {
       }
       sub(/; $/, "", reason)
       verdict = reason == "" ? "pass" : "fail"
+      offered = c * k * F / 30
+      kept = (reason == "" || reason ~ /^p99 [0-9.]+ ms$/) && f["route_rate"] + 0 >= 0.9 * offered ? "yes" : "no"
       n = split("route_rate reg_rate route_p50_us route_p99_us route_p999_us route_max_us reg_p99_us expired", A, " ")
       row = mode "\t" target "\t" step "\t" attempt "\t" b "\t" T "\t" c "\t" k "\t" F "\t" \
             int(c * k * F / 30 + 0.5) "\t" sprintf("%.1f", b * F / 30)
@@ -287,10 +290,11 @@ cluster() {
       row = row "\t" logexp
       n = split("errors bad_answers missing_routes srv_closed_clients conn_errors lost restarts reregs polls_late sched_lag_p99_us srv_cpu_pct srv_rss_peak_kb gen_cpu_pct srv_wait_pct gen_wait_pct setup_ms", A, " ")
       for (i = 1; i <= n; i++) row = row "\t" val(A[i])
-      print row "\t" load1 "\t" verdict "\t" (reason == "" ? "-" : reason)
+      print row "\t" load1 "\t" kept "\t" verdict "\t" (reason == "" ? "-" : reason)
     }' "$logf" >>"$results"
-  log "$mode $target step $step ($b brokers, $c clients) attempt $attempt: $(field route_p99_us) us p99, $(field srv_cpu_pct) % CPU ($(field srv_wait_pct) % waiting for it), $(field srv_rss_peak_kb) kB -> $(field verdict) ($(field reason))"
+  log "$mode $target step $step ($b brokers, $c clients) attempt $attempt: $(field route_p99_us) us p99, $(field srv_cpu_pct) % CPU ($(field srv_wait_pct) % waiting for it), $(field srv_rss_peak_kb) kB, $(field route_rate) of $(field offered_reads) reads/s -> $(field verdict) ($(field reason)), kept up: $(field kept)"
   VERDICT=$(field verdict)
+  KEPT=$(field kept)
 }
 
 # field NAME: the column NAME of the last row of the results.
@@ -309,14 +313,19 @@ wait_quiet() {
   [[ $waited -eq 0 ]] || log "waited $waited s for a load average under $quiet_load (now $(cut -d' ' -f1 /proc/loadavg))"
 }
 
-# attempts TARGET MODE STEP BROKERS CLIENTS: the run, and up to --retries more if it fails.
+# attempts TARGET MODE STEP BROKERS CLIENTS: the run, and up to --retries more if it fails; sets
+# STEP_PASSED and STEP_KEPT (1 when an attempt passed, kept up).
 attempts() {
   local a
+  STEP_PASSED=0 STEP_KEPT=0
   for a in $(seq 0 "$retries"); do
     cluster "$1" "$2" "$3" $((a + 1)) "$4" "$5"
-    [[ $VERDICT == pass ]] && return 0
+    [[ $KEPT == yes ]] && STEP_KEPT=1
+    if [[ $VERDICT == pass ]]; then
+      STEP_PASSED=1
+      return 0
+    fi
   done
-  return 1
 }
 
 # ---- tables -----------------------------------------------------------------------------------
@@ -330,27 +339,40 @@ print_header() {
 
 # print_summary TSV: per mode, the curve (one row per step: the offered load, then per server
 # the route p99, peak RSS and CPU of its best attempt, or why it failed), the cluster each
-# server held, and what ran out at the step above it.
+# server held and kept up with, and what ran out above them.
 print_summary() {
   awk -F'\t' '
-    NR == 1 { for (i = 1; i <= NF; i++) ix[$i] = i; ncol = NF; next }
+    NR == 1 { for (i = 1; i <= NF; i++) ix[$i] = i; next }
     function v(name) { return $(ix[name]) }
     {
+      for (i = 1; i <= NF; i++) R[NR, i] = $i
       key = $1 SUBSEP $2 SUBSEP $3
-      # A pass is kept over a failed attempt of the same step; else the latest attempt.
-      if (!(key in V) || V[key] != "pass") {
-        V[key] = v("verdict")
-        for (i = 1; i <= ncol; i++) X[key, i] = $i
-      }
+      # The row shown for a step: a pass over a failed attempt, else the latest attempt.
+      if (!(key in row) || R[row[key], ix["verdict"]] != "pass") row[key] = NR
+      if (v("kept") == "yes") kept[key] = 1
+      if (v("kept") == "yes" && v("offered_reads") + 0 > top["kept", $1, $2] + 0) { top["kept", $1, $2] = v("offered_reads"); topr["kept", $1, $2] = NR }
+      if (v("verdict") == "pass" && v("offered_reads") + 0 > top["held", $1, $2] + 0) { top["held", $1, $2] = v("offered_reads"); topr["held", $1, $2] = NR }
       if (!($1 in seenm)) { seenm[$1] = 1; modes[++nm] = $1 }
       if (!(($1 SUBSEP $3) in seens)) { seens[$1 SUBSEP $3] = 1; S[$1, ++ns[$1]] = $3 }
       OFF[$1 SUBSEP $3] = v("offered_reads")
       tg[$1, $2] = 1
     }
-    function g(key, name) { return X[key, ix[name]] }
+    function g(r, name) { return R[r, ix[name]] }
     function ms(us) { return us == "" ? "-" : sprintf("%.2f", us / 1000) }
     function mb(kb) { return kb == "" ? "-" : sprintf("%.0f", kb / 1024) }
-    function per_cpu(key) { return g(key, "srv_cpu_pct") + 0 > 0 ? sprintf("%.0f", g(key, "route_rate") * 100 / g(key, "srv_cpu_pct")) : "-" }
+    function per_cpu(r) { return g(r, "srv_cpu_pct") + 0 > 0 ? sprintf("%.0f", g(r, "route_rate") * 100 / g(r, "srv_cpu_pct")) : "-" }
+    function cap_table(mo, which, title,   j, t, r, rj, rr) {
+      print "| server | " title " | route reads/s | registrations/s | p99 ms | RSS MB | server CPU % | reads per server CPU-s | clients / Java | / Rust |"
+      print "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+      for (j = 1; j <= m; j++) {
+        t = T[j]
+        if (!((which, mo, t) in topr)) { print "| " t " | none | | | | | | | | |"; continue }
+        r = topr[which, mo, t]
+        rj = ((which, mo, "java") in topr) ? sprintf("%.1f", g(r, "clients") / g(topr[which, mo, "java"], "clients")) : "-"
+        rr = ((which, mo, "rust") in topr) ? sprintf("%.1f", g(r, "clients") / g(topr[which, mo, "rust"], "clients")) : "-"
+        printf "| %s | %s, %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", t, g(r, "brokers"), g(r, "clients"), g(r, "route_rate"), g(r, "reg_rate"), ms(g(r, "route_p99_us")), mb(g(r, "srv_rss_peak_kb")), g(r, "srv_cpu_pct"), per_cpu(r), rj, rr
+      }
+    }
     END {
       split("echo c c1 java rust", all, " ")
       for (q = 1; q <= nm; q++) {
@@ -364,41 +386,38 @@ print_summary() {
         for (i = 1; i <= n; i++) ord[i] = S[mo, i]
         for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (OFF[mo SUBSEP ord[j]] + 0 < OFF[mo SUBSEP ord[i]] + 0) { t = ord[i]; ord[i] = ord[j]; ord[j] = t }
         for (i = 1; i <= n; i++) {
-          line = ""
+          line = ""; size = ""
           for (j = 1; j <= m; j++) {
             k = mo SUBSEP T[j] SUBSEP ord[i]
-            if (!(k in V)) { line = line " |"; continue }
-            if (size == "" || line == "") size = g(k, "brokers") " x " g(k, "topics") " | " g(k, "clients") " x " g(k, "client_topics") " | " g(k, "offered_reads") " | " g(k, "offered_regs")
-            cell = ms(g(k, "route_p99_us")) ", " mb(g(k, "srv_rss_peak_kb")) ", " g(k, "srv_cpu_pct")
-            if (V[k] != "pass") cell = "**fail** " cell " (" g(k, "reason") ")"
+            if (!(k in row)) { line = line " |"; continue }
+            r = row[k]
+            size = g(r, "brokers") " x " g(r, "topics") " | " g(r, "clients") " x " g(r, "client_topics") " | " g(r, "offered_reads") " | " g(r, "offered_regs")
+            cell = ms(g(r, "route_p99_us")) ", " mb(g(r, "srv_rss_peak_kb")) ", " g(r, "srv_cpu_pct")
+            if (g(r, "verdict") != "pass") cell = "**fail** " cell " (" g(r, "reason") (kept[k] ? "" : "; not kept up") ")"
             line = line " " cell " |"
-            if (V[k] == "pass" && OFF[mo SUBSEP ord[i]] + 0 > held[mo, T[j]] + 0) { held[mo, T[j]] = OFF[mo SUBSEP ord[i]]; hk[mo, T[j]] = k }
           }
-          print "| " size " |" line; size = ""
+          print "| " size " |" line
         }
         print ""
-        print "| server | largest cluster held: brokers, clients | route reads/s | registrations/s | p99 ms | RSS MB | server CPU % | reads per server CPU-s | clients held / Java | / Rust |"
-        print "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-        for (j = 1; j <= m; j++) {
-          t = T[j]
-          if (!((mo, t) in held)) { print "| " t " | none (failed every step) | | | | | | | | |"; continue }
-          k = hk[mo, t]
-          rj = ((mo, "java") in held) ? sprintf("%.1f", g(k, "clients") / g(hk[mo, "java"], "clients")) : "-"
-          rr = ((mo, "rust") in held) ? sprintf("%.1f", g(k, "clients") / g(hk[mo, "rust"], "clients")) : "-"
-          printf "| %s | %s, %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", t, g(k, "brokers"), g(k, "clients"), g(k, "route_rate"), g(k, "reg_rate"), ms(g(k, "route_p99_us")), mb(g(k, "srv_rss_peak_kb")), g(k, "srv_cpu_pct"), per_cpu(k), rj, rr
-        }
+        cap_table(mo, "held", "largest cluster held (p99 under the bound, nothing expired, no error): brokers, clients")
         print ""
-        print "| server | first step failed above the one held: brokers, clients | why | server CPU % | waiting for a CPU % | generator CPU % | generator late p99 ms | reads per server CPU-s |"
-        print "|---|---:|---|---:|---:|---:|---:|---:|"
+        cap_table(mo, "kept", "largest cluster kept up with (nothing expired, no error, 90 % of the reads answered; p99 not judged): brokers, clients")
+        print ""
+        print "| server | first step failed above the one held: brokers, clients, why | first step not kept up with: brokers, clients, reads/s answered of offered | there: server CPU % | waiting for a CPU % | generator CPU % | generator late p99 ms | reads per server CPU-s |"
+        print "|---|---|---|---:|---:|---:|---:|---:|"
         for (j = 1; j <= m; j++) {
-          t = T[j]; best = ""
+          t = T[j]; rf = ""; rn = ""
           for (i = 1; i <= n; i++) {
             k = mo SUBSEP t SUBSEP ord[i]
-            if ((k in V) && V[k] != "pass" && OFF[mo SUBSEP ord[i]] + 0 > held[mo, t] + 0) { best = k; break }
+            if (!(k in row)) continue
+            if (rf == "" && g(row[k], "verdict") != "pass" && OFF[mo SUBSEP ord[i]] + 0 > top["held", mo, t] + 0) rf = row[k]
+            if (rn == "" && !kept[k]) rn = row[k]
           }
-          if (best == "") { print "| " t " | none: held every step it ran | | | | | | |"; continue }
-          k = best
-          printf "| %s | %s, %s | %s | %s | %s | %s | %s | %s |\n", t, g(k, "brokers"), g(k, "clients"), g(k, "reason"), g(k, "srv_cpu_pct"), g(k, "srv_wait_pct"), g(k, "gen_cpu_pct"), ms(g(k, "sched_lag_p99_us")), per_cpu(k)
+          a = rf == "" ? "none: held every step it ran" : g(rf, "brokers") ", " g(rf, "clients") ", " g(rf, "reason")
+          b = rn == "" ? "none: kept up with every step it ran" : g(rn, "brokers") ", " g(rn, "clients") ", " g(rn, "route_rate") " of " g(rn, "offered_reads") (g(rn, "reason") == "-" ? "" : " (" g(rn, "reason") ")")
+          r = rn != "" ? rn : rf
+          if (r == "") { printf "| %s | %s | %s | | | | | |\n", t, a, b; continue }
+          printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", t, a, b, g(r, "srv_cpu_pct"), g(r, "srv_wait_pct"), g(r, "gen_cpu_pct"), ms(g(r, "sched_lag_p99_us")), per_cpu(r)
         }
       }
     }' "$1"
@@ -445,8 +464,8 @@ for mode in "${mode_list[@]}"; do
       [[ $t == echo ]] || warm "$t" "$mode"
     done
   fi
-  declare -A alive=() last_pass=() failed_row=()
-  for t in "${active[@]}"; do alive[$t]=1 failed_row[$t]=0; done
+  declare -A alive=() last_pass=()
+  for t in "${active[@]}"; do alive[$t]=1; done
   for step in $(seq 0 $((steps - 1))); do
     b=$((b0 << step)) c=$((c0 << step))
     if [[ $((b + c + 64)) -gt $nofile ]]; then
@@ -457,17 +476,9 @@ for mode in "${mode_list[@]}"; do
     for t in "${active[@]}"; do
       [[ ${alive[$t]} -eq 1 ]] || continue
       any=1
-      if attempts "$t" "$mode" "$step" "$b" "$c"; then
-        last_pass[$t]=$step
-        failed_row[$t]=0
-      else
-        failed_row[$t]=$((failed_row[$t] + 1))
-        # It leaves the ladder after --beyond + 1 failures in a row, or once it is overrun.
-        if [[ ${failed_row[$t]} -gt $beyond ]] || awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) ix[$i] = i }
-            END { exit !($(ix["route_rate"]) + 0 < $(ix["offered_reads"]) / 2) }' "$results"; then
-          alive[$t]=0
-        fi
-      fi
+      attempts "$t" "$mode" "$step" "$b" "$c"
+      [[ $STEP_PASSED -eq 1 ]] && last_pass[$t]=$step
+      [[ $STEP_KEPT -eq 1 || $quick -eq 1 ]] || alive[$t]=0
     done
     [[ $any -eq 1 ]] || break
   done
@@ -478,11 +489,11 @@ for mode in "${mode_list[@]}"; do
       s=${last_pass[$t]}
       grep -qP "^$mode\t$t\t$((s + 1))\t" "$results" || continue # 2x never ran
       b=$(((b0 << s) * 3 / 2)) c=$(((c0 << s) * 3 / 2))
-      attempts "$t" "$mode" "$s.5" "$b" "$c" || true
+      attempts "$t" "$mode" "$s.5" "$b" "$c"
     done
   fi
   stop_servers
-  unset alive last_pass failed_row
+  unset alive last_pass
 done
 
 {
