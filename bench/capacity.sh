@@ -16,8 +16,12 @@
 # server passed is the cluster it holds; --refine then runs 1.5x that step when 2x failed. A
 # server "keeps up" with a step when nothing expired and nothing failed and it answered at least
 # 90 % of the route reads offered, whatever the p99: it climbs the ladder as long as it keeps up
-# (so the curve goes past the p99 limit), and leaves at the first step it does not. With
-# --quiet-load L each run waits (up to --quiet-wait s) for a 1-minute load average under L.
+# (so the curve goes past the p99 bound), and leaves at the first step it does not.
+# The machine is shared: a run during which other work at normal priority (niced work yields and
+# is not counted) took more than --max-others % of the server's core or of the generator's is
+# "disturbed" and judges nothing; it is run again, up to --disturbed-tries times, each try first
+# waiting (up to --quiet-wait s) for both cores to be that quiet. A server with two disturbed
+# steps in a row leaves the ladder. Every run records what else ran on the two cores.
 # Each step runs the servers in turn (the same minutes for all). Every server is pinned to
 # --srv-cpu with taskset and the generator to --gen-cpu, and is warmed first with route reads
 # until its rate stops rising (Java's JIT; compare.sh's rule). Modes: plaintext, then TLS
@@ -26,7 +30,7 @@
 #   bench/capacity.sh [--targets echo,c,java,rust] [--modes plain,tls] [--start BxC] [--steps N]
 #                     [--topics T] [--client-topics K] [--compress F] [--zipf S]
 #                     [--restart-every S] [--down S] [--duration S] [--p99-ms MS] [--retries N]
-#                     [--no-refine] [--quiet-load L] [--quiet-wait S]
+#                     [--no-refine] [--max-others PCT] [--disturbed-tries N] [--quiet-wait S]
 #                     [--first-warmup S] [--no-warmup] [--srv-cpu N] [--gen-cpu N] [--no-pin]
 #                     [--quick] [--out DIR]
 #   bench/capacity.sh [--out DIR] --table results.tsv     (re-print the tables of a run)
@@ -56,8 +60,9 @@ cluster_warmup= # nscluster's default: two (compressed) periods
 p99_ms=5
 retries=1
 refine=1
-quiet_load=
-quiet_wait=300
+max_others=50
+disturbed_tries=3
+quiet_wait=120
 srv_cpu=1
 gen_cpu=0
 pin=1
@@ -84,7 +89,8 @@ while [[ $# -gt 0 ]]; do
     --p99-ms) p99_ms=$2; shift 2 ;;
     --retries) retries=$2; shift 2 ;;
     --no-refine) refine=0; shift ;;
-    --quiet-load) quiet_load=$2; shift 2 ;;
+    --max-others) max_others=$2; shift 2 ;;
+    --disturbed-tries) disturbed_tries=$2; shift 2 ;;
     --quiet-wait) quiet_wait=$2; shift 2 ;;
     --first-warmup) first_warmup=$2; shift 2 ;;
     --no-warmup) server_warmup=0; shift ;;
@@ -109,7 +115,7 @@ nscluster=${NSCLUSTER:-$here/build/release/bench/nscluster}
 mqnamesrv=${MQNAMESRV:-$here/build/release/mqnamesrv}
 java_opts=${JAVA_OPTS:--Xms512m -Xmx512m -XX:+UseG1GC}
 EXPIRED_LINE='The broker channel expired'
-COLUMNS_TSV="mode target step attempt brokers topics clients client_topics compress offered_reads offered_regs route_rate reg_rate route_p50_us route_p99_us route_p999_us route_max_us reg_p99_us expired log_expired errors bad_answers missing_routes srv_closed_clients conn_errors lost restarts reregs polls_late sched_lag_p99_us srv_cpu_pct srv_rss_peak_kb gen_cpu_pct srv_wait_pct gen_wait_pct setup_ms load1 kept verdict reason"
+COLUMNS_TSV="mode target step attempt brokers topics clients client_topics compress offered_reads offered_regs route_rate reg_rate route_p50_us route_p99_us route_p999_us route_max_us reg_p99_us expired log_expired errors bad_answers missing_routes srv_closed_clients conn_errors lost restarts reregs polls_late sched_lag_p99_us srv_cpu_pct srv_rss_peak_kb gen_cpu_pct srv_wait_pct gen_wait_pct srv_core_others_pct gen_core_others_pct srv_core_niced_pct gen_core_niced_pct setup_ms load1 kept verdict reason"
 
 [[ -n $out ]] || out=$(mktemp -d /tmp/nscapacity.XXXXXX)
 mkdir -p "$out"
@@ -264,7 +270,7 @@ cluster() {
   load1=$(cut -d' ' -f1 /proc/loadavg)
   awk -v mode="$mode" -v target="$target" -v step="$step" -v attempt="$attempt" -v b="$b" \
     -v c="$c" -v T="$topics" -v k="$client_topics" -v F="$compress" -v logexp=$((e1 - e0)) \
-    -v load1="$load1" -v p99_ms="$p99_ms" -v quick="$quick" -v rc="$rc" '
+    -v load1="$load1" -v p99_ms="$p99_ms" -v quick="$quick" -v rc="$rc" -v max_others="$max_others" '
     function val(key) { return (key in f) ? f[key] : "" }
     /^CLUSTER / { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } seen = 1 }
     END {
@@ -283,12 +289,16 @@ cluster() {
       verdict = reason == "" ? "pass" : "fail"
       offered = c * k * F / 30
       kept = (reason == "" || reason ~ /^p99 [0-9.]+ ms$/) && f["route_rate"] + 0 >= 0.9 * offered ? "yes" : "no"
+      if (val("srv_core_others_pct") + 0 > max_others || val("gen_core_others_pct") + 0 > max_others) {
+        reason = sprintf("others took %d %% of the server core, %d %% of the generator core%s", val("srv_core_others_pct"), val("gen_core_others_pct"), reason == "" ? "" : "; " reason)
+        verdict = "disturbed"; kept = "?"
+      }
       n = split("route_rate reg_rate route_p50_us route_p99_us route_p999_us route_max_us reg_p99_us expired", A, " ")
       row = mode "\t" target "\t" step "\t" attempt "\t" b "\t" T "\t" c "\t" k "\t" F "\t" \
             int(c * k * F / 30 + 0.5) "\t" sprintf("%.1f", b * F / 30)
       for (i = 1; i <= n; i++) row = row "\t" val(A[i])
       row = row "\t" logexp
-      n = split("errors bad_answers missing_routes srv_closed_clients conn_errors lost restarts reregs polls_late sched_lag_p99_us srv_cpu_pct srv_rss_peak_kb gen_cpu_pct srv_wait_pct gen_wait_pct setup_ms", A, " ")
+      n = split("errors bad_answers missing_routes srv_closed_clients conn_errors lost restarts reregs polls_late sched_lag_p99_us srv_cpu_pct srv_rss_peak_kb gen_cpu_pct srv_wait_pct gen_wait_pct srv_core_others_pct gen_core_others_pct srv_core_niced_pct gen_core_niced_pct setup_ms", A, " ")
       for (i = 1; i <= n; i++) row = row "\t" val(A[i])
       print row "\t" load1 "\t" kept "\t" verdict "\t" (reason == "" ? "-" : reason)
     }' "$logf" >>"$results"
@@ -302,24 +312,48 @@ field() {
   awk -F'\t' -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } END { print $c }' "$results"
 }
 
-# wait_quiet: with --quiet-load, until the 1-minute load average is under it (bounded).
-wait_quiet() {
-  [[ -n $quiet_load ]] || return 0
-  local waited=0
-  while awk -v l="$quiet_load" '{ exit !($1 >= l) }' /proc/loadavg && [[ $waited -lt $quiet_wait ]]; do
-    sleep 10
-    waited=$((waited + 10))
-  done
-  [[ $waited -eq 0 ]] || log "waited $waited s for a load average under $quiet_load (now $(cut -d' ' -f1 /proc/loadavg))"
+# normal_busy: the share (%) of the server's and the generator's core that work at normal
+# priority (niced work not counted) took over the next 3 s, as "SRV GEN".
+normal_busy() {
+  local a b
+  a=$(grep -E "^cpu($srv_cpu|$gen_cpu) " /proc/stat)
+  sleep 3
+  b=$(grep -E "^cpu($srv_cpu|$gen_cpu) " /proc/stat)
+  paste <(echo "$a") <(echo "$b") | awk -v s="cpu$srv_cpu" '
+    { busy = ($13 + $15 + $18 + $19 + $20) - ($2 + $4 + $7 + $8 + $9)
+      total = ($13 + $14 + $15 + $16 + $17 + $18 + $19 + $20) - ($2 + $3 + $4 + $5 + $6 + $7 + $8 + $9)
+      p[$1 == s ? "s" : "g"] = total > 0 ? int(100 * busy / total) : 0 }
+    END { print p["s"] + 0, p["g"] + 0 }'
 }
 
-# attempts TARGET MODE STEP BROKERS CLIENTS: the run, and up to --retries more if it fails; sets
-# STEP_PASSED and STEP_KEPT (1 when an attempt passed, kept up).
+# wait_quiet: when pinned, until the other work at normal priority on both cores is under
+# --max-others (bounded by --quiet-wait).
+wait_quiet() {
+  [[ $pin -eq 1 ]] || return 0
+  local waited=0 s g
+  read -r s g < <(normal_busy)
+  while [[ $s -gt $max_others || $g -gt $max_others ]] && [[ $waited -lt $quiet_wait ]]; do
+    sleep 7
+    waited=$((waited + 10))
+    read -r s g < <(normal_busy)
+  done
+  [[ $waited -eq 0 ]] || log "waited $waited s for quiet cores (other work now $s % of the server core, $g % of the generator core)"
+}
+
+# attempts TARGET MODE STEP BROKERS CLIENTS: the run, up to --retries more if it fails, and up
+# to --disturbed-tries more if it was disturbed; sets STEP_PASSED, STEP_KEPT (1 when an attempt
+# passed, kept up) and STEP_JUDGED (0 when every attempt was disturbed).
 attempts() {
-  local a
-  STEP_PASSED=0 STEP_KEPT=0
-  for a in $(seq 0 "$retries"); do
-    cluster "$1" "$2" "$3" $((a + 1)) "$4" "$5"
+  local a=0 judged=0 disturbed=0
+  STEP_PASSED=0 STEP_KEPT=0 STEP_JUDGED=0
+  while [[ $judged -le $retries && $disturbed -lt $disturbed_tries ]]; do
+    a=$((a + 1))
+    cluster "$1" "$2" "$3" "$a" "$4" "$5"
+    if [[ $VERDICT == disturbed ]]; then
+      disturbed=$((disturbed + 1))
+      continue
+    fi
+    judged=$((judged + 1)) STEP_JUDGED=1
     [[ $KEPT == yes ]] && STEP_KEPT=1
     if [[ $VERDICT == pass ]]; then
       STEP_PASSED=1
@@ -342,14 +376,15 @@ print_header() {
 # server held and kept up with, and what ran out above them.
 print_summary() {
   awk -F'\t' '
-    NR == 1 { for (i = 1; i <= NF; i++) ix[$i] = i; next }
+    NR == 1 { for (i = 1; i <= NF; i++) ix[$i] = i; rank["pass"] = 3; rank["fail"] = 2; rank["disturbed"] = 1; next }
     function v(name) { return $(ix[name]) }
     {
       for (i = 1; i <= NF; i++) R[NR, i] = $i
       key = $1 SUBSEP $2 SUBSEP $3
-      # The row shown for a step: a pass over a failed attempt, else the latest attempt.
-      if (!(key in row) || R[row[key], ix["verdict"]] != "pass") row[key] = NR
+      # The row shown for a step: a pass, else a failed attempt, else a disturbed one; the latest.
+      if (!(key in row) || rank[v("verdict")] >= rank[R[row[key], ix["verdict"]]]) row[key] = NR
       if (v("kept") == "yes") kept[key] = 1
+      if (v("verdict") != "disturbed") judged[key] = 1
       if (v("kept") == "yes" && v("offered_reads") + 0 > top["kept", $1, $2] + 0) { top["kept", $1, $2] = v("offered_reads"); topr["kept", $1, $2] = NR }
       if (v("verdict") == "pass" && v("offered_reads") + 0 > top["held", $1, $2] + 0) { top["held", $1, $2] = v("offered_reads"); topr["held", $1, $2] = NR }
       if (!($1 in seenm)) { seenm[$1] = 1; modes[++nm] = $1 }
@@ -393,7 +428,8 @@ print_summary() {
             r = row[k]
             size = g(r, "brokers") " x " g(r, "topics") " | " g(r, "clients") " x " g(r, "client_topics") " | " g(r, "offered_reads") " | " g(r, "offered_regs")
             cell = ms(g(r, "route_p99_us")) ", " mb(g(r, "srv_rss_peak_kb")) ", " g(r, "srv_cpu_pct")
-            if (g(r, "verdict") != "pass") cell = "**fail** " cell " (" g(r, "reason") (kept[k] ? "" : "; not kept up") ")"
+            if (g(r, "verdict") == "fail") cell = "**fail** " cell " (" g(r, "reason") (kept[k] ? "" : "; not kept up") ")"
+            if (g(r, "verdict") == "disturbed") cell = "disturbed: " cell " (" g(r, "reason") ")"
             line = line " " cell " |"
           }
           print "| " size " |" line
@@ -403,21 +439,21 @@ print_summary() {
         print ""
         cap_table(mo, "kept", "largest cluster kept up with (nothing expired, no error, 90 % of the reads answered; p99 not judged): brokers, clients")
         print ""
-        print "| server | first step failed above the one held: brokers, clients, why | first step not kept up with: brokers, clients, reads/s answered of offered | there: server CPU % | waiting for a CPU % | generator CPU % | generator late p99 ms | reads per server CPU-s |"
-        print "|---|---|---|---:|---:|---:|---:|---:|"
+        print "| server | first step failed above the one held: brokers, clients, why | first step not kept up with: brokers, clients, reads/s answered of offered | there: server CPU % | its threads waiting for a CPU % | others on its core % | generator CPU % | generator late p99 ms | reads per server CPU-s |"
+        print "|---|---|---|---:|---:|---:|---:|---:|---:|"
         for (j = 1; j <= m; j++) {
           t = T[j]; rf = ""; rn = ""
           for (i = 1; i <= n; i++) {
             k = mo SUBSEP t SUBSEP ord[i]
             if (!(k in row)) continue
-            if (rf == "" && g(row[k], "verdict") != "pass" && OFF[mo SUBSEP ord[i]] + 0 > top["held", mo, t] + 0) rf = row[k]
-            if (rn == "" && !kept[k]) rn = row[k]
+            if (rf == "" && g(row[k], "verdict") == "fail" && OFF[mo SUBSEP ord[i]] + 0 > top["held", mo, t] + 0) rf = row[k]
+            if (rn == "" && judged[k] && !kept[k]) rn = row[k]
           }
           a = rf == "" ? "none: held every step it ran" : g(rf, "brokers") ", " g(rf, "clients") ", " g(rf, "reason")
           b = rn == "" ? "none: kept up with every step it ran" : g(rn, "brokers") ", " g(rn, "clients") ", " g(rn, "route_rate") " of " g(rn, "offered_reads") (g(rn, "reason") == "-" ? "" : " (" g(rn, "reason") ")")
           r = rn != "" ? rn : rf
-          if (r == "") { printf "| %s | %s | %s | | | | | |\n", t, a, b; continue }
-          printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", t, a, b, g(r, "srv_cpu_pct"), g(r, "srv_wait_pct"), g(r, "gen_cpu_pct"), ms(g(r, "sched_lag_p99_us")), per_cpu(r)
+          if (r == "") { printf "| %s | %s | %s | | | | | | |\n", t, a, b; continue }
+          printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", t, a, b, g(r, "srv_cpu_pct"), g(r, "srv_wait_pct"), g(r, "srv_core_others_pct"), g(r, "gen_cpu_pct"), ms(g(r, "sched_lag_p99_us")), per_cpu(r)
         }
       }
     }' "$1"
@@ -464,8 +500,8 @@ for mode in "${mode_list[@]}"; do
       [[ $t == echo ]] || warm "$t" "$mode"
     done
   fi
-  declare -A alive=() last_pass=()
-  for t in "${active[@]}"; do alive[$t]=1; done
+  declare -A alive=() last_pass=() unjudged=()
+  for t in "${active[@]}"; do alive[$t]=1 unjudged[$t]=0; done
   for step in $(seq 0 $((steps - 1))); do
     b=$((b0 << step)) c=$((c0 << step))
     if [[ $((b + c + 64)) -gt $nofile ]]; then
@@ -478,6 +514,12 @@ for mode in "${mode_list[@]}"; do
       any=1
       attempts "$t" "$mode" "$step" "$b" "$c"
       [[ $STEP_PASSED -eq 1 ]] && last_pass[$t]=$step
+      if [[ $STEP_JUDGED -eq 0 ]]; then
+        unjudged[$t]=$((unjudged[$t] + 1))
+        [[ ${unjudged[$t]} -lt 2 ]] || { alive[$t]=0; log "$t: two disturbed steps in a row: leaves the ladder"; }
+        continue
+      fi
+      unjudged[$t]=0
       [[ $STEP_KEPT -eq 1 || $quick -eq 1 ]] || alive[$t]=0
     done
     [[ $any -eq 1 ]] || break
@@ -493,7 +535,7 @@ for mode in "${mode_list[@]}"; do
     done
   fi
   stop_servers
-  unset alive last_pass
+  unset alive last_pass unjudged
 done
 
 {

@@ -1,7 +1,9 @@
 #include "nsb_proc.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 uint64_t nsb_proc_cpu_ticks(long pid, int *ok)
@@ -70,4 +72,63 @@ uint64_t nsb_proc_wait_ns(long pid)
     }
     closedir(d);
     return sum;
+}
+
+int nsb_proc_pinned_cpu(long pid)
+{
+    if (pid <= 0) {
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof(set), &set) != 0 || CPU_COUNT(&set) != 1)
+            return -1;
+        for (int i = 0; i < CPU_SETSIZE; i++)
+            if (CPU_ISSET(i, &set))
+                return i;
+        return -1;
+    }
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int cpu = -1;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "Cpus_allowed_list:", 18) != 0)
+            continue;
+        char *p = line + 18, *end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        long n = strtol(p, &end, 10);
+        /* One CPU: a number and nothing after it ("1"; a list or range has ',' or '-'). */
+        if (end != p && (*end == '\n' || *end == '\0'))
+            cpu = (int)n;
+        break;
+    }
+    fclose(f);
+    return cpu;
+}
+
+int nsb_proc_cpu_times(int cpu, uint64_t *busy, uint64_t *niced, uint64_t *total)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return -1;
+    char line[512], want[16];
+    int wlen = snprintf(want, sizeof(want), "cpu%d ", cpu);
+    int rc = -1;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, want, (size_t)wlen) != 0)
+            continue;
+        unsigned long long v[8] = {0};
+        /* user nice system idle iowait irq softirq steal */
+        if (sscanf(line + wlen, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                   &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+            *busy = v[0] + v[2] + v[5] + v[6] + v[7];
+            *niced = v[1];
+            *total = *busy + v[1] + v[3] + v[4];
+            rc = 0;
+        }
+        break;
+    }
+    fclose(f);
+    return rc;
 }

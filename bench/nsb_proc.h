@@ -17,4 +17,14 @@ uint64_t nsb_proc_rss_kb(long pid);
  * tells a server that was slow from one that did not get the CPU. 0 when unreadable. */
 uint64_t nsb_proc_wait_ns(long pid);
 
+/* The one CPU the process may run on (pid 0: this process), or -1 when its affinity allows
+ * more than one or cannot be read. */
+int nsb_proc_pinned_cpu(long pid);
+
+/* Time CPU `cpu` has spent so far, from /proc/stat, in clock ticks: *busy running anything but
+ * niced user code (user, system, irq, softirq, and steal: time the hypervisor gave elsewhere),
+ * *niced running user code at a positive nice (which yields to normal work), *total all of that
+ * and idle. Returns 0, or -1 when the line cannot be read. */
+int nsb_proc_cpu_times(int cpu, uint64_t *busy, uint64_t *niced, uint64_t *total);
+
 #endif

@@ -1100,6 +1100,33 @@ static double tv_s(struct timeval tv)
 
 /* ---- the run ---- */
 
+/* A CPU one of the two processes is pinned to, sampled at the start and the end of the window. */
+typedef struct core {
+    int cpu; /* -1: not pinned to one */
+    int ok;
+    uint64_t busy[2], niced[2], total[2];
+} core_t;
+
+static void core_sample(core_t *c, int end)
+{
+    if (c->cpu < 0)
+        return;
+    c->ok = nsb_proc_cpu_times(c->cpu, &c->busy[end], &c->niced[end], &c->total[end]) == 0 &&
+            (end == 0 || c->ok);
+}
+
+/* How much of the core others used in the window, %, at normal priority (its busy time less
+ * the pinned process's own, own_ticks: the work it had to share the core with) or, with niced,
+ * at a positive nice (work that yields to it); -1 when unknown. */
+static double core_others_pct(const core_t *c, double own_ticks, int niced)
+{
+    if (c->cpu < 0 || !c->ok || c->total[1] <= c->total[0])
+        return -1;
+    double others =
+        niced ? (double)(c->niced[1] - c->niced[0]) : (double)(c->busy[1] - c->busy[0]) - own_ticks;
+    return others < 0 ? 0 : 100.0 * others / (double)(c->total[1] - c->total[0]);
+}
+
 static void start_run(uint64_t now)
 {
     phase = PH_RUN;
@@ -1216,6 +1243,9 @@ int main(int argc, char **argv)
     uint64_t setup_deadline = start + (uint64_t)(opt.setup_timeout * 1e9);
     uint64_t cpu0 = 0, cpu1 = 0, rss_end = 0, swait0 = 0, swait1 = 0, gwait0 = 0, gwait1 = 0;
     int cpu_ok0 = 0, cpu_ok1 = 0, warm_marked = 0, end_marked = 0;
+    /* The cores the server and this generator are pinned to, if they are: what else ran there. */
+    core_t srv_core = {.cpu = opt.pid > 0 ? nsb_proc_pinned_cpu(opt.pid) : -1};
+    core_t gen_core = {.cpu = nsb_proc_pinned_cpu(0)};
     struct rusage ru0 = {0}, ru1 = {0};
     int setup_failed = 0;
     while (advance(now_ns())) {
@@ -1232,6 +1262,8 @@ int main(int argc, char **argv)
                 warm_marked = 1;
                 getrusage(RUSAGE_SELF, &ru0);
                 gwait0 = nsb_proc_wait_ns(0);
+                core_sample(&srv_core, 0);
+                core_sample(&gen_core, 0);
                 if (opt.pid > 0) {
                     cpu0 = nsb_proc_cpu_ticks(opt.pid, &cpu_ok0);
                     swait0 = nsb_proc_wait_ns(opt.pid);
@@ -1241,6 +1273,8 @@ int main(int argc, char **argv)
                 end_marked = 1;
                 getrusage(RUSAGE_SELF, &ru1);
                 gwait1 = nsb_proc_wait_ns(0);
+                core_sample(&srv_core, 1);
+                core_sample(&gen_core, 1);
                 if (opt.pid > 0) {
                     cpu1 = nsb_proc_cpu_ticks(opt.pid, &cpu_ok1);
                     rss_end = nsb_proc_rss_kb(opt.pid);
@@ -1319,7 +1353,8 @@ int main(int argc, char **argv)
         " srv_closed_clients=%" PRIu64 " conn_errors=%" PRIu64 " lost=%" PRIu64
         " unmatched=%" PRIu64 " srv_cpu_s=%.2f srv_cpu_pct=%.0f srv_rss_kb=%" PRIu64
         " srv_rss_peak_kb=%" PRIu64 " gen_cpu_pct=%.0f srv_wait_pct=%.0f gen_wait_pct=%.0f"
-        " setup_ms=%.0f\n",
+        " srv_core_others_pct=%.0f gen_core_others_pct=%.0f srv_core_niced_pct=%.0f"
+        " gen_core_niced_pct=%.0f setup_ms=%.0f\n",
         opt.label, opt.brokers, opt.topics, opt.clients, opt.client_topics, opt.zipf, opt.compress,
         opt.tls, window, (double)rh->count / window, us(nsb_hist_quantile(rh, 0.5)),
         us(nsb_hist_quantile(rh, 0.99)), us(nsb_hist_quantile(rh, 0.999)), us(rh->max),
@@ -1330,7 +1365,10 @@ int main(int argc, char **argv)
         conn_errors, lost, unmatched, srv_cpu_s, srv_cpu_s >= 0 ? 100.0 * srv_cpu_s / window : -1.0,
         rss_end, rss_peak > rss_end ? rss_peak : rss_end, 100.0 * gen_cpu_s / window,
         swait1 > swait0 ? (double)(swait1 - swait0) / 1e7 / window : 0.0,
-        gwait1 > gwait0 ? (double)(gwait1 - gwait0) / 1e7 / window : 0.0, (double)setup_ns / 1e6);
+        gwait1 > gwait0 ? (double)(gwait1 - gwait0) / 1e7 / window : 0.0,
+        core_others_pct(&srv_core, srv_cpu_s >= 0 ? srv_cpu_s * (double)tck : 0, 0),
+        core_others_pct(&gen_core, gen_cpu_s * (double)tck, 0), core_others_pct(&srv_core, 0, 1),
+        core_others_pct(&gen_core, 0, 1), (double)setup_ns / 1e6);
 
     for (long i = 0; i < opt.brokers; i++) {
         conn_close(&brokers[i].c);
