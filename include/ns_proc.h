@@ -1,8 +1,9 @@
 /* Request processing: the table of request codes and the dispatcher. Handlers read a decoded
  * request and fill a response; they never touch sockets, so every code is tested without a
- * loop. Called on the I/O loops (the codes whose row is marked LOOP) and on the worker thread
- * (every other code): handlers share state only through the route table (its rwlock and writer
- * mutex), the KV store (its two mutexes) and the config (atomic RUNTIME fields, its mutex). */
+ * loop. Called on the I/O loops (the codes whose row is marked LOOP, unless their connection
+ * has a request at the worker: they then queue behind it) and on the worker thread (every other
+ * request): handlers share state only through the route table (its rwlock and writer mutex),
+ * the KV store (its two mutexes) and the config (atomic RUNTIME fields, its mutex). */
 #ifndef NS_PROC_H
 #define NS_PROC_H
 
@@ -55,6 +56,34 @@ enum {
     NS_RES_GO_AWAY = 1500, /* graceful shutdown: "please go away" (clients after 5.3.1) */
 };
 
+/* An answer that comes later. The requests whose changes are acknowledged only once they are
+ * on disk (PUT_KV_CONFIG, DELETE_KV_CONFIG, UPDATE_NAMESRV_CONFIG) would otherwise hold the
+ * thread that runs them for a file write and its fsync; the worker offers each request one of
+ * these instead (ns_ctx_t.later). A handler that takes it (ns_proc_answer_later) returns at
+ * once; whatever finishes its work (the persister's thread) fills the response and calls
+ * ns_proc_later_done, which logs and counts the request as the dispatcher would and hands the
+ * answer to the runner. Without one (the I/O loops, tests) handlers wait for the disk.
+ *
+ * Two holds keep the request alive: the runner's, released with ns_proc_later_release once it
+ * is done with the request, and the handler's, released by ns_proc_later_done; the last one
+ * calls `answered`, on whichever thread that is. */
+typedef struct ns_proc_later ns_proc_later_t;
+typedef void ns_proc_answered_fn(ns_proc_later_t *later, bool send);
+struct ns_proc_later {
+    /* set by the runner */
+    ns_proc_answered_fn *answered; /* the answer is in resp (send: not oneway); any thread */
+    ns_cmd_t *resp;                /* the response the handler fills */
+    /* set by the dispatcher before the handler runs */
+    int holds;                     /* atomic: 1 (the runner's), 2 once a handler took it */
+    const char *name;              /* the request's name, for the log line */
+    const char *peer;              /* the requester (the runner keeps it alive) */
+    unsigned slot;                 /* the request's metrics slot */
+    int32_t code, opaque, version; /* of the request */
+    bool oneway;                   /* no reply is sent */
+    bool binary;                   /* ROCKETMQ header (for the log line) */
+    uint64_t t0;                   /* timing start (ns_metrics_request) */
+};
+
 /* What a handler may use. Built by the server per request (or by a test). */
 typedef struct ns_ctx {
     ns_route_t *route;   /* the route table */
@@ -72,7 +101,22 @@ typedef struct ns_ctx {
                                0 = from ns_metrics_request_start() (the I/O loops' batches) */
     struct ns_route_cache *route_cache; /* the dispatching loop's answer cache (owned by that
                                            thread, ns_route_cache.h); NULL = none */
+    ns_proc_later_t *later; /* the runner can take a later answer (above); NULL = it cannot */
+    bool deferred;          /* set by ns_proc_answer_later: the answer comes later */
 } ns_ctx_t;
+
+/* For a handler whose work ends on another thread: returns the request's later answer (and
+ * marks the request deferred: the dispatcher returns without an answer), or NULL when the
+ * runner cannot wait (the handler then does its work before returning). */
+ns_proc_later_t *ns_proc_answer_later(ns_ctx_t *ctx);
+
+/* The handler's work has ended and later->resp holds the answer (any thread): logs and counts
+ * the request, and hands the answer to the runner once the runner let go too. */
+void ns_proc_later_done(ns_proc_later_t *later);
+
+/* The runner is done with a deferred request (its thread): the answer goes out once the
+ * handler's work has ended too (maybe right here). */
+void ns_proc_later_release(ns_proc_later_t *later);
 
 /* Requests above this version (MQVersion V5_3_1) understand GO_AWAY and are sent elsewhere
  * during a graceful shutdown; older ones are still served, as Java does. */
@@ -82,6 +126,35 @@ typedef struct ns_ctx {
  * negative NS_E* for an internal failure (the dispatcher then answers SYSTEM_ERROR). */
 typedef int ns_proc_fn(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);
 
+/* What the server must know of a request code besides where it runs: the flags of its row.
+ * Any request may wait at the worker when its connection closes (once a connection has a
+ * request there, its later ones queue behind it), so every row says what happens to it then:
+ * exactly one of NS_PROC_OUTLIVES_CONN and NS_PROC_ENDS_WITH_CONN (unit.proc checks). */
+enum {
+    /* A write whose effect outlives its connection (the KV store, topics, write permissions,
+     * the config, an unregistration): it still runs when its connection closed while it
+     * waited, unless the server is shutting down. */
+    NS_PROC_OUTLIVES_CONN = 1u << 0,
+    /* Nothing of it outlives its connection: a read (its reply is all it does), a heartbeat
+     * (the next one repeats it), a registration (the close unregisters what it registered). It
+     * comes back unrun when its connection closed while it waited. */
+    NS_PROC_ENDS_WITH_CONN = 1u << 1,
+    /* Proves the broker named by its clusterName and brokerAddr alive: while it waits at the
+     * worker, the inactive-broker scan spares that broker. */
+    NS_PROC_PROVES_ALIVE = 1u << 2,
+    /* Registers brokers on its connection (a worker row, never LOOP): the connection's close
+     * unregisters them, as Java's onChannelDestroy does; and its answer decides whether the
+     * connection is a known broker's (SUCCESS) or a stranger's (any other code): the worker lane
+     * of its later requests and the budgets' reserve. */
+    NS_PROC_REGISTERS = 1u << 3,
+    /* Its handler may answer later (ns_proc_answer_later): a write whose answer waits for the
+     * disk. On the worker every request is offered a later answer; a LOOP row with this flag
+     * is run on its I/O loop with one of its own (conn.c), outside the worker's queue, so that
+     * a busy worker never holds it, and its connection reads nothing more until the answer is
+     * back, so that its answers keep their order. */
+    NS_PROC_ANSWERS_LATER = 1u << 4,
+};
+
 typedef struct ns_proc_entry {
     int32_t code;       /* NS_REQ_* */
     const char *name;   /* RequestCode name, for logs and stats */
@@ -89,6 +162,7 @@ typedef struct ns_proc_entry {
     bool on_loop;       /* cheap and bounded (no body to decode, no write lock, no disk): the
                            server runs it on the I/O loop that read it; else on its worker */
     ns_acl_class_t acl; /* who may send it when ACL is on (ns_acl.h) */
+    unsigned flags;     /* NS_PROC_* above */
 } ns_proc_entry_t;
 
 /* Returns the table entry for a code, or NULL when the code is not served. */
@@ -97,19 +171,30 @@ const ns_proc_entry_t *ns_proc_lookup(int32_t code);
 /* The i-th entry of the request table (in code order), NULL past its end. */
 const ns_proc_entry_t *ns_proc_entry_at(size_t i);
 
-/* Whether the server may run `code` on an I/O loop: the entry's on_loop, or true for a code
- * that is not served (the answer is a fixed error). */
-bool ns_proc_runs_on_loop(int32_t code);
+/* Whether the server may run the request of `entry` (from ns_proc_lookup) on an I/O loop: its
+ * on_loop, or true for a code that is not served (NULL: the answer is a fixed error). */
+bool ns_proc_runs_on_loop(const ns_proc_entry_t *entry);
+
+/* The NS_PROC_* flags of `entry` (from ns_proc_lookup); a code that is not served (NULL) has
+ * NS_PROC_ENDS_WITH_CONN only: its error reply is all it does. */
+unsigned ns_proc_flags(const ns_proc_entry_t *entry);
 
 /* Runs `req` through the table and fills `resp` (initialised by the callee): opaque copied,
  * flag = response, language JAVA, version NS_SERVER_VERSION, serialize type mirrored from the
  * request. While ctx->going_away, any code (known or not) from a peer newer than V5_3_1 answers
  * 1500 "please go away" without running; else an unknown code answers 3 " request type N not
- * supported"; with
- * ctx->acl, a request its class does not admit answers 16 NO_PERMISSION with the reason and
- * does not run.
- * Logs one DEBUG line per request and counts it (ns_metrics_request). Returns true when a response
- * must be sent, false for oneway requests (resp is then freed already). */
+ * supported"; with ctx->acl, a request its class does not admit answers 16 NO_PERMISSION with
+ * the reason and does not run.
+ * Logs one DEBUG line per request and counts it (ns_metrics_request). Returns true when a
+ * response must be sent, false for oneway requests (resp is then freed already). */
 bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);
+/* With ctx->later, a handler may defer its answer: ctx->deferred is then set and the dispatcher
+ * returns false without logging or counting; the caller must not touch resp, and releases the
+ * request with ns_proc_later_release once it is done with req. */
+
+/* ns_proc_dispatch for a caller that has looked the code up already (the server, once per
+ * frame): `entry` must be ns_proc_lookup(req->code). */
+bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const ns_cmd_t *req,
+                            ns_cmd_t *resp);
 
 #endif

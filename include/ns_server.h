@@ -21,11 +21,12 @@ ns_server_t *ns_server_new(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv);
  * SIGHUP, both on loop 0. Without it (the default) nothing is checked. */
 void ns_server_set_acl(ns_server_t *server, ns_acl_t *acl);
 
-/* Binds bindAddress:listenPort once, on loop 0 (which hands each accepted connection to an I/O
- * loop in turn), writes portFile if configured, logs the boot
+/* Creates the I/O loops (ioThreads), binds bindAddress:listenPort (one listener, on loop 0,
+ * which hands the connections round the loops), writes portFile if configured, logs the boot
  * line and serves until SIGTERM or SIGINT; then stops accepting, lets queued replies drain (a
- * few seconds at most), closes every connection and returns 0. Returns a negative libuv code
- * when it cannot listen (nothing is left running then). */
+ * few seconds at most), closes every connection, frees what it made and returns 0. Returns a
+ * negative libuv code (logged) when it cannot create its loops or listen: what it had made is
+ * stopped and freed by the same steps, and the server can only be freed then. */
 int ns_server_run(ns_server_t *server);
 
 /* Frees the server. NULL is a no-op. */

@@ -15,8 +15,10 @@
 #include "ns_kv.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
+#include "ns_persist.h"
 #include "ns_route.h"
 #include "ns_server.h"
+#include "ns_ctl.h"
 #include "ns_snapshot.h"
 #include "ns_traffic_log.h"
 
@@ -59,6 +61,25 @@ static long raise_fd_limit(void)
     return rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
 }
 
+/* The JVM options of Apache's scripts and image (runserver.sh, rocketmq-docker): compose files
+ * and charts made for the Java NameServer set them, and they keep working unchanged; one line
+ * tells the operator they have no effect here. */
+static void log_ignored_jvm_options(void)
+{
+    static const char *const names[] = {"JAVA_OPT", "JAVA_OPT_EXT", "HEAP_OPTS"};
+    char set[64] = "";
+    for (size_t i = 0; i < NS_ARRAY_SIZE(names); i++) {
+        const char *v = getenv(names[i]);
+        if (v == NULL || v[0] == '\0')
+            continue;
+        size_t n = strlen(set);
+        snprintf(set + n, sizeof(set) - n, "%s%s", n ? ", " : "", names[i]);
+    }
+    if (set[0] != '\0')
+        ns_log(NS_LOG_INFO,
+               "%s set: ignored (JVM options of the Java NameServer; mqnamesrv is not a JVM)", set);
+}
+
 /* aclEnable: the account file (aclPlainFile, relative to rocketmqHome as the broker's
  * rocketmq.acl.plain.file is) loaded once. Returns the checker, or NULL after printing why the
  * server cannot start (an operator who asked for ACL must not get an open server). */
@@ -85,118 +106,181 @@ static ns_acl_t *start_acl(const ns_config_t *cfg)
     return acl;
 }
 
-int main(int argc, char **argv)
-{
-    ns_config_t cfg;
-    /* A peer or a stdout reader that goes away must cost an EPIPE, not the process (Java
-     * ignores SIGPIPE too). */
-    signal(SIGPIPE, SIG_IGN);
-    ns_config_init_defaults(&cfg);
-    int status = 0;
-    ns_kv_t *kv = NULL;
-    ns_route_t *route = NULL;
-    ns_server_t *server = NULL;
-    ns_acl_t *acl = NULL;
-    ns_exporter_t *exporter = NULL;
-    ns_snapshot_t *snapshot = NULL;
-    bool traffic = false;
+/* Everything a start makes, in the order it makes it; stop_all tears down whatever part was
+ * made, at every exit. */
+typedef struct parts {
+    ns_persister_t *persister; /* writes the KV store and the 318 config file */
+    ns_kv_t *kv;               /* the KV store, loaded */
+    ns_acl_t *acl;             /* aclEnable: the access check; NULL = off */
+    ns_route_t *route;         /* the route table, maybe restored from the snapshot */
+    ns_exporter_t *exporter;   /* the Prometheus exporter; NULL = off */
+    bool traffic;              /* the traffic log runs */
+    ns_server_t *server;       /* the server over kv, acl and route */
+    ns_snapshot_t *snapshot;   /* the snapshot writer; NULL = off */
+    bool served;               /* the server ran and stopped cleanly: the last snapshot is due */
+} parts_t;
 
-    int rc = ns_config_parse_cli(&cfg, argc, argv);
+/* The command line, tls.config.file, -p and the checks Java makes before it starts. Returns
+ * true to go on; false with *status set to the exit status (0 after -h, -p or --version). */
+static bool read_config(ns_config_t *cfg, int argc, char **argv, int *status)
+{
+    int rc = ns_config_parse_cli(cfg, argc, argv);
     if (rc < 0) {
-        status = -rc - 1;
-        goto out;
+        *status = -rc - 1;
+        return false;
     }
     /* Java's TlsHelper reads tls.config.file over the -D values; ours are -c and --set. */
     char tls_err[600];
-    rc = ns_config_load_tls_file(&cfg, false, tls_err, sizeof(tls_err));
-    if (rc < 0) {
+    if (ns_config_load_tls_file(cfg, false, tls_err, sizeof(tls_err)) < 0) {
         fprintf(stderr, "mqnamesrv: tls.config.file: %s\n", tls_err);
-        status = 1;
-        goto out;
+        *status = 1;
+        return false;
     }
-    if (cfg.print_config) {
-        ns_config_print(&cfg, stdout);
-        goto out;
+    if (cfg->print_config) {
+        ns_config_print(cfg, stdout);
+        *status = 0;
+        return false;
     }
-    const char *tls_problem = ns_config_tls_problem(&cfg);
+    const char *tls_problem = ns_config_tls_problem(cfg);
     if (tls_problem != NULL) {
         fprintf(stderr, "mqnamesrv: %s\n", tls_problem);
-        status = EXIT_FATAL;
-        goto out;
+        *status = EXIT_FATAL;
+        return false;
     }
-    if (ns_config_home_missing(&cfg)) {
+    if (cfg->enable_controller_in_namesrv) {
+        /* what the controller would refuse (a Java controller's store above all) stops the
+         * start now; the controller port itself is served from issue 24's phase 2 on */
+        char ctl_err[1024];
+        if (ns_ctl_check_config(cfg, ctl_err, sizeof(ctl_err)) < 0) {
+            fprintf(stderr, "mqnamesrv: the embedded controller: %s\n", ctl_err);
+            *status = EXIT_FATAL;
+            return false;
+        }
+    }
+    if (ns_config_home_missing(cfg)) {
         fputs(NS_CONFIG_HOME_MISSING_MSG, stdout);
-        status = EXIT_NO_HOME;
-        goto out;
+        *status = EXIT_NO_HOME;
+        return false;
     }
+    return true;
+}
 
+/* logLevel, logPath, the configuration in the log, the open-files limit. */
+static void start_logging(ns_config_t *cfg)
+{
     ns_log_level_t level = NS_LOG_INFO;
-    if (cfg.log_level && !ns_log_level_parse(cfg.log_level, &level))
-        fprintf(stderr, "unknown logLevel %s, using INFO\n", cfg.log_level);
+    if (cfg->log_level && !ns_log_level_parse(cfg->log_level, &level))
+        fprintf(stderr, "unknown logLevel %s, using INFO\n", cfg->log_level);
     ns_log_set_level(level);
-    if (cfg.log_path && cfg.log_path[0]) {
-        rc = ns_log_open_file(cfg.log_path);
+    if (cfg->log_path && cfg->log_path[0]) {
+        int rc = ns_log_open_file(cfg->log_path);
         if (rc != 0)
-            fprintf(stderr, "cannot open log file %s: %s (logging to stdout only)\n", cfg.log_path,
+            fprintf(stderr, "cannot open log file %s: %s (logging to stdout only)\n", cfg->log_path,
                     strerror(-rc));
     }
-    log_config(&cfg);
+    log_config(cfg);
+    log_ignored_jvm_options();
     long fd_limit = raise_fd_limit();
     if (fd_limit >= 0)
         ns_log(NS_LOG_INFO, "open files limit %ld (connections beyond it are refused)", fd_limit);
+}
 
-    kv = ns_kv_new(cfg.kv_config_path);
+/* Loads kvConfigPath into p->kv. False after printing why the server cannot start. */
+static bool load_kv(const ns_config_t *cfg, parts_t *p)
+{
+    p->kv = ns_kv_new(cfg->kv_config_path);
     char err[512] = "";
-    rc = ns_kv_load(kv, err, sizeof(err));
-    if (rc != 0) {
-        ns_log(NS_LOG_ERROR, "cannot load KV config %s: %s", cfg.kv_config_path,
-               err[0] ? err : ns_strerror(rc));
-        fprintf(stderr, "cannot load KV config %s: %s\n", cfg.kv_config_path,
-                err[0] ? err : ns_strerror(rc));
-        status = EXIT_FATAL;
-        goto out;
+    int rc = ns_kv_load(p->kv, err, sizeof(err));
+    if (rc == 0)
+        return true;
+    ns_log(NS_LOG_ERROR, "cannot load KV config %s: %s", cfg->kv_config_path,
+           err[0] ? err : ns_strerror(rc));
+    fprintf(stderr, "cannot load KV config %s: %s\n", cfg->kv_config_path,
+            err[0] ? err : ns_strerror(rc));
+    return false;
+}
+
+/* Monitoring (docs/operations.md): both off by default; an exporter that cannot bind is fatal,
+ * as for the broker: the operator asked for it. False after printing why. */
+static bool start_monitoring(ns_config_t *cfg, parts_t *p)
+{
+    bool prom = ns_config_metrics_enabled(cfg);
+    ns_metrics_configure(cfg->traffic_log_enable, prom);
+    if (prom && ns_exporter_start(cfg, p->route, p->kv, &p->exporter) != 0) {
+        fprintf(stderr, "Failed to start the metrics exporter on %s:%d\n",
+                cfg->metrics_prom_exporter_host[0] ? cfg->metrics_prom_exporter_host : "0.0.0.0",
+                (int)cfg->metrics_prom_exporter_port);
+        return false;
     }
-    if (cfg.acl_enable && (acl = start_acl(&cfg)) == NULL) {
-        status = EXIT_FATAL;
-        goto out;
-    }
-    route = ns_route_new(&cfg);
+    if (cfg->traffic_log_enable)
+        p->traffic = ns_traffic_log_start(cfg->traffic_log_path) == 0;
+    return true;
+}
+
+/* Starts every part in order and serves until SIGTERM or SIGINT. Returns the exit status: 0
+ * after a clean stop, EXIT_FATAL (the reason printed) when a part cannot start. What was made
+ * stays in p for stop_all. */
+static int serve(ns_config_t *cfg, parts_t *p)
+{
+    start_logging(cfg);
+    if (!load_kv(cfg, p))
+        return EXIT_FATAL;
+    /* Requests that change a file are answered once it is on disk, and no request thread waits
+     * for that (docs/operations.md, Files). */
+    p->persister = ns_persister_start();
+    ns_kv_use_persister(p->kv, p->persister);
+    ns_config_use_persister(cfg, p->persister);
+    if (cfg->acl_enable && (p->acl = start_acl(cfg)) == NULL)
+        return EXIT_FATAL;
+    p->route = ns_route_new(cfg);
     /* Warm restart (docs/route.md, Snapshot): the routes are served from the first request. */
     ns_health_reset();
-    ns_snapshot_restore(&cfg, route, ns_now_ms(), ns_wall_ms());
-    /* Monitoring (docs/operations.md): both off by default; an exporter that cannot bind is
-     * fatal, as for the broker: the operator asked for it. */
-    bool prom = ns_config_metrics_enabled(&cfg);
-    ns_metrics_configure(cfg.traffic_log_enable, prom);
-    if (prom && ns_exporter_start(&cfg, route, kv, &exporter) != 0) {
-        fprintf(stderr, "Failed to start the metrics exporter on %s:%d\n",
-                cfg.metrics_prom_exporter_host[0] ? cfg.metrics_prom_exporter_host : "0.0.0.0",
-                (int)cfg.metrics_prom_exporter_port);
-        status = EXIT_FATAL;
-        goto out;
-    }
-    if (cfg.traffic_log_enable)
-        traffic = ns_traffic_log_start(cfg.traffic_log_path) == 0;
-    server = ns_server_new(&cfg, route, kv);
-    ns_server_set_acl(server, acl);
-    snapshot = ns_snapshot_start(&cfg, route);
-    rc = ns_server_run(server);
-    /* After a clean stop the table holds what the brokers had (ns_route_seal): write it. */
-    ns_snapshot_stop(snapshot, rc == 0, SNAPSHOT_STOP_TIMEOUT_MS);
+    ns_snapshot_restore(cfg, p->route, ns_now_ms(), ns_wall_ms());
+    if (!start_monitoring(cfg, p))
+        return EXIT_FATAL;
+    p->server = ns_server_new(cfg, p->route, p->kv);
+    ns_server_set_acl(p->server, p->acl);
+    p->snapshot = ns_snapshot_start(cfg, p->route);
+    int rc = ns_server_run(p->server);
     if (rc != 0) {
-        fprintf(stderr, "Failed to bind to %s:%d: %s\n", cfg.bind_address, (int)cfg.listen_port,
+        fprintf(stderr, "Failed to bind to %s:%d: %s\n", cfg->bind_address, (int)cfg->listen_port,
                 ns_strerror(rc));
-        status = EXIT_FATAL;
+        return EXIT_FATAL;
     }
+    /* After a clean stop the table holds what the brokers had (ns_route_seal): write it. */
+    p->served = true;
+    return 0;
+}
 
-out:
-    if (traffic)
+/* The one teardown of every exit, early or not, in the reverse order of serve(): a part never
+ * made is NULL (or false), and its stop or free does nothing. */
+static void stop_all(parts_t *p)
+{
+    ns_snapshot_stop(p->snapshot, p->served, SNAPSHOT_STOP_TIMEOUT_MS);
+    ns_server_free(p->server);
+    /* After the server: its last writes are answered; before the KV store and the config. */
+    ns_persister_stop(p->persister);
+    if (p->traffic)
         ns_traffic_log_stop();
-    ns_exporter_stop(exporter);
-    ns_server_free(server);
-    ns_acl_free(acl);
-    ns_route_free(route);
-    ns_kv_free(kv);
+    ns_exporter_stop(p->exporter);
+    ns_route_free(p->route);
+    ns_acl_free(p->acl);
+    ns_kv_free(p->kv);
+    *p = (parts_t){0};
+}
+
+int main(int argc, char **argv)
+{
+    /* A peer or a stdout reader that goes away must cost an EPIPE, not the process (Java
+     * ignores SIGPIPE too). */
+    signal(SIGPIPE, SIG_IGN);
+    ns_config_t cfg;
+    ns_config_init_defaults(&cfg);
+    int status = 0;
+    parts_t parts = {0};
+    if (read_config(&cfg, argc, argv, &status))
+        status = serve(&cfg, &parts);
+    stop_all(&parts);
     ns_config_free(&cfg);
     ns_metrics_free_all();
     ns_log_close();

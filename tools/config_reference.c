@@ -1,6 +1,6 @@
 /* config_reference: writes the key reference of docs/config.md, conf/namesrv.conf and
- * man/mqnamesrv.8 from the option table of src/config/config.c (ns_config_key_at), so that the three
- * say what the code does and a key added without a help text fails the build's tests.
+ * man/mqnamesrv.8 from the option table of src/config/config.c (ns_config_key_at), so that the
+ * three say what the code does and a key added without a help text fails the build's tests.
  *
  *   config_reference --check SRCDIR   exit 1 (and say where) when a file differs from the table
  *   config_reference --write SRCDIR   rewrite the generated parts in place
@@ -24,36 +24,47 @@
 /* Headings of conf/namesrv.conf: each one stands before the key it names. */
 typedef struct conf_heading {
     const char *before_key;
-    const char *text; /* "" for a banner-only heading; lines of "# ..." otherwise */
-    bool banner;      /* a ### banner line; else a "# ---- title ----" line */
+    const char *section; /* the key's section (a key may be in two: rocketmqHome) */
+    const char *text;    /* "" for a banner-only heading; lines of "# ..." otherwise */
+    bool banner;         /* a ### banner line; else a "# ---- title ----" line */
     const char *title;
 } conf_heading_t;
 
 static const conf_heading_t conf_headings[] = {
-    {"rocketmqHome", "", true, "NamesrvConfig"},
-    {"bindAddress", "", true, "NettyServerConfig"},
-    {"clientWorkerThreads",
+    {"rocketmqHome", "NamesrvConfig", "", true, "NamesrvConfig"},
+    {"bindAddress", "NettyServerConfig", "", true, "NettyServerConfig"},
+    {"clientWorkerThreads", "NettyClientConfig",
      "Java's outgoing-connection settings. Accepted and printed by -p, as in Java; 318 does not "
      "apply them. Java's key for the field isScanAvailableNameSrv is scanAvailableNameSrv. The "
      "notifier's connections use connectTimeoutMillis and clientChannelMaxIdleTimeSeconds.",
      true, "NettyClientConfig"},
-    {"frameMaxLength",
+    {"rocketmqHome", "ControllerConfig",
+     "The embedded controller's keys (enableControllerInNamesrv=true; docs/controller.md). A key "
+     "NamesrvConfig has too sets both, as in Java. An update (318) never changes them; the "
+     "controller's 1009 changes electMasterMaxRetryCount, enableElectUncleanMaster and "
+     "notifyBrokerRoleChanged at once (not persisted).",
+     true, "ControllerConfig"},
+    {"jRaftElectionTimeoutMs", "JraftConfig",
+     "Java's jRaft controller (controllerType=jRaft), which mqnamesrv does not run: accepted "
+     "and printed by -p in the place of Java's jraftConfig field.",
+     true, "JraftConfig"},
+    {"frameMaxLength", "mqnamesrv",
      "Not Java keys: a Java NameServer would ignore them. They appear in GET_NAMESRV_CONFIG only "
      "once set here, by --set or by an update.",
      true, "mqnamesrv extensions"},
-    {"serverMaxPartialFrameBytes",
+    {"serverMaxPartialFrameBytes", "mqnamesrv",
      "What no peer, and no crowd of peers, may make the server hold or do. docs/operations.md "
      "(\"Limits that protect the server\") says what happens when each is hit. Connections of "
      "brokers whose last registration succeeded may use the top quarter of every process-wide "
      "budget, which strangers cannot take. 0 (\"no limit\") only from this file.",
      false, "Budgets"},
-    {"aclEnable", "docs/operations.md, Security.", false, "Access control"},
-    {"metricsExporterType",
+    {"aclEnable", "mqnamesrv", "docs/operations.md, Security.", false, "Access control"},
+    {"metricsExporterType", "mqnamesrv",
      "docs/operations.md, \"Monitoring\", lists every series and the probes. The exporter keys "
      "are RocketMQ 5.x's own names (the broker and the controller use them); an update may not "
      "open or move a listening port, not even for the next start.",
      true, "monitoring (mqnamesrv)"},
-    {"tls.server.mode",
+    {"tls.server.mode", "mqnamesrv",
      "Java reads these as JVM system properties (-Dtls.server.mode=enforcing ...) and from "
      "tls.config.file; mqnamesrv reads them here, from --set, and then from tls.config.file, "
      "whose values win as in Java (for every tls.* key but tls.server.mode, tls.enable and "
@@ -230,7 +241,7 @@ static void conf_keys(ns_buf_t *out)
         ns_config_key_at(i, &k);
         for (size_t h = 0; h < NS_ARRAY_SIZE(conf_headings); h++) {
             const conf_heading_t *hd = &conf_headings[h];
-            if (strcmp(hd->before_key, k.key) != 0)
+            if (strcmp(hd->before_key, k.key) != 0 || strcmp(hd->section, k.section) != 0)
                 continue;
             if (i > 0)
                 ns_buf_append_char(out, '\n');
@@ -464,10 +475,11 @@ int main(int argc, char **argv)
                 printf("wrote %s\n", path);
             }
         } else if (!same) {
-            fprintf(stderr,
-                    "%s: its key reference differs from the option table of src/config/config.c; run "
-                    "config_reference --write SRCDIR (after writing the key's help text)\n",
-                    path);
+            fprintf(
+                stderr,
+                "%s: its key reference differs from the option table of src/config/config.c; run "
+                "config_reference --write SRCDIR (after writing the key's help text)\n",
+                path);
             ok = false;
         }
         ns_buf_free(&old);

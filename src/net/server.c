@@ -15,7 +15,9 @@
  *     worker: unregisters brokers silent past their heartbeat timeout and closes their
  *     connections;
  *   - KV dump, every 10 min (first after 1 min), as Java logs it;
- *   - traffic summary, every minute.
+ *   - traffic summary, every minute;
+ *   - a pass over the ACL and certificate files, every second, run on libuv's thread pool
+ *     (server_files.c): reading a file may block.
  * Every loop also closes connections idle past serverChannelMaxIdleTimeSeconds. */
 #include "net_int.h"
 
@@ -24,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ns_budget.h"
@@ -43,15 +47,9 @@
 #define IDLE_CHECK_INTERVAL_MS 1000
 /* How long shutdown waits for queued replies to reach slow peers before cutting them off. */
 #define DRAIN_TIMEOUT_MS 3000
-/* How often loop 0 looks whether the ACL account file changed (one stat). */
-#define ACL_POLL_MS 2000
 
 static void begin_shutdown(ns_server_t *server);
-
-static void free_handle(uv_handle_t *handle)
-{
-    free(handle);
-}
+static void on_listener_closed(uv_handle_t *handle);
 
 ns_server_t *ns_server_new(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv)
 {
@@ -134,22 +132,59 @@ static void on_wakeup(uv_async_t *handle)
 
 /* ---- per-loop lifecycle ----------------------------------------------------------------- */
 
+/* A step of the wall clock against the monotonic one larger than this is logged: NTP slews by at
+ * most 0.5 ms a second, so anything this large is a step (a VM resumed, date -s). */
+#define CLOCK_JUMP_MIN_MS 1000
+
+/* Loop 0, every second: expiry and timeouts run on the monotonic clock, so a step of the wall
+ * clock changes nothing but log times; an operator reading the log is told. */
+static void check_wall_clock(ns_server_t *server)
+{
+    int64_t offset = ns_wall_ms() - (int64_t)ns_now_ms();
+    int64_t jump = offset - server->clock_offset_ms;
+    if (server->clock_offset_ms != 0 && (jump > CLOCK_JUMP_MIN_MS || jump < -CLOCK_JUMP_MIN_MS)) {
+        NS_METRIC_INC(CLOCK_JUMPS);
+        NS_LOG_W("the wall clock jumped %s by %lld ms: broker expiry, idle and other timeouts "
+                 "run on the monotonic clock and are not affected (log times jump)",
+                 jump > 0 ? "forward" : "back", (long long)(jump > 0 ? jump : -jump));
+    }
+    server->clock_offset_ms = offset != 0 ? offset : 1;
+}
+
 static void on_idle_check(uv_timer_t *timer)
 {
     ns_io_loop_t *loop = timer->data;
+    uint64_t now = uv_now(&loop->loop);
+    uint64_t gap = now - loop->last_idle_check_ms;
+    if (loop->last_idle_check_ms != 0 && gap > IDLE_CHECK_INTERVAL_MS + NS_STALL_SLACK_MS) {
+        uint64_t stalled = gap - IDLE_CHECK_INTERVAL_MS;
+        NS_METRIC_INC(STALL_IDLE);
+        NS_LOG_I("I/O loop %u did not run for %llu ms: its connections' idle time and deadlines "
+                 "do not count it",
+                 loop->index, (unsigned long long)stalled);
+        ns__conn_forgive_stall(loop, stalled);
+    }
+    loop->last_idle_check_ms = now;
+    if (loop->index == 0)
+        check_wall_clock(loop->server);
     ns_health_loop_beat(loop->index, uv_now(&loop->loop));
     /* Idle connections, and TLS handshakes or PROXY headers past their deadline. */
     ns__conn_close_idle(loop, uv_now(&loop->loop), loop->server->limits.idle_ms);
     ns__conn_check_budgets(loop, uv_now(&loop->loop));
 }
 
+/* On the loop's thread: stops accepting and reading, closes the loop's handles (the port once
+ * its jobs are back) and lets the connections drain; the loop then runs dry, and free_loop
+ * frees the rest. Used by the shutdown and by a start that failed. */
 static void stop_loop(ns_io_loop_t *loop)
 {
     if (loop->stopping)
         return;
     loop->stopping = true;
-    if (loop->listening)
-        uv_close((uv_handle_t *)&loop->listener, NULL);
+    if (loop->listening) {
+        uv_close((uv_handle_t *)&loop->listener, on_listener_closed);
+        uv_close((uv_handle_t *)&loop->accept_timer, NULL);
+    }
     uv_close((uv_handle_t *)&loop->idle_timer, NULL);
     pthread_mutex_lock(&loop->lock);
     loop->wakeup_closed = true;
@@ -164,6 +199,7 @@ static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
 {
     loop->server = server;
     loop->index = index;
+    loop->listen_fd = -1;
     int rc = uv_loop_init(&loop->loop);
     if (rc != 0)
         return rc;
@@ -181,6 +217,26 @@ static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
     return 0;
 }
 
+/* After stop_loop, once the loop has run dry (its thread, if any, has returned): frees what
+ * init_loop made. */
+static void free_loop(ns_io_loop_t *loop)
+{
+    /* Descriptors handed over after the loop stopped were queued but never adopted. */
+    for (size_t k = 0; k < loop->inbox_count; k++)
+        if (loop->inbox[k].kind == NS_LOOP_ADOPT_FD)
+            close(loop->inbox[k].u.fd);
+    free(loop->inbox);
+    loop->inbox = NULL;
+    loop->inbox_count = loop->inbox_cap = 0;
+    ns__conn_loop_free(loop);
+    ns_route_cache_free(loop->route_cache);
+    loop->route_cache = NULL;
+    if (uv_loop_close(&loop->loop) != 0)
+        NS_LOG_W("event loop %u closed with open handles", loop->index);
+    ns__worker_port_destroy(&loop->port);
+    pthread_mutex_destroy(&loop->lock);
+}
+
 static void loop_thread_main(void *arg)
 {
     ns_io_loop_t *loop = arg;
@@ -192,41 +248,88 @@ static void loop_thread_main(void *arg)
 
 /* ---- listener ------------------------------------------------------------------------- */
 
-static void on_connection(uv_stream_t *listener, int status)
+/* Connections accepted per wakeup of the listener: loop 0's own connections get their turn
+ * between bursts of new ones. */
+#define ACCEPT_BATCH 64
+/* How long the listener pauses when no descriptor is left for a new connection: Netty's
+ * ServerBootstrapAcceptor stops reading its server channel for 1 s on the same error. */
+#define ACCEPT_PAUSE_MS 1000
+
+static void on_listener_readable(uv_poll_t *poll, int status, int events);
+
+static void on_accept_timer(uv_timer_t *timer)
 {
-    ns_io_loop_t *loop0 = listener->data;
-    ns_server_t *server = loop0->server;
-    if (status < 0) {
-        NS_LOG_W("accept failed: %s", uv_strerror(status));
-        return;
-    }
-    static unsigned next_loop;
-    unsigned target = server->loop_count > 1 ? next_loop++ % server->loop_count : 0;
-    if (target == 0) {
-        ns__conn_accept(loop0);
-        return;
-    }
-    /* Hand the socket to another loop: accept it here, pass a duplicate of the descriptor,
-     * close ours. Connections are long-lived, so one wakeup per connection costs nothing. */
-    uv_tcp_t *tmp = ns_xmalloc(sizeof(*tmp));
-    uv_tcp_init(&loop0->loop, tmp);
-    int rc = uv_accept(listener, (uv_stream_t *)tmp);
-    if (rc != 0)
-        NS_LOG_W("accept failed: %s", uv_strerror(rc));
-    if (rc == 0) {
-        uv_os_fd_t fd;
-        if (uv_fileno((uv_handle_t *)tmp, &fd) == 0) {
-            int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-            if (dup_fd >= 0)
-                post_msg(&server->loops[target],
-                         (ns_loop_msg_t){.kind = NS_LOOP_ADOPT_FD, .u.fd = dup_fd});
-            else
-                NS_LOG_W("accept: dup failed: %s", strerror(errno));
-        }
-    }
-    uv_close((uv_handle_t *)tmp, free_handle);
+    ns_io_loop_t *loop0 = timer->data;
+    loop0->accept_paused = false;
+    uv_poll_start(&loop0->listener, UV_READABLE, on_listener_readable);
 }
 
+/* No descriptor is left for the next connection: stop accepting for a while. The connections
+ * wait in the kernel's backlog (beyond it, new SYNs are dropped and clients retry), and are
+ * accepted once descriptors are free again; the process does not spin on accept(). */
+static void pause_listener(ns_io_loop_t *loop0, int err)
+{
+    uv_poll_stop(&loop0->listener);
+    loop0->accept_paused = true;
+    uv_timer_start(&loop0->accept_timer, on_accept_timer, ACCEPT_PAUSE_MS, 0);
+    NS_METRIC_INC(ACCEPT_PAUSES);
+    if (loop0->accept_pauses++ == 0) {
+        struct rlimit rl;
+        long limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                         ? (long)rl.rlim_cur
+                         : -1;
+        NS_LOG_W("accept failed: %s (open files limit %ld): not accepting for %d ms at a time "
+                 "until descriptors are free; new connections wait in the backlog, the open "
+                 "ones are served (logged once until a connection is accepted again)",
+                 strerror(err), limit, ACCEPT_PAUSE_MS);
+    }
+}
+
+/* Hands an accepted socket to the next loop (round robin, loop 0 included). */
+static void hand_out(ns_server_t *server, int fd)
+{
+    static unsigned next_loop;
+    unsigned target = server->loop_count > 1 ? next_loop++ % server->loop_count : 0;
+    if (target == 0)
+        ns__conn_adopt(&server->loops[0], fd);
+    else
+        post_msg(&server->loops[target], (ns_loop_msg_t){.kind = NS_LOOP_ADOPT_FD, .u.fd = fd});
+}
+
+static void on_listener_readable(uv_poll_t *poll, int status, int events)
+{
+    ns_io_loop_t *loop0 = poll->data;
+    NS_UNUSED(events);
+    if (status < 0) {
+        pause_listener(loop0, -status);
+        return;
+    }
+    for (int i = 0; i < ACCEPT_BATCH; i++) {
+        int fd = accept4(loop0->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            if (loop0->accept_pauses > 0) {
+                NS_LOG_I("accepting connections again after %u pause(s) for want of a file "
+                         "descriptor",
+                         loop0->accept_pauses);
+                loop0->accept_pauses = 0;
+            }
+            hand_out(loop0->server, fd);
+            continue;
+        }
+        int err = errno;
+        if (err == EAGAIN || err == EWOULDBLOCK)
+            return;
+        /* A connection that went away before we took it, or a signal: the next one. */
+        if (err == ECONNABORTED || err == EINTR || err == EPROTO || err == EPERM)
+            continue;
+        /* EMFILE, ENFILE, ENOBUFS, ENOMEM (and anything unexpected): a pause, never a spin. */
+        pause_listener(loop0, err);
+        return;
+    }
+}
+
+/* Binds and listens on bindAddress:listenPort with the backlog of serverSocketBacklog. Returns 0
+ * or -errno (logged). */
 static int listen_on(ns_server_t *server)
 {
     ns_io_loop_t *loop0 = &server->loops[0];
@@ -242,23 +345,40 @@ static int listen_on(ns_server_t *server)
         NS_LOG_E("bad bindAddress %s: %s", host, uv_strerror(rc));
         return rc;
     }
-    uv_tcp_init(&loop0->loop, &loop0->listener);
-    loop0->listener.data = loop0;
-    loop0->listening = true;
-    rc = uv_tcp_bind(&loop0->listener, (const struct sockaddr *)&ss, 0);
-    if (rc == 0)
-        rc = uv_listen((uv_stream_t *)&loop0->listener, server->cfg->server_socket_backlog,
-                       on_connection);
-    if (rc != 0) {
-        NS_LOG_E("Failed to bind to %s:%d: %s", host, port, uv_strerror(rc));
+    socklen_t sslen =
+        ss.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int on = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+        bind(fd, (const struct sockaddr *)&ss, sslen) != 0 ||
+        listen(fd, server->cfg->server_socket_backlog) != 0) {
+        rc = -errno;
+        if (fd >= 0)
+            close(fd);
+        NS_LOG_E("Failed to bind to %s:%d: %s", host, port, strerror(-rc));
         return rc;
     }
-    int sslen = sizeof(ss);
-    uv_tcp_getsockname(&loop0->listener, (struct sockaddr *)&ss, &sslen);
+    loop0->listen_fd = fd;
+    uv_poll_init_socket(&loop0->loop, &loop0->listener, fd);
+    loop0->listener.data = loop0;
+    uv_timer_init(&loop0->loop, &loop0->accept_timer);
+    loop0->accept_timer.data = loop0;
+    loop0->listening = true;
+    uv_poll_start(&loop0->listener, UV_READABLE, on_listener_readable);
+    sslen = sizeof(ss);
+    getsockname(fd, (struct sockaddr *)&ss, &sslen);
     server->bound_port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
                                                   : ntohs(((struct sockaddr_in *)&ss)->sin_port);
     snprintf(server->bound_addr, sizeof(server->bound_addr), "%s:%d", host, server->bound_port);
     return 0;
+}
+
+/* The listening socket closes once its poll handle has. */
+static void on_listener_closed(uv_handle_t *handle)
+{
+    ns_io_loop_t *loop0 = handle->data;
+    close(loop0->listen_fd);
+    loop0->listen_fd = -1;
 }
 
 /* Writes the bound port to portFile via a temporary file and rename(), so a test polling for
@@ -344,7 +464,7 @@ static void on_stats(uv_timer_t *timer)
     size_t conns = 0;
     for (unsigned i = 0; i < server->loop_count; i++)
         conns += __atomic_load_n(&server->loops[i].conn_count, __ATOMIC_RELAXED);
-    char tls[120];
+    char tls[160];
     ns__server_tls_stats(server, tls, sizeof(tls));
     NS_LOG_I("[STATS] connections=%zu requests_last_min=%llu bad_frames_last_min=%llu "
              "requests_total=%llu%s",
@@ -362,8 +482,6 @@ static void on_sighup(uv_signal_t *sig, int signum)
 {
     (void)signum;
     ns_server_t *server = sig->data;
-    if (server->acl != NULL)
-        ns_acl_poll(server->acl, true);
     ns_traffic_log_reopen();
     const char *path = server->cfg->log_path;
     if (path != NULL && path[0] != '\0') {
@@ -374,13 +492,8 @@ static void on_sighup(uv_signal_t *sig, int signum)
         else
             NS_LOG_I("SIGHUP: log file %s reopened", path);
     }
-    ns__server_tls_reload(server, "SIGHUP");
-}
-
-static void on_acl_poll(uv_timer_t *timer)
-{
-    ns_server_t *server = timer->data;
-    ns_acl_poll(server->acl, false);
+    /* The ACL file, tls.config.file and the certificates: read off the loop. */
+    ns__server_files_hup(server);
 }
 
 void ns_server_set_acl(ns_server_t *server, ns_acl_t *acl)
@@ -415,6 +528,51 @@ static void on_signal(uv_signal_t *sig, int signum)
     begin_shutdown(server);
 }
 
+/* ---- start and stop, step by step ---------------------------------------------------- */
+
+/* Loop 0 (before it runs): the signal handlers and the periodic jobs. */
+static void start_loop0_jobs(ns_server_t *server)
+{
+    ns_io_loop_t *loop0 = &server->loops[0];
+    uv_signal_init(&loop0->loop, &server->sigterm);
+    uv_signal_init(&loop0->loop, &server->sigint);
+    server->sigterm.data = server->sigint.data = server;
+    uv_signal_start(&server->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&server->sigint, on_signal, SIGINT);
+    uv_signal_init(&loop0->loop, &server->sighup);
+    server->sighup.data = server;
+    uv_signal_start(&server->sighup, on_sighup, SIGHUP);
+
+    uint64_t scan_ms = server->cfg->scan_not_active_broker_interval > 0
+                           ? (uint64_t)server->cfg->scan_not_active_broker_interval
+                           : 5000;
+    server->scan_interval_ms = scan_ms;
+    uv_timer_init(&loop0->loop, &server->scan_timer);
+    server->scan_timer.data = server;
+    uv_timer_start(&server->scan_timer, on_scan,
+                   scan_ms < SCAN_FIRST_DELAY_MS ? scan_ms : SCAN_FIRST_DELAY_MS, scan_ms);
+    uv_timer_init(&loop0->loop, &server->kv_log_timer);
+    server->kv_log_timer.data = server;
+    uv_timer_start(&server->kv_log_timer, on_kv_log, KV_LOG_FIRST_DELAY_MS, KV_LOG_INTERVAL_MS);
+    uv_timer_init(&loop0->loop, &server->stats_timer);
+    server->stats_timer.data = server;
+    uv_timer_start(&server->stats_timer, on_stats, STATS_INTERVAL_MS, STATS_INTERVAL_MS);
+    uv_timer_init(&loop0->loop, &server->go_away_timer);
+    server->go_away_timer.data = server;
+}
+
+/* Loop 0's thread: closes what start_loop0_jobs opened. */
+static void stop_loop0_jobs(ns_server_t *server)
+{
+    uv_close((uv_handle_t *)&server->sigterm, NULL);
+    uv_close((uv_handle_t *)&server->sigint, NULL);
+    uv_close((uv_handle_t *)&server->sighup, NULL);
+    uv_close((uv_handle_t *)&server->scan_timer, NULL);
+    uv_close((uv_handle_t *)&server->kv_log_timer, NULL);
+    uv_close((uv_handle_t *)&server->stats_timer, NULL);
+    uv_close((uv_handle_t *)&server->go_away_timer, NULL);
+}
+
 static void begin_shutdown(ns_server_t *server)
 {
     ns_io_loop_t *loop0 = &server->loops[0];
@@ -423,15 +581,8 @@ static void begin_shutdown(ns_server_t *server)
     ns_health_set_stopping();
     /* Every connection closes now: their brokers stay in the table for the last snapshot. */
     ns_route_seal(server->route);
-    uv_close((uv_handle_t *)&server->sigterm, NULL);
-    uv_close((uv_handle_t *)&server->sigint, NULL);
-    uv_close((uv_handle_t *)&server->sighup, NULL);
-    uv_close((uv_handle_t *)&server->scan_timer, NULL);
-    uv_close((uv_handle_t *)&server->kv_log_timer, NULL);
-    uv_close((uv_handle_t *)&server->stats_timer, NULL);
-    uv_close((uv_handle_t *)&server->go_away_timer, NULL);
-    uv_close((uv_handle_t *)&server->acl_timer, NULL);
-    ns__server_tls_stop(server);
+    stop_loop0_jobs(server);
+    ns__server_files_stop(server);
     ns__notifier_close(server->notifier);
     /* Requests of peers already gone are not run any more: the stop waits for no one. */
     ns__worker_begin_shutdown(server->worker);
@@ -457,9 +608,9 @@ static unsigned choose_loop_count(const ns_config_t *cfg)
     return (unsigned)n;
 }
 
-int ns_server_run(ns_server_t *server)
+/* The connection limits and the process-wide budgets, read from the configuration once. */
+static void apply_limits(ns_server_t *server)
 {
-    server->start_ms = ns_now_ms();
     const ns_config_t *cfg = server->cfg;
     server->limits = (ns_server_limits_t){
         .frame_max = (size_t)cfg->frame_max_length,
@@ -484,79 +635,56 @@ int ns_server_run(ns_server_t *server)
     ns_budget_configure(NS_BUDGET_PARTIAL_FRAMES, (size_t)cfg->max_partial_frame_bytes);
     ns_budget_configure(NS_BUDGET_WORKER_QUEUE, (size_t)cfg->max_worker_queue_bytes);
     ns_budget_configure(NS_BUDGET_PENDING_WRITES, (size_t)cfg->max_pending_write_bytes);
+}
+
+/* The start failed before any thread ran: stops the first `count` loops, runs each dry and
+ * frees it, with the same stop_loop and free_loop as the normal shutdown. */
+static void discard_loops(ns_server_t *server, unsigned count)
+{
+    for (unsigned i = 0; i < count; i++) {
+        ns_io_loop_t *loop = &server->loops[i];
+        stop_loop(loop);
+        uv_run(&loop->loop, UV_RUN_DEFAULT);
+        free_loop(loop);
+    }
+}
+
+/* Creates the I/O loops, none running yet. Returns 0, or a libuv code (logged) after
+ * discarding the loops made so far. */
+static int create_loops(ns_server_t *server)
+{
     server->loop_count = choose_loop_count(server->cfg);
     server->loops = ns_xcalloc(server->loop_count, sizeof(ns_io_loop_t));
-    unsigned inited = 0;
-    int rc = 0;
-    for (; inited < server->loop_count; inited++) {
-        rc = init_loop(server, &server->loops[inited], inited);
+    for (unsigned i = 0; i < server->loop_count; i++) {
+        int rc = init_loop(server, &server->loops[i], i);
         if (rc != 0) {
             NS_LOG_E("cannot create event loop: %s", uv_strerror(rc));
-            break;
+            discard_loops(server, i);
+            return rc;
         }
     }
-    if (rc == 0)
-        rc = listen_on(server);
-    if (rc != 0) {
-        /* Close what was opened and run the loops dry so nothing leaks. */
-        for (unsigned i = 0; i < inited; i++) {
-            server->loops[i].stopping = true;
-            if (server->loops[i].listening)
-                uv_close((uv_handle_t *)&server->loops[i].listener, NULL);
-            uv_close((uv_handle_t *)&server->loops[i].wakeup, NULL);
-            ns__worker_port_close(&server->loops[i].port);
-            uv_close((uv_handle_t *)&server->loops[i].idle_timer, NULL);
-            ns__conn_loop_stop(&server->loops[i], 0);
-            uv_run(&server->loops[i].loop, UV_RUN_DEFAULT);
-            ns__conn_loop_free(&server->loops[i]);
-            uv_loop_close(&server->loops[i].loop);
-            ns__worker_port_destroy(&server->loops[i].port);
-            pthread_mutex_destroy(&server->loops[i].lock);
-        }
-        return rc;
-    }
+    return 0;
+}
 
-    ns_io_loop_t *loop0 = &server->loops[0];
-    uv_signal_init(&loop0->loop, &server->sigterm);
-    uv_signal_init(&loop0->loop, &server->sigint);
-    server->sigterm.data = server->sigint.data = server;
-    uv_signal_start(&server->sigterm, on_signal, SIGTERM);
-    uv_signal_start(&server->sigint, on_signal, SIGINT);
-    uv_signal_init(&loop0->loop, &server->sighup);
-    server->sighup.data = server;
-    uv_signal_start(&server->sighup, on_sighup, SIGHUP);
-
-    uint64_t scan_ms = server->cfg->scan_not_active_broker_interval > 0
-                           ? (uint64_t)server->cfg->scan_not_active_broker_interval
-                           : 5000;
-    uv_timer_init(&loop0->loop, &server->scan_timer);
-    server->scan_timer.data = server;
-    uv_timer_start(&server->scan_timer, on_scan,
-                   scan_ms < SCAN_FIRST_DELAY_MS ? scan_ms : SCAN_FIRST_DELAY_MS, scan_ms);
-    uv_timer_init(&loop0->loop, &server->kv_log_timer);
-    server->kv_log_timer.data = server;
-    uv_timer_start(&server->kv_log_timer, on_kv_log, KV_LOG_FIRST_DELAY_MS, KV_LOG_INTERVAL_MS);
-    uv_timer_init(&loop0->loop, &server->stats_timer);
-    server->stats_timer.data = server;
-    uv_timer_start(&server->stats_timer, on_stats, STATS_INTERVAL_MS, STATS_INTERVAL_MS);
-    uv_timer_init(&loop0->loop, &server->go_away_timer);
-    server->go_away_timer.data = server;
-    uv_timer_init(&loop0->loop, &server->acl_timer);
-    server->acl_timer.data = server;
-    if (server->acl != NULL)
-        uv_timer_start(&server->acl_timer, on_acl_poll, ACL_POLL_MS, ACL_POLL_MS);
-
+/* The TLS contexts, the notifier, the worker and the threads of loops 1.. (loop 0 runs on the
+ * caller's thread). */
+static void start_threads(ns_server_t *server)
+{
     ns__server_tls_start(server);
-    server->notifier = ns__notifier_new(loop0);
+    ns__server_files_start(server);
+    server->notifier = ns__notifier_new(&server->loops[0]);
     server->worker = ns__worker_start(server);
     sigset_t saved;
     ns_signals_block(&saved); /* the loop threads inherit it: signals go to loop 0 only */
     for (unsigned i = 1; i < server->loop_count; i++)
         uv_thread_create(&server->loops[i].thread, loop_thread_main, &server->loops[i]);
     ns_signals_restore(&saved);
+}
 
-    /* Only now, with the signal handlers, timers and threads in place: whoever waits for
-     * portFile (tests, scripts) may signal or query a server that is ready for it. */
+/* Only once the signal handlers, timers and threads are in place: whoever waits for portFile
+ * (tests, scripts) or READY=1 may signal or query a server that is ready for it. */
+static void announce_ready(ns_server_t *server)
+{
     ns_health_set_listening(server->loop_count, server->bound_port, server->start_ms);
     if (server->cfg->port_file && server->cfg->port_file[0]) {
         int prc = write_port_file(server->cfg->port_file, server->bound_port);
@@ -569,8 +697,12 @@ int ns_server_run(ns_server_t *server)
     char ready[160];
     snprintf(ready, sizeof(ready), "READY=1\nSTATUS=serving on %s", server->bound_addr);
     ns_sd_notify(ready);
+}
 
-    uv_run(&loop0->loop, UV_RUN_DEFAULT);
+/* Loop 0 has returned from uv_run (begin_shutdown stopped every loop): joins the other loops,
+ * stops the worker and frees what start_threads and create_loops made. */
+static void finish_stop(ns_server_t *server)
+{
     for (unsigned i = 1; i < server->loop_count; i++)
         uv_thread_join(&server->loops[i].thread);
     /* Every request job is back (each loop waited for its own); what is left are connection
@@ -580,21 +712,28 @@ int ns_server_run(ns_server_t *server)
     ns__notifier_free(server->notifier);
     server->notifier = NULL;
     ns__server_tls_free(server);
-    for (unsigned i = 0; i < server->loop_count; i++) {
-        ns_io_loop_t *loop = &server->loops[i];
-        /* Descriptors handed over after the loop stopped were queued but never adopted. */
-        for (size_t k = 0; k < loop->inbox_count; k++)
-            if (loop->inbox[k].kind == NS_LOOP_ADOPT_FD)
-                close(loop->inbox[k].u.fd);
-        free(loop->inbox);
-        ns__conn_loop_free(loop);
-        ns_route_cache_free(loop->route_cache);
-        if (uv_loop_close(&loop->loop) != 0)
-            NS_LOG_W("event loop %u closed with open handles", i);
-        ns__worker_port_destroy(&loop->port);
-        pthread_mutex_destroy(&loop->lock);
-    }
+    for (unsigned i = 0; i < server->loop_count; i++)
+        free_loop(&server->loops[i]);
     log_guards(true);
+}
+
+int ns_server_run(ns_server_t *server)
+{
+    server->start_ms = ns_now_ms();
+    apply_limits(server);
+    int rc = create_loops(server);
+    if (rc != 0)
+        return rc;
+    rc = listen_on(server);
+    if (rc != 0) {
+        discard_loops(server, server->loop_count);
+        return rc;
+    }
+    start_loop0_jobs(server);
+    start_threads(server);
+    announce_ready(server);
+    uv_run(&server->loops[0].loop, UV_RUN_DEFAULT); /* until begin_shutdown has run dry */
+    finish_stop(server);
     NS_LOG_I("The Name Server shut down.");
     return 0;
 }

@@ -9,57 +9,76 @@
 #include "ns_metrics.h"
 #include "proc_int.h"
 
-/* A new request code is one row here, one handler, one test. Sorted by code: lookups are a
- * binary search. LOOP marks the requests the I/O loops answer themselves (route reads, broker
- * heartbeats, single KV reads); everything else runs on the server's worker thread, as Java
- * runs everything but route reads on its default executor. The access class decides who may
- * send it when ACL is on. */
+/* A new request code is one row here, one handler, one test: everything the server must know
+ * of it is in its row. Sorted by code: lookups are a binary search. LOOP marks the requests
+ * the I/O loops answer themselves (route reads, broker heartbeats, single KV reads, and the KV
+ * writes, whose disk part runs on the persister and whose answer comes later); everything else
+ * runs on the server's worker thread, as Java runs everything but route reads on its default
+ * executor. The access class decides who may send it when ACL is on. */
 #define LOOP true
 #define WORKER false
-/* The last column: who may send the request when aclEnable=true (ns_acl.h; a row without it
- * is ADMIN). READ: anyone (unless aclReadsRequireSignature), BROKER: any account's valid
- * signature, ADMIN: an admin account's. */
+/* The access class: who may send the request when aclEnable=true (ns_acl.h). READ: anyone
+ * (unless aclReadsRequireSignature), BROKER: any account's valid signature, ADMIN: an admin
+ * account's. */
 #define READ NS_ACL_READ
 #define BROKER NS_ACL_BROKER
 #define ADMIN NS_ACL_ADMIN
+/* The last column, the flags (ns_proc.h): what happens to a request that waits at the worker
+ * when its connection closes (OUTLIVES_CONN: it runs; ENDS_WITH_CONN: it comes back unrun;
+ * every row has one of the two), whether it spares a broker from the expiry scan
+ * (PROVES_ALIVE), whether it registers brokers on its connection (REGISTERS), whether its answer
+ * may come later, once its write is on disk (ANSWERS_LATER). */
+#define OUTLIVES_CONN NS_PROC_OUTLIVES_CONN
+#define ENDS_WITH_CONN NS_PROC_ENDS_WITH_CONN
+#define PROVES_ALIVE NS_PROC_PROVES_ALIVE
+#define REGISTERS NS_PROC_REGISTERS
+#define ANSWERS_LATER NS_PROC_ANSWERS_LATER
 static const ns_proc_entry_t proc_table[] = {
-    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", proc_put_kv_config, WORKER, ADMIN},
-    {NS_REQ_GET_KV_CONFIG, "GET_KV_CONFIG", proc_get_kv_config, LOOP, READ},
-    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", proc_delete_kv_config, WORKER, ADMIN},
-    {NS_REQ_REGISTER_BROKER, "REGISTER_BROKER", proc_register_broker, WORKER, BROKER},
-    {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", proc_unregister_broker, WORKER, BROKER},
+    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", proc_put_kv_config, LOOP, ADMIN,
+     OUTLIVES_CONN | ANSWERS_LATER},
+    {NS_REQ_GET_KV_CONFIG, "GET_KV_CONFIG", proc_get_kv_config, LOOP, READ, ENDS_WITH_CONN},
+    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", proc_delete_kv_config, LOOP, ADMIN,
+     OUTLIVES_CONN | ANSWERS_LATER},
+    {NS_REQ_REGISTER_BROKER, "REGISTER_BROKER", proc_register_broker, WORKER, BROKER,
+     ENDS_WITH_CONN | PROVES_ALIVE | REGISTERS},
+    {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", proc_unregister_broker, WORKER, BROKER,
+     OUTLIVES_CONN},
     {NS_REQ_GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC", proc_get_routeinfo_by_topic, LOOP,
-     READ},
+     READ, ENDS_WITH_CONN},
     {NS_REQ_GET_BROKER_CLUSTER_INFO, "GET_BROKER_CLUSTER_INFO", proc_get_broker_cluster_info,
-     WORKER, READ},
+     WORKER, READ, ENDS_WITH_CONN},
     {NS_REQ_WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER", proc_wipe_write_perm_of_broker,
-     WORKER, ADMIN},
+     WORKER, ADMIN, OUTLIVES_CONN},
     {NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
-     proc_get_all_topic_list_from_nameserver, WORKER, READ},
+     proc_get_all_topic_list_from_nameserver, WORKER, READ, ENDS_WITH_CONN},
     {NS_REQ_DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV", proc_delete_topic_in_namesrv,
-     WORKER, ADMIN},
+     WORKER, ADMIN, OUTLIVES_CONN},
     {NS_REQ_REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV", proc_register_topic_in_namesrv,
-     WORKER, ADMIN},
+     WORKER, ADMIN, OUTLIVES_CONN},
     {NS_REQ_GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE", proc_get_kvlist_by_namespace,
-     WORKER, READ},
+     WORKER, READ, ENDS_WITH_CONN},
     {NS_REQ_GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER", proc_get_topics_by_cluster, WORKER,
-     READ},
+     READ, ENDS_WITH_CONN},
     {NS_REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS, "GET_SYSTEM_TOPIC_LIST_FROM_NS",
-     proc_get_system_topic_list_from_ns, WORKER, READ},
-    {NS_REQ_GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST", proc_get_unit_topic_list, WORKER, READ},
+     proc_get_system_topic_list_from_ns, WORKER, READ, ENDS_WITH_CONN},
+    {NS_REQ_GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST", proc_get_unit_topic_list, WORKER, READ,
+     ENDS_WITH_CONN},
     {NS_REQ_GET_HAS_UNIT_SUB_TOPIC_LIST, "GET_HAS_UNIT_SUB_TOPIC_LIST",
-     proc_get_has_unit_sub_topic_list, WORKER, READ},
+     proc_get_has_unit_sub_topic_list, WORKER, READ, ENDS_WITH_CONN},
     {NS_REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST",
-     proc_get_has_unit_sub_ununit_topic_list, WORKER, READ},
+     proc_get_has_unit_sub_ununit_topic_list, WORKER, READ, ENDS_WITH_CONN},
     {NS_REQ_UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG", proc_update_namesrv_config, WORKER,
-     ADMIN},
-    {NS_REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG", proc_get_namesrv_config, WORKER, READ},
-    {NS_REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION", proc_query_data_version, LOOP, BROKER},
+     ADMIN, OUTLIVES_CONN | ANSWERS_LATER},
+    {NS_REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG", proc_get_namesrv_config, WORKER, READ,
+     ENDS_WITH_CONN},
+    {NS_REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION", proc_query_data_version, LOOP, BROKER,
+     ENDS_WITH_CONN | PROVES_ALIVE},
     {NS_REQ_ADD_WRITE_PERM_OF_BROKER, "ADD_WRITE_PERM_OF_BROKER", proc_add_write_perm_of_broker,
-     WORKER, ADMIN},
+     WORKER, ADMIN, OUTLIVES_CONN},
     {NS_REQ_GET_BROKER_MEMBER_GROUP, "GET_BROKER_MEMBER_GROUP", proc_get_broker_member_group, LOOP,
-     READ},
-    {NS_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", proc_broker_heartbeat, LOOP, BROKER},
+     READ, ENDS_WITH_CONN},
+    {NS_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", proc_broker_heartbeat, LOOP, BROKER,
+     ENDS_WITH_CONN | PROVES_ALIVE},
 };
 
 const ns_proc_entry_t *ns_proc_lookup(int32_t code)
@@ -82,15 +101,30 @@ const ns_proc_entry_t *ns_proc_entry_at(size_t i)
     return i < NS_ARRAY_SIZE(proc_table) ? &proc_table[i] : NULL;
 }
 
-bool ns_proc_runs_on_loop(int32_t code)
+bool ns_proc_runs_on_loop(const ns_proc_entry_t *entry)
 {
-    const ns_proc_entry_t *e = ns_proc_lookup(code);
-    return e == NULL || e->on_loop;
+    return entry == NULL || entry->on_loop;
+}
+
+unsigned ns_proc_flags(const ns_proc_entry_t *entry)
+{
+    return entry != NULL ? entry->flags : NS_PROC_ENDS_WITH_CONN;
 }
 
 bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
+    return ns_proc_dispatch_entry(ctx, ns_proc_lookup(req->code), req, resp);
+}
+
+bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const ns_cmd_t *req,
+                            ns_cmd_t *resp)
+{
+    NS_ASSERT(entry == NULL ? ns_proc_lookup(req->code) == NULL : entry->code == req->code);
     uint64_t t0 = ctx->t0 ? ctx->t0 : ns_metrics_request_start();
+    unsigned slot = entry ? (unsigned)(entry - proc_table) + 1 : 0;
+    const char *name = entry ? entry->name : "unknown";
+    bool oneway = (req->flag & NS_FLAG_ONEWAY) != 0;
+    bool binary = req->serialize_type == NS_SERIALIZE_ROCKETMQ;
     ns_cmd_init(resp);
     resp->opaque = req->opaque;
     resp->flag = NS_FLAG_RESPONSE;
@@ -98,8 +132,24 @@ bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
     resp->version = NS_SERVER_VERSION;
     /* Mirror the request's encoding (4.x behaviour): every peer can read what it sent. */
     resp->serialize_type = req->serialize_type;
+    ctx->deferred = false;
+    if (ctx->later != NULL) {
+        /* Everything the later answer's log line and counters need, before the handler starts
+         * work that may end on another thread at once. */
+        ns_proc_later_t *l = ctx->later;
+        l->resp = resp;
+        l->holds = 1;
+        l->name = name;
+        l->peer = ctx->peer;
+        l->slot = slot;
+        l->code = req->code;
+        l->opaque = req->opaque;
+        l->version = req->version;
+        l->oneway = oneway;
+        l->binary = binary;
+        l->t0 = t0;
+    }
 
-    const ns_proc_entry_t *entry = ns_proc_lookup(req->code);
     char why[256];
     if (ctx->going_away && req->version > NS_VERSION_V5_3_1) {
         /* NettyRemotingAbstract.processRequestCommand checks the shutdown before any processor
@@ -116,6 +166,11 @@ bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         ns_cmd_set_remark(resp, "%s", why);
     } else {
         int rc = entry->fn(ctx, req, resp);
+        if (ctx->deferred) {
+            /* The handler answers later (ns_proc_later_done); resp is no longer ours. */
+            NS_ASSERT(rc == 0);
+            return false;
+        }
         if (rc < 0) {
             /* The handler failed for a reason of ours; Java answers SYSTEM_ERROR with the
              * exception text. Whatever the handler had put in resp is replaced. */
@@ -134,13 +189,9 @@ bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
                      entry->name, (int)req->opaque, ns_strerror(rc));
         }
     }
-    NS_LOG_D("peer=%s code=%d (%s) opaque=%d version=%d %s%s -> %d", ctx->peer ? ctx->peer : "-",
-             (int)req->code, entry ? entry->name : "unknown", (int)req->opaque, (int)req->version,
-             req->serialize_type == NS_SERIALIZE_ROCKETMQ ? "ROCKETMQ" : "JSON",
-             req->flag & NS_FLAG_ONEWAY ? " oneway" : "", (int)resp->code);
-    ns_metrics_request(entry ? (unsigned)(entry - proc_table) + 1 : 0, req->code, resp->code,
-                       !(req->flag & NS_FLAG_ONEWAY), t0);
-    if (req->flag & NS_FLAG_ONEWAY) {
+    ns__proc_log_and_count(ctx->peer, name, req->code, req->opaque, req->version, binary, oneway,
+                           resp->code, slot, t0);
+    if (oneway) {
         ns_cmd_free(resp);
         return false;
     }

@@ -1,8 +1,9 @@
 /* Integration: the budgets of issue 13, each against the real binary. A live broker survives
  * zip bombs (6), a pipelining peer waits its turn at the worker (7), large partial frames share
  * one budget and a deadline (8), peers that do not read share one output budget (9), SIGTERM
- * drops the queued work of peers that are gone (10), and a valid request followed by garbage
- * in the same segment is answered before the close. Latencies are printed, never asserted. */
+ * drops the queued work of peers that are gone (10), a peer that closes with requests queued
+ * loses its reads but not its writes, and a valid request followed by garbage in the same
+ * segment is answered before the close. Latencies are printed, never asserted. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -463,9 +464,16 @@ static int count_cut(const ns_testsrv_t *srv)
 
 /* N peers that never read ask for `count` replies each. Once the server is idle (no request
  * run and no connection closed for three seconds: its DEBUG lines, which are not rate-limited)
- * and has cut at least expect_cut peers (a loaded TSan server can pause for three seconds
- * mid-way), *peak_kib is its RSS high-water mark. Returns how many peers it cut, from those
- * lines: a peer that does not read cannot see its EOF behind the replies it did not read. */
+ * and has cut at least expect_cut peers, *peak_kib is its RSS high-water mark. Returns how many
+ * peers it cut, from those lines: a peer that does not read cannot see its EOF behind the
+ * replies it did not read.
+ *
+ * The wait is on that condition, for as long as the server makes progress (answers a request
+ * or closes a connection): 60 s without any ends it. No bound on the whole (the ctest time-out
+ * is one): under TSan on a loaded machine (issue 23, A.10) the server built its 2 MiB replies
+ * at about one a second per loop (each JSON-escaped byte by byte under TSan's instrumentation,
+ * in fresh pages), never stalled, but had cut 14 of 32 peers when the 120 s the wait used to
+ * allow ran out, and the peers whose turn had not come in 120 s were then closed as idle. */
 static int run_non_readers(const ns_testsrv_t *srv, int n, int count, int pause_ms, int expect_cut,
                            long *peak_kib)
 {
@@ -489,14 +497,22 @@ static int run_non_readers(const ns_testsrv_t *srv, int n, int count, int pause_
         pthread_join(r[i].thread, NULL);
     size_t seen = 0;
     int cut = 0;
-    for (int quiet = 0, waited = 0; (quiet < 3000 || cut < expect_cut) && waited < 120000;
-         waited += 100) {
+    uint64_t progress_us = hostile_now_us(); /* when the server last did something */
+    for (;;) {
         hostile_sleep_ms(100);
         size_t now = hostile_count_lines(srv->out_path, "closing connection peer=") +
                      hostile_count_lines(srv->out_path, " code=101 ");
-        quiet = now == seen ? quiet + 100 : 0;
+        if (now != seen)
+            progress_us = hostile_now_us();
         seen = now;
         cut = count_cut(srv);
+        uint64_t quiet_us = hostile_now_us() - progress_us;
+        if (quiet_us >= 3000000 && cut >= expect_cut)
+            break;
+        if (quiet_us >= 60000000) {
+            print_error("the server made no progress for 60 s: %d of %d peers cut\n", cut, n);
+            break;
+        }
     }
     *peak_kib = hostile_rss_kib(srv->pid, true);
     for (int i = 0; i < n; i++)
@@ -510,19 +526,37 @@ static int run_non_readers(const ns_testsrv_t *srv, int n, int count, int pause_
  * be 512 MiB (main held 555 MiB: every peer's replies were built in one go, and those of a
  * peer cut meanwhile stayed until the end of the loop iteration). Now replies are built a MiB
  * at a time per turn, a cut peer's are freed at once, and all together stay within the
- * process-wide output budget (its default, 256 MiB). */
+ * process-wide output budget (256 MiB, its default). */
 static void test_cut_peers_free_their_replies_at_once(void **state)
 {
     (void)state;
     static ns_testsrv_t srv; /* static: the teardown may need it after a failure */
-    const char *extra[] = {"--set", "connectionMaxPendingWriteBytes=16777216", NULL};
-    start_with_big_value(&srv, extra, 2 * MIB);
+    /* Under TSan every byte of a reply costs a hundred times more (its JSON escaping is
+     * instrumented byte by byte): the same scene at a quarter of the bytes (values of 512 KiB,
+     * 4 MiB per connection, a 64 MiB budget), so that it ends in minutes on a loaded machine.
+     * The sockets' send buffers are kept small (the kernel's grow to 4 MiB each): what is
+     * measured is what the server holds, and the kernel's share only made every peer ask for
+     * more replies before its cut. And no idle cut: on a loaded machine a peer whose turn had
+     * not come for 120 s was closed as idle (as Java's idle handler closes a channel with no
+     * read and no completed write), which is not the cut this test counts (issue 23, A.10). */
+    long scale = HOSTILE_RSS_FACTOR > 1 ? 4 : 1;
+    long budget_mib = 256 / scale;
+    char conn_limit[80], budget[80];
+    snprintf(conn_limit, sizeof(conn_limit), "connectionMaxPendingWriteBytes=%ld",
+             16 * MIB / scale);
+    snprintf(budget, sizeof(budget), "serverMaxPendingWriteBytes=%ld", budget_mib * MIB);
+    const char *extra[] = {"--set", conn_limit,
+                           "--set", budget,
+                           "--set", "serverSocketSndBufSize=65536",
+                           "--set", "serverChannelMaxIdleTimeSeconds=3600",
+                           NULL};
+    start_with_big_value(&srv, extra, (size_t)(2 * MIB / scale));
     long rss0 = hostile_rss_kib(srv.pid, false), peak;
     int cut = run_non_readers(&srv, 32, 40, 0, 32, &peak);
-    printf("RSS before %ld KiB, peak %ld KiB with 32 peers asking 80 MiB in one write (%d cut)\n",
-           rss0, peak, cut);
+    printf("RSS before %ld KiB, peak %ld KiB with 32 peers asking %ld MiB in one write (%d cut)\n",
+           rss0, peak, 80 / scale, cut);
     assert_int_equal(cut, 32);
-    assert_true(peak - rss0 < (256 + 64) * 1024L * HOSTILE_RSS_FACTOR);
+    assert_true(peak - rss0 < (budget_mib + 64) * 1024L * HOSTILE_RSS_FACTOR);
     stop(&srv);
 }
 
@@ -635,6 +669,83 @@ static void test_sigterm_drops_jobs_of_closed_connections(void **state)
     ns_buf_free(&frame);
 }
 
+/* ---- the writes of a peer that is gone still run, its reads do not ----------------------- */
+
+/* GET_KV_CONFIG namespace/key: the reply's code (0 with the value in *value, 22 when absent),
+ * or -1 without a reply. */
+static int get_kv(int fd, const char *ns, const char *key, char *value, size_t cap)
+{
+    static int32_t opaque = 5000;
+    ns_cmd_t req, resp;
+    ns_buf_t holder = NS_BUF_INIT;
+    rmq_request(&req, 101, ++opaque, "namespace", ns, "key", key, NULL);
+    int code = -1;
+    value[0] = '\0';
+    if (rmq_call(fd, &req, &resp, &holder) == 0) {
+        code = resp.code;
+        const char *v = ns_cmd_ext_get(&resp, "value");
+        if (v != NULL)
+            snprintf(value, cap, "%s", v);
+        ns_cmd_free(&resp);
+    }
+    ns_cmd_free(&req);
+    ns_buf_free(&holder);
+    return code;
+}
+
+/* A peer pipelines zip bombs (slow on the worker), then a KV write and reads, and closes at
+ * once: whatever was still queued when the close was seen, the write runs (its row says
+ * NS_PROC_OUTLIVES_CONN), and none of the peer's registrations is left in the table (they came
+ * back unrun, or the close unregistered them). How many requests came back unrun depends on
+ * the machine: printed, not asserted. */
+static void test_writes_of_a_closed_peer_still_run(void **state)
+{
+    (void)state;
+    static ns_testsrv_t srv; /* static: the teardown may need it after a failure */
+    start(&srv, NULL);
+    ns_buf_t body = NS_BUF_INIT, frames = NS_BUF_INIT;
+    hostile_bomb_body(&body, 17, 16 * MIB);
+    for (int32_t i = 0; i < 3; i++)
+        hostile_register_frame(&frames, 1 + i, "GoneCluster", "10.0.0.2:1", "gone", 0, &body, true);
+    hostile_request_frame(&frames, 100, 10, "namespace", "gone-peer", "key", "k", "value", "v",
+                          NULL);
+    hostile_request_frame(&frames, 106, 11, NULL);
+    hostile_request_frame(&frames, 101, 12, "namespace", "gone-peer", "key", "k", NULL);
+    int fd = rmq_connect(srv.port);
+    assert_true(fd >= 0);
+    assert_int_equal(rmq_send_raw(fd, frames.data, frames.len), 0);
+    close(fd);
+
+    fd = rmq_connect(srv.port);
+    assert_true(fd >= 0);
+    char value[64] = "";
+    int code = -1;
+    for (int waited = 0; waited < 30000 && code != 0; waited += 50) {
+        code = get_kv(fd, "gone-peer", "k", value, sizeof(value));
+        if (code != 0)
+            hostile_sleep_ms(50);
+    }
+    assert_int_equal(code, 0);
+    assert_string_equal(value, "v");
+    ns_buf_t cluster = NS_BUF_INIT;
+    ns_cmd_t req;
+    rmq_request(&req, 106, 20, NULL);
+    assert_int_equal(call_code(fd, &req, &cluster), 0);
+    ns_buf_append_char(&cluster, '\0');
+    assert_null(strstr((const char *)cluster.data, "GoneCluster"));
+    close(fd);
+    char line[512] = "";
+    if (ns_testsrv_wait_output(&srv, "queued request(s) of closed connection(s)", 0, line,
+                               sizeof(line)))
+        printf("%s", strstr(line, "dropped") ? strstr(line, "dropped") : line);
+    else
+        printf("nothing was dropped: the worker had run every request before the close\n");
+    ns_buf_free(&cluster);
+    ns_buf_free(&body);
+    ns_buf_free(&frames);
+    stop(&srv);
+}
+
 /* ---- a valid request, then garbage, in one segment ---------------------------------------- */
 
 static void test_valid_request_then_garbage_is_answered(void **state)
@@ -682,6 +793,7 @@ int main(void)
         cmocka_unit_test_teardown(test_non_readers_share_one_output_budget, kill_leftover),
         cmocka_unit_test_teardown(test_big_read_lets_others_go, kill_leftover),
         cmocka_unit_test_teardown(test_sigterm_drops_jobs_of_closed_connections, kill_leftover),
+        cmocka_unit_test_teardown(test_writes_of_a_closed_peer_still_run, kill_leftover),
     };
     if (getenv("NS_TEST_FILTER")) /* e.g. NS_TEST_FILTER='*output*' */
         cmocka_set_test_filter(getenv("NS_TEST_FILTER"));

@@ -191,6 +191,58 @@ static void test_startup_errors(void **state)
     free(r);
 }
 
+/* enableControllerInNamesrv=true: a store path with a Java controller's data, or peers that
+ * cannot be, stop the start before anything listens (docs/controller.md). */
+static void test_controller_refusals(void **state)
+{
+    (void)state;
+    run_result_t *r = malloc(sizeof(*r));
+    char store[160], java[200], conf[160], text[600];
+    snprintf(store, sizeof(store), "%s/ctlstore", tmpdir);
+    snprintf(java, sizeof(java), "%s/dledger-n0", store);
+    mkdir(store, 0755);
+    mkdir(java, 0755);
+    snprintf(conf, sizeof(conf), "%s/ctl.conf", tmpdir);
+    snprintf(text, sizeof(text),
+             "<!--\n  a licence block, as Apache's files have\n  -->\n"
+             "listenPort = 0\nenableControllerInNamesrv = true\ncontrollerDLegerGroup = group1\n"
+             "controllerDLegerPeers = n0-127.0.0.1:9878;n1-127.0.0.1:9868\n"
+             "controllerDLegerSelfId = n0\ncontrollerStorePath = %s\n",
+             store);
+    write_text(conf, text);
+    run(r, "ctl-java-store", tmpdir, (const char *[]){"-c", conf, NULL});
+    assert_int_equal(r->status, 255);
+    assert_non_null(strstr(r->out, "holds Java DLedger controller data"));
+    assert_non_null(strstr(r->out, "is an XML comment block"));
+    assert_null(strstr(r->out, "unknown property"));
+    rmdir(java);
+
+    snprintf(text, sizeof(text),
+             "enableControllerInNamesrv=true\ncontrollerDLegerPeers=n0-localhost:9878\n"
+             "controllerDLegerSelfId=n0\ncontrollerStorePath=%s\n",
+             store);
+    write_text(conf, text);
+    run(r, "ctl-bad-peers", tmpdir, (const char *[]){"-c", conf, NULL});
+    assert_int_equal(r->status, 255);
+    assert_non_null(strstr(r->out, "is not an IPv4 address and a port"));
+
+    /* -p prints ControllerConfig after NettyClientConfig, as Java's NamesrvStartup does */
+    snprintf(text, sizeof(text),
+             "enableControllerInNamesrv=true\ncontrollerDLegerPeers=n0-127.0.0.1:9878\n"
+             "controllerDLegerSelfId=n0\ncontrollerStorePath=%s\n",
+             store);
+    write_text(conf, text);
+    run(r, "ctl-print", tmpdir, (const char *[]){"-c", conf, "-p", NULL});
+    assert_int_equal(r->status, 0);
+    const char *client = strstr(r->out, " INFO main - enableReconnectForGoAway=true\n");
+    const char *peers = strstr(r->out, " INFO main - controllerDLegerPeers=n0-127.0.0.1:9878\n");
+    assert_non_null(client);
+    assert_non_null(peers);
+    assert_true(peers > client);
+    assert_non_null(strstr(r->out, " INFO main - jRaftGroupId=jRaft-Controller\n"));
+    free(r);
+}
+
 /* Starts a server with its log under tmpdir, plus the NULL-terminated arguments `extra` (may
  * be NULL), and returns its pid once the port file exists. */
 static pid_t start_server(const char *tag, const char *log_path, const char *port_file,
@@ -426,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_print_config),
         cmocka_unit_test(test_startup_errors),
+        cmocka_unit_test(test_controller_refusals),
         cmocka_unit_test(test_boot_log_and_signals),
         cmocka_unit_test(test_graceful_shutdown),
         cmocka_unit_test(test_sighup_reopens_log),
