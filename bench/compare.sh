@@ -78,9 +78,6 @@ fi
 nsbench=${NSBENCH:-$here/build/release/bench/nsbench}
 mqnamesrv=${MQNAMESRV:-$here/build/release/mqnamesrv}
 java_opts=${JAVA_OPTS:--Xms512m -Xmx512m -XX:+UseG1GC}
-RUST_VERSION=1.0.0
-rust_root=${RUST_NAMESRV_ROOT:-$HOME/.cache/mqnamesrv-bench/rocketmq-namesrv-$RUST_VERSION}
-rust_bin=$rust_root/bin/rocketmq-namesrv-rust
 ROUTE_DATA=(-T 1000 -B 4 -W 4)
 STORM_DATA=(-T 10000 -B 300 -W 4)
 CHURN_DATA=(-T 1000 -B 40 -W 4)
@@ -97,17 +94,6 @@ run_id=0
 
 # shellcheck source=bench/lib.sh
 source "$here/bench/lib.sh"
-
-stop_pid() {
-  local pid=$1
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  kill -9 "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-}
 
 stop_servers() {
   local t
@@ -126,22 +112,6 @@ trap cleanup EXIT
 
 
 
-java_version() {
-  sed -n 's:.*<rocketmq.version>\(.*\)</rocketmq.version>.*:\1:p' "$here/bench/java/pom.xml"
-}
-
-# The rocketmq-rust NameServer: built once into the cache (crates.io downloads; its search API
-# is not needed: the version is pinned).
-rust_binary() {
-  if [[ ! -x $rust_bin ]]; then
-    command -v cargo >/dev/null || { echo "rust target: no cargo to build rocketmq-namesrv $RUST_VERSION" >&2; exit 2; }
-    log "building rocketmq-namesrv $RUST_VERSION (cargo install, release) into $rust_root"
-    nice cargo install --locked --root "$rust_root" rocketmq-namesrv --version "$RUST_VERSION" \
-      >"$out/cargo.log" 2>&1 || { tail -30 "$out/cargo.log" >&2; exit 1; }
-  fi
-  echo "$rust_bin"
-}
-
 # start_server TARGET: starts it on a free port (pids[TARGET], ports[TARGET]); records the time
 # to its first answer and its idle RSS.
 start_server() {
@@ -154,30 +124,18 @@ start_server() {
       # Started for each load (its life is bounded: nsbench -d).
       "$nsbench" -w serve -a "127.0.0.1:$port" -d $((first_warmup + warmup + max_windows * (duration + 3) + 20)) \
         >"$dir/server.out" 2>&1 &
+      LAUNCHED_PID=$!
       ;;
     c | c1 | b)
       local io=0 bin=$mqnamesrv sets=("${c_sets[@]+"${c_sets[@]}"}")
       [[ $target == c1 ]] && io=1
       [[ $target == b ]] && bin=${base_bin:?target b needs --base BIN} && sets=()
-      ROCKETMQ_HOME=$dir "$bin" --set listenPort="$port" --set bindAddress=127.0.0.1 \
-        --set "kvConfigPath=$dir/kvConfig.json" --set "configStorePath=$dir/namesrv.properties" \
-        --set logPath= --set ioThreads=$io "${sets[@]+"${sets[@]}"}" >"$dir/server.out" 2>&1 &
+      launch_server "$bin" "$dir" "$port" --set ioThreads=$io "${sets[@]+"${sets[@]}"}"
       ;;
-    java)
-      echo "listenPort=$port" >"$dir/namesrv.conf"
-      # shellcheck disable=SC2086
-      (cd "$dir" && ROCKETMQ_HOME=$dir exec java $java_opts -Duser.home="$dir" \
-        -cp "$jcp" org.apache.rocketmq.namesrv.NamesrvStartup -c "$dir/namesrv.conf" \
-        >"$dir/server.out" 2>&1) &
-      ;;
-    rust)
-      # Its INFO log (a line per registered topic) goes to a file, as Java's does.
-      (cd "$dir" && exec "$rbin" --listenPort "$port" --bindAddress 127.0.0.1 \
-        --rocketmqHome "$dir" --kvConfigPath "$dir/kvConfig.json" >"$dir/server.out" 2>&1) &
-      ;;
+    java | rust) launch_server "$target" "$dir" "$port" ;;
     *) echo "unknown target $target" >&2; exit 2 ;;
   esac
-  srv_pid=$!
+  srv_pid=$LAUNCHED_PID
   pids[$target]=$srv_pid
   ports[$target]=$port
   local ready

@@ -1,6 +1,12 @@
-# Shared by bench/compare.sh and bench/tls.sh (sourced; they set `here`, `out` and `nsbench`,
-# and cg_server_args for the callgrind run).
+# Shared by bench/compare.sh, bench/capacity.sh and bench/tls.sh (sourced; they set `here`,
+# `out` and `nsbench`, and cg_server_args for the callgrind run).
 # shellcheck shell=bash disable=SC2154
+
+# The rocketmq-rust NameServer the comparisons run: a pinned crates.io release, built once into
+# a cache outside the tree (RUST_NAMESRV_ROOT moves it).
+RUST_VERSION=1.0.0
+rust_root=${RUST_NAMESRV_ROOT:-$HOME/.cache/mqnamesrv-bench/rocketmq-namesrv-$RUST_VERSION}
+rust_bin=$rust_root/bin/rocketmq-namesrv-rust
 
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
@@ -77,4 +83,68 @@ callgrind_route_cost() {
     END { print s + 0 }')
   per=$(awk -v t="$total" -v c="$calls" 'BEGIN {if (c > 0) printf "%d", t / c; else print "-"}')
   echo "$total $calls $per"
+}
+
+# stop_pid PID: TERM, up to 5 s for it to go, then KILL; reaps it.
+stop_pid() {
+  local pid=$1
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+java_version() {
+  sed -n 's:.*<rocketmq.version>\(.*\)</rocketmq.version>.*:\1:p' "$here/bench/java/pom.xml"
+}
+
+# rust_binary: the rocketmq-rust NameServer, built with cargo into the cache when missing
+# (crates.io downloads; its search API is not needed: the version is pinned). Prints its path.
+rust_binary() {
+  if [[ ! -x $rust_bin ]]; then
+    command -v cargo >/dev/null || { echo "rust target: no cargo to build rocketmq-namesrv $RUST_VERSION" >&2; exit 2; }
+    log "building rocketmq-namesrv $RUST_VERSION (cargo install, release) into $rust_root"
+    nice cargo install --locked --root "$rust_root" rocketmq-namesrv --version "$RUST_VERSION" \
+      >"$out/cargo.log" 2>&1 || { tail -30 "$out/cargo.log" >&2; exit 1; }
+  fi
+  echo "$rust_bin"
+}
+
+# launch_server KIND DIR PORT [OPTION...]: starts a NameServer in the background on
+# 127.0.0.1:PORT, its files and its output (DIR/server.out) in DIR, and sets LAUNCHED_PID (the
+# server's own pid: every wrapper execs). KIND: java (classpath in jcp, JVM options in
+# java_opts; its log is DIR/logs/rocketmqlogs/namesrv.log), rust (binary in rbin; its log goes
+# to server.out) or the path of an mqnamesrv binary (the OPTIONs, e.g. --set ioThreads=1, follow
+# its loopback defaults; its log goes to server.out). The words of the array launch_prefix, when
+# set, go in front of the server (e.g. taskset -c 1).
+launch_server() {
+  local kind=$1 dir=$2 port=$3
+  shift 3
+  local pre=("${launch_prefix[@]+"${launch_prefix[@]}"}")
+  case $kind in
+    java)
+      echo "listenPort=$port" >"$dir/namesrv.conf"
+      # shellcheck disable=SC2086
+      (cd "$dir" && ROCKETMQ_HOME=$dir exec "${pre[@]+"${pre[@]}"}" java $java_opts \
+        -Duser.home="$dir" -cp "$jcp" org.apache.rocketmq.namesrv.NamesrvStartup \
+        -c "$dir/namesrv.conf" >"$dir/server.out" 2>&1) &
+      ;;
+    rust)
+      # Its INFO log (a line per registered topic) goes to a file, as Java's does.
+      (cd "$dir" && exec "${pre[@]+"${pre[@]}"}" "$rbin" --listenPort "$port" \
+        --bindAddress 127.0.0.1 --rocketmqHome "$dir" --kvConfigPath "$dir/kvConfig.json" \
+        >"$dir/server.out" 2>&1) &
+      ;;
+    *)
+      ROCKETMQ_HOME=$dir "${pre[@]+"${pre[@]}"}" "$kind" --set listenPort="$port" \
+        --set bindAddress=127.0.0.1 --set "kvConfigPath=$dir/kvConfig.json" \
+        --set "configStorePath=$dir/namesrv.properties" --set logPath= "$@" \
+        >"$dir/server.out" 2>&1 &
+      ;;
+  esac
+  # shellcheck disable=SC2034 # the caller reads it
+  LAUNCHED_PID=$!
 }

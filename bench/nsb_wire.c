@@ -125,6 +125,11 @@ void nsb_build_register_frame(nsb_buf_t *out, size_t *opaque_off, const nsb_brok
     put_ext(out, "compressed", compressed ? "true" : "false", 0);
     put_ext(out, "enableActingMaster", "false", 0);
     put_ext(out, "haServerAddr", id->ha_addr, 0);
+    if (id->heartbeat_timeout_ms > 0) {
+        char ms[24];
+        ms[nsb_utoa(ms, (uint64_t)id->heartbeat_timeout_ms)] = '\0';
+        put_ext(out, "heartbeatTimeoutMillis", ms, 0);
+    }
     nsb_buf_puts(out, "},\"flag\":0,\"language\":\"JAVA\",\"opaque\":");
     *opaque_off = out->len;
     nsb_buf_append(out, "0          ", NSB_OPAQUE_FIELD_WIDTH);

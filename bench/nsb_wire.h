@@ -54,10 +54,12 @@ size_t nsb_write_route_request(uint8_t *out, const char *topic, size_t topic_len
 
 /* The names a simulated broker uses. */
 typedef struct nsb_broker_id {
-    const char *cluster; /* clusterName */
-    const char *name;    /* brokerName */
-    const char *addr;    /* brokerAddr, ip:port (never contacted) */
-    const char *ha_addr; /* haServerAddr */
+    const char *cluster;       /* clusterName */
+    const char *name;          /* brokerName */
+    const char *addr;          /* brokerAddr, ip:port (never contacted) */
+    const char *ha_addr;       /* haServerAddr */
+    long heartbeat_timeout_ms; /* > 0: sent as heartbeatTimeoutMillis, the silence after which
+                                  the NameServer drops the broker (absent: its 120 s) */
 } nsb_broker_id_t;
 
 /* Builds a REGISTER_BROKER frame (header + body) into *out (cleared first). The header's

@@ -13,6 +13,7 @@
  * again with --resume), to measure full and resumed handshakes.
  *
  * Only loopback targets (127.0.0.0/8) are accepted and every phase is bounded in time. */
+#include "nsb_proc.h"
 #include "nsb_tls.h"
 #include "nsb_wire.h"
 
@@ -693,44 +694,6 @@ typedef struct srv_sample {
     uint64_t rss_kb, rss_peak_kb;
 } srv_sample_t;
 
-static uint64_t proc_cpu_ticks(long pid, int *ok)
-{
-    char path[64], buf[2048];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "r");
-    *ok = 0;
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return 0;
-    unsigned long long ut = 0, st = 0;
-    /* Fields after the command name: state(3) ... utime(14) stime(15). */
-    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-        return 0;
-    *ok = 1;
-    return ut + st;
-}
-
-static uint64_t proc_rss_kb(long pid)
-{
-    char path[64], line[256];
-    unsigned long long kb = 0;
-    snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    while (fgets(line, sizeof(line), f)) {
-        if (sscanf(line, "VmRSS: %llu", &kb) == 1)
-            break;
-    }
-    fclose(f);
-    return kb;
-}
-
 /* ---- setup: build dataset, register every broker ---- */
 
 static void build_dataset(void)
@@ -784,7 +747,7 @@ static void build_dataset(void)
     for (long b = 0; b < opt.brokers; b++) {
         broker_t *br = &brokers[b];
         br->topics[br->ntopics++] = br->name;
-        nsb_broker_id_t id = {"nsb-cluster", br->name, br->addr, br->ha};
+        nsb_broker_id_t id = {"nsb-cluster", br->name, br->addr, br->ha, 0};
         for (int v = 0; v < 2; v++) {
             if (opt.compressed) {
                 if (nsb_body_zlib(&body, br->topics, br->ntopics, (uint64_t)v + 1, ts,
@@ -896,14 +859,14 @@ static void worker_loop(worker_t *w, srv_sample_t *s0, srv_sample_t *s1, struct 
             warm_marked = 1;
             getrusage(RUSAGE_SELF, ru0);
             if (opt.pid > 0)
-                s0->cpu_ticks = proc_cpu_ticks(opt.pid, &s0->ok);
+                s0->cpu_ticks = nsb_proc_cpu_ticks(opt.pid, &s0->ok);
         }
         if (!w->stopping && (now >= t_end || interrupted)) {
             w->stopping = 1;
             drain_end = now + DRAIN_NS;
             if (w->id == 0 && opt.pid > 0) {
-                s1->cpu_ticks = proc_cpu_ticks(opt.pid, &s1->ok);
-                s1->rss_kb = proc_rss_kb(opt.pid);
+                s1->cpu_ticks = nsb_proc_cpu_ticks(opt.pid, &s1->ok);
+                s1->rss_kb = nsb_proc_rss_kb(opt.pid);
                 if (s1->rss_kb > s1->rss_peak_kb)
                     s1->rss_peak_kb = s1->rss_kb;
             }
@@ -911,7 +874,7 @@ static void worker_loop(worker_t *w, srv_sample_t *s0, srv_sample_t *s1, struct 
         if (w->stopping && (w->outstanding == 0 || now >= drain_end))
             break;
         if (w->id == 0 && opt.pid > 0 && now >= next_sample && !w->stopping) {
-            uint64_t rss = proc_rss_kb(opt.pid);
+            uint64_t rss = nsb_proc_rss_kb(opt.pid);
             if (rss > s1->rss_peak_kb)
                 s1->rss_peak_kb = rss;
             next_sample = now + SRV_SAMPLE_NS;

@@ -92,7 +92,7 @@ static void test_register_frame(void **state)
     static const char *const topics[] = {"TopicA", "nsb-b-0"};
     nsb_buf_t body = {0}, frame = {0};
     nsb_body_json(&body, topics, 2, 7, 1700000000000ull);
-    nsb_broker_id_t id = {"c1", "b0", "127.1.0.1:10911", "127.1.0.1:10912"};
+    nsb_broker_id_t id = {"c1", "b0", "127.1.0.1:10911", "127.1.0.1:10912", 0};
     size_t off;
     nsb_build_register_frame(&frame, &off, &id, body.data, body.len, 0, 479);
     assert_int_equal(nsb_be32(frame.data), frame.len - 4);
@@ -108,10 +108,19 @@ static void test_register_frame(void **state)
     snprintf(crc, sizeof(crc), "\"bodyCrc32\":\"%u\"", nsb_body_crc(body.data, body.len));
     assert_non_null(memmem(frame.data + 8, hlen, crc, strlen(crc)));
     assert_non_null(memmem(frame.data + 8, hlen, "\"compressed\":\"false\"", 20));
+    assert_null(memmem(frame.data + 8, hlen, "heartbeatTimeoutMillis", 22));
     /* Patching a shorter value leaves no digit of the longer one behind. */
     nsb_patch_opaque(frame.data, off, 5);
     assert_int_equal(nsb_scan_header(0, frame.data + 8, hlen, &code, &opaque), 0);
     assert_int_equal(opaque, 5);
+    /* A compressed cluster announces its shorter expiry, as a 5.x broker in acting-master mode
+     * does. */
+    id.heartbeat_timeout_ms = 12000;
+    nsb_build_register_frame(&frame, &off, &id, body.data, body.len, 0, 479);
+    hlen = nsb_be32(frame.data + 4);
+    assert_non_null(memmem(frame.data + 8, hlen, "\"heartbeatTimeoutMillis\":\"12000\"", 32));
+    assert_int_equal(nsb_scan_header(0, frame.data + 8, hlen, &code, &opaque), 0);
+    assert_int_equal(code, 103);
     nsb_buf_free(&body);
     nsb_buf_free(&frame);
 }
