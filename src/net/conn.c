@@ -534,9 +534,8 @@ static void submit_job(ns_conn_t *conn, ns_cmd_t *req, const ns_proc_entry_t *en
 {
     ns_job_t *job = ns_xmalloc(bytes);
     job->bytes = bytes;
-    job->next = NULL;
     job->kind = NS_JOB_REQUEST;
-    job->port = &conn->loop->port;
+    job->port = conn->loop->port;
     job->done = on_job_done;
     job->owner = conn;
     job->conn_id = conn->id;

@@ -15,6 +15,7 @@
 #include "ns_buf.h"
 #include "ns_cmd.h"
 #include "ns_hmap.h"
+#include "ns_port.h"
 #include "ns_proc.h"
 #include "ns_proxy.h"
 #include "ns_route.h"
@@ -275,24 +276,13 @@ typedef struct ns_job ns_job_t;
  * (ran it, or dropped a request unrun): the job belongs to the callback, which frees it. */
 typedef void (*ns_job_done_fn)(ns_job_t *job);
 
-/* A loop's port to the worker, as libuv's loop has for its thread pool: the jobs the loop
- * submits come back through it and their done callbacks run on the loop's thread. Every field
- * is worker.c's (ns__worker_port_*); the loop only embeds it. */
-typedef struct ns_worker_port {
-    uv_async_t async;     /* the worker returned jobs (returned below) */
-    pthread_mutex_t lock; /* guards returned */
-    ns_job_t *returned;   /* finished jobs, newest first (under lock) */
-    size_t in_flight;     /* jobs submitted through this port and not done yet (loop thread) */
-    bool closing;         /* the loop stops: async closes once in_flight is 0 (loop thread) */
-    bool open;            /* async not closed yet (loop thread) */
-} ns_worker_port_t;
-
 struct ns_job {
-    ns_job_t *next;    /* the port's returned list */
-    ns_jobq_item_t qi; /* the worker's queue (worker.c sets it up) */
+    ns_port_item_t item; /* first: the port's item (ns_port.h), how the job comes back */
+    ns_jobq_item_t qi;   /* the worker's queue (worker.c sets it up) */
     ns_job_kind_t kind;
-    ns_worker_port_t *port; /* where the job comes back; NULL: the worker frees it */
-    ns_job_done_fn done;    /* with port: runs on the port's loop and frees the job */
+    ns_port_t *port;     /* where the job comes back (the submitting loop's port, ns_port.h);
+                            NULL: the worker frees it */
+    ns_job_done_fn done; /* with port: runs on the port's loop and frees the job */
     void *owner;            /* the submitter's (REQUEST: its connection, kept alive while it
                                has jobs) */
     uint64_t conn_id;       /* the connection's id */
@@ -346,8 +336,8 @@ struct ns_io_loop {
     bool stop_requested; /* shut down: stop accepting, drain, close everything (under lock) */
     bool wakeup_closed;  /* wakeup may no longer be signalled (under lock) */
     bool stopping;       /* this loop has begun shutting down (loop thread; conn.c reads it) */
-    /* worker.c */
-    ns_worker_port_t port; /* the jobs this loop submitted come back here */
+    ns_port_t *port;       /* the jobs this loop sent to another thread (the worker, the
+                              controller) come back here (ns_port.h); closed when it stops */
     /* conn.c, loop thread only */
     ns_conn_t *conns;       /* doubly linked list of open connections */
     size_t conn_count;      /* entries in conns; only this loop writes it, atomically, as
@@ -490,13 +480,6 @@ ns_worker_t *ns__worker_start(ns_server_t *server);
 /* Runs every job still queued, stops the thread and frees the worker. NULL is a no-op. Call
  * after the loops have stopped (every job with a port is back then). */
 void ns__worker_stop(ns_worker_t *w);
-
-/* A loop's port (loop thread): set up with the loop; closed when it stops, which takes effect
- * once every job submitted through it is back (the loop runs until then); destroyed after the
- * loop has run dry. */
-void ns__worker_port_init(ns_worker_port_t *port, uv_loop_t *loop);
-void ns__worker_port_close(ns_worker_port_t *port);
-void ns__worker_port_destroy(ns_worker_port_t *port);
 
 /* Queues a job (takes ownership until it is done). With job->port set, call on that port's
  * loop thread: the job comes back there and job->done runs; without, the worker frees it. */

@@ -158,8 +158,10 @@ static void stop_loop(ns_io_loop_t *loop)
     loop->wakeup_closed = true;
     pthread_mutex_unlock(&loop->lock);
     uv_close((uv_handle_t *)&loop->wakeup, NULL);
-    /* The port stays open until every job of this loop is back from the worker. */
-    ns__worker_port_close(&loop->port);
+    /* The port stays open until every job of this loop is back from the worker and the
+     * controller; it frees itself then. */
+    ns_port_close(loop->port);
+    loop->port = NULL;
     ns__conn_loop_stop(loop, DRAIN_TIMEOUT_MS);
 }
 
@@ -173,7 +175,7 @@ static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
     pthread_mutex_init(&loop->lock, NULL);
     uv_async_init(&loop->loop, &loop->wakeup, on_wakeup);
     loop->wakeup.data = loop;
-    ns__worker_port_init(&loop->port, &loop->loop);
+    loop->port = ns_port_new(&loop->loop);
     uv_timer_init(&loop->loop, &loop->idle_timer);
     loop->idle_timer.data = loop;
     uv_timer_start(&loop->idle_timer, on_idle_check, IDLE_CHECK_INTERVAL_MS,
@@ -200,7 +202,6 @@ static void free_loop(ns_io_loop_t *loop)
     loop->route_cache = NULL;
     if (uv_loop_close(&loop->loop) != 0)
         NS_LOG_W("event loop %u closed with open handles", loop->index);
-    ns__worker_port_destroy(&loop->port);
     pthread_mutex_destroy(&loop->lock);
 }
 
@@ -321,7 +322,7 @@ static void on_scan(uv_timer_t *timer)
      * comes back here with the connections of the brokers it expired. */
     ns_job_t *job = ns_xcalloc(1, sizeof(*job));
     job->kind = NS_JOB_SCAN;
-    job->port = &server->loops[0].port;
+    job->port = server->loops[0].port;
     job->done = on_scan_done;
     job->owner = server;
     ns__worker_submit(server->worker, job);
