@@ -19,23 +19,10 @@
 #include "ns_cmd.h"
 #include "ns_config.h"
 #include "ns_port.h"
+#include "ns_proc.h"
 
-/* RequestCode values of the controller (RocketMQ 5.5.0). */
-enum {
-    NS_CTL_REQ_BROKER_HEARTBEAT = 904,            /* oneway from every broker, any node */
-    NS_CTL_REQ_ALTER_SYNC_STATE_SET = 1001,       /* the master broker */
-    NS_CTL_REQ_ELECT_MASTER = 1002,               /* a broker, mqadmin electMaster */
-    NS_CTL_REQ_REGISTER_BROKER = 1003,            /* a broker */
-    NS_CTL_REQ_GET_REPLICA_INFO = 1004,           /* a broker, every 5 s */
-    NS_CTL_REQ_GET_METADATA_INFO = 1005,          /* brokers and mqadmin, any node */
-    NS_CTL_REQ_GET_SYNC_STATE_DATA = 1006,        /* mqadmin getSyncStateSet */
-    NS_CTL_REQ_NOTIFY_BROKER_ROLE_CHANGED = 1008, /* sent by us to brokers, oneway */
-    NS_CTL_REQ_UPDATE_CONTROLLER_CONFIG = 1009,   /* mqadmin, any node */
-    NS_CTL_REQ_GET_CONTROLLER_CONFIG = 1010,      /* mqadmin, any node */
-    NS_CTL_REQ_CLEAN_BROKER_DATA = 1011,          /* mqadmin cleanBrokerMetadata */
-    NS_CTL_REQ_GET_NEXT_BROKER_ID = 1012,         /* a broker registering */
-    NS_CTL_REQ_APPLY_BROKER_ID = 1013,            /* a broker registering */
-};
+/* The controller's request codes (NS_CTL_REQ_*) are in ns_proc.h, with its rows of the request
+ * table. */
 
 /* ResponseCode values of the controller. */
 enum {
