@@ -126,14 +126,18 @@ void ns_ctl_submit(ns_ctl_t *ctl, ns_ctl_job_t *job);
  * (Java's channel close), which may elect a new master at once. */
 void ns_ctl_conn_closed(ns_ctl_t *ctl, uint64_t conn_id);
 
-/* Whether the first 8 bytes of a connection are a Raft peer's handshake (canonical/raft: the
- * little-endian u64 protocol version 1), which no RocketMQ frame can start with. */
-bool ns_ctl_is_raft_handshake(const uint8_t first8[8]);
+/* Whether the first bytes of a connection, first[0..len) with len <= 8, are (len 8) or may
+ * still become (len < 8) a Raft peer's handshake: canonical/raft's little-endian u64 protocol
+ * version 1, which no RocketMQ frame, TLS record or PROXY header can start with. */
+bool ns_ctl_is_raft_handshake(const uint8_t *first, size_t len);
 
 /* Takes an accepted connection whose first bytes are a Raft handshake (with
  * NS_CTL_LISTEN_HANDED; any thread): the controller owns fd from now on, and closes it at
  * once, logged, when peer_ip is not the address of a configured peer. */
 void ns_ctl_accept_raft(ns_ctl_t *ctl, int fd, const char *peer_ip);
+
+/* This peer's address in controllerDLegerPeers ("ip:port"): its port is the controller port. */
+const char *ns_ctl_self_addr(const ns_ctl_t *ctl);
 
 /* What the controller knows about itself, for /readyz and the metrics (any thread). */
 typedef struct ns_ctl_status {

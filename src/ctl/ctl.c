@@ -84,6 +84,11 @@ static void publish_status(ns_ctl_t *ctl)
     pthread_mutex_unlock(&ctl->status_lock);
 }
 
+const char *ns_ctl_self_addr(const ns_ctl_t *ctl)
+{
+    return ctl->peers[ctl->self].addr;
+}
+
 void ns_ctl_get_status(ns_ctl_t *ctl, ns_ctl_status_t *out)
 {
     pthread_mutex_lock(&ctl->status_lock);

@@ -891,6 +891,8 @@ size_t ns__ctl_rim_notices(const ns_ctl_state_t *st, const char *broker,
         ns_cmd_init(c);
         c->code = NS_CTL_REQ_NOTIFY_BROKER_ROLE_CHANGED;
         c->flag = NS_FLAG_ONEWAY;
+        c->language = NS_LANG_JAVA;
+        c->version = NS_SERVER_VERSION;
         c->has_ext = true;
         ext_opt_str(c, "masterAddress", member_addr(rep, true, s->master));
         ext_i64(c, "masterBrokerId", s->master);

@@ -59,6 +59,7 @@ ns_server_t *ns_server_new(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv)
     server->cfg = cfg;
     server->route = route;
     server->kv = kv;
+    pthread_mutex_init(&server->hooks_lock, NULL);
     return server;
 }
 
@@ -66,6 +67,7 @@ void ns_server_free(ns_server_t *server)
 {
     if (server == NULL)
         return;
+    pthread_mutex_destroy(&server->hooks_lock);
     free(server->loops);
     free(server);
 }
@@ -120,7 +122,7 @@ static void on_wakeup(uv_async_t *handle)
             if (loop->stopping)
                 close(msgs[i].u.fd);
             else
-                ns__conn_adopt(loop, msgs[i].u.fd);
+                ns__conn_adopt(loop, msgs[i].u.fd, msgs[i].service);
             break;
         case NS_LOOP_CLOSE_CONN:
             ns__conn_close_by_id(loop, msgs[i].u.conn_id, "broker expired");
@@ -151,8 +153,9 @@ static void stop_loop(ns_io_loop_t *loop)
     if (loop->stopping)
         return;
     loop->stopping = true;
-    if (loop->listening)
-        uv_close((uv_handle_t *)&loop->listener, NULL);
+    for (size_t i = 0; i < NS_ARRAY_SIZE(loop->listeners); i++)
+        if (loop->listeners[i].open)
+            uv_close((uv_handle_t *)&loop->listeners[i].tcp, NULL);
     uv_close((uv_handle_t *)&loop->idle_timer, NULL);
     pthread_mutex_lock(&loop->lock);
     loop->wakeup_closed = true;
@@ -216,9 +219,10 @@ static void loop_thread_main(void *arg)
 
 /* ---- listener ------------------------------------------------------------------------- */
 
-static void on_connection(uv_stream_t *listener, int status)
+static void on_connection(uv_stream_t *stream, int status)
 {
-    ns_io_loop_t *loop0 = listener->data;
+    ns_listener_t *listener = stream->data;
+    ns_io_loop_t *loop0 = listener->loop;
     ns_server_t *server = loop0->server;
     if (status < 0) {
         NS_LOG_W("accept failed: %s", uv_strerror(status));
@@ -227,14 +231,14 @@ static void on_connection(uv_stream_t *listener, int status)
     static unsigned next_loop;
     unsigned target = server->loop_count > 1 ? next_loop++ % server->loop_count : 0;
     if (target == 0) {
-        ns__conn_accept(loop0);
+        ns__conn_accept(loop0, listener);
         return;
     }
     /* Hand the socket to another loop: accept it here, pass a duplicate of the descriptor,
      * close ours. Connections are long-lived, so one wakeup per connection costs nothing. */
     uv_tcp_t *tmp = ns_xmalloc(sizeof(*tmp));
     uv_tcp_init(&loop0->loop, tmp);
-    int rc = uv_accept(listener, (uv_stream_t *)tmp);
+    int rc = uv_accept(stream, (uv_stream_t *)tmp);
     if (rc != 0)
         NS_LOG_W("accept failed: %s", uv_strerror(rc));
     if (rc == 0) {
@@ -242,8 +246,9 @@ static void on_connection(uv_stream_t *listener, int status)
         if (uv_fileno((uv_handle_t *)tmp, &fd) == 0) {
             int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
             if (dup_fd >= 0)
-                post_msg(&server->loops[target],
-                         (ns_loop_msg_t){.kind = NS_LOOP_ADOPT_FD, .u.fd = dup_fd});
+                post_msg(&server->loops[target], (ns_loop_msg_t){.kind = NS_LOOP_ADOPT_FD,
+                                                                 .service = listener->service,
+                                                                 .u.fd = dup_fd});
             else
                 NS_LOG_W("accept: dup failed: %s", strerror(errno));
         }
@@ -251,11 +256,12 @@ static void on_connection(uv_stream_t *listener, int status)
     uv_close((uv_handle_t *)tmp, free_handle);
 }
 
-static int listen_on(ns_server_t *server)
+/* Binds host:port for `service` on loop 0 and listens. Returns 0, or a libuv code (logged). */
+static int listen_on(ns_server_t *server, ns_service_t service, const char *host, int port)
 {
     ns_io_loop_t *loop0 = &server->loops[0];
-    const char *host = server->cfg->bind_address ? server->cfg->bind_address : "0.0.0.0";
-    int port = server->cfg->listen_port;
+    ns_listener_t *l = &loop0->listeners[service];
+    const char *what = service == NS_SERVICE_CONTROLLER ? "the controller port " : "";
     struct sockaddr_storage ss;
     int rc;
     if (strchr(host, ':') != NULL)
@@ -266,22 +272,47 @@ static int listen_on(ns_server_t *server)
         NS_LOG_E("bad bindAddress %s: %s", host, uv_strerror(rc));
         return rc;
     }
-    uv_tcp_init(&loop0->loop, &loop0->listener);
-    loop0->listener.data = loop0;
-    loop0->listening = true;
-    rc = uv_tcp_bind(&loop0->listener, (const struct sockaddr *)&ss, 0);
+    uv_tcp_init(&loop0->loop, &l->tcp);
+    l->tcp.data = l;
+    l->loop = loop0;
+    l->service = service;
+    l->open = true;
+    rc = uv_tcp_bind(&l->tcp, (const struct sockaddr *)&ss, 0);
     if (rc == 0)
-        rc = uv_listen((uv_stream_t *)&loop0->listener, server->cfg->server_socket_backlog,
-                       on_connection);
+        rc = uv_listen((uv_stream_t *)&l->tcp, server->cfg->server_socket_backlog, on_connection);
     if (rc != 0) {
-        NS_LOG_E("Failed to bind to %s:%d: %s", host, port, uv_strerror(rc));
+        NS_LOG_E("Failed to bind %sto %s:%d: %s", what, host, port, uv_strerror(rc));
         return rc;
     }
     int sslen = sizeof(ss);
-    uv_tcp_getsockname(&loop0->listener, (struct sockaddr *)&ss, &sslen);
-    server->bound_port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-                                                  : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    snprintf(server->bound_addr, sizeof(server->bound_addr), "%s:%d", host, server->bound_port);
+    uv_tcp_getsockname(&l->tcp, (struct sockaddr *)&ss, &sslen);
+    l->port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                       : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    snprintf(l->addr, sizeof(l->addr), "%s:%d", host, l->port);
+    return 0;
+}
+
+/* The listeners: listenPort (unless controller_only) and, with a controller, its port (the
+ * port of controllerDLegerSelfId's address, on bindAddress: Java's DLedger server binds it so).
+ * bound_port and bound_addr are the first one's. Returns 0 or a libuv code (logged). */
+static int listen_all(ns_server_t *server)
+{
+    const char *host = server->cfg->bind_address ? server->cfg->bind_address : "0.0.0.0";
+    int rc = 0;
+    if (!server->controller_only)
+        rc = listen_on(server, NS_SERVICE_NAMESRV, host, server->cfg->listen_port);
+    if (rc == 0 && server->ctl != NULL) {
+        const char *self = ns_ctl_self_addr(server->ctl);
+        const char *colon = strrchr(self, ':');
+        rc = listen_on(server, NS_SERVICE_CONTROLLER, host, colon ? atoi(colon + 1) : 0);
+    }
+    if (rc != 0)
+        return rc;
+    const ns_listener_t *first =
+        &server->loops[0]
+             .listeners[server->controller_only ? NS_SERVICE_CONTROLLER : NS_SERVICE_NAMESRV];
+    server->bound_port = first->port;
+    snprintf(server->bound_addr, sizeof(server->bound_addr), "%s", first->addr);
     return 0;
 }
 
@@ -412,6 +443,45 @@ void ns_server_set_acl(ns_server_t *server, ns_acl_t *acl)
     server->acl = acl;
 }
 
+void ns_server_set_controller(ns_server_t *server, ns_ctl_t *ctl, bool controller_only)
+{
+    server->ctl = ctl;
+    server->controller_only = ctl != NULL && controller_only;
+}
+
+/* ---- the controller's hooks (its thread) -------------------------------------------------- */
+
+/* 1008 after an election: loop 0's notifier sends it, as it sends 905. */
+static void ctl_notify(void *arg, const char *addr, ns_cmd_t *cmd)
+{
+    ns_server_t *server = arg;
+    pthread_mutex_lock(&server->hooks_lock);
+    bool open = server->hooks_open;
+    if (open)
+        ns__notifier_post_cmd(server->notifier, addr, cmd);
+    pthread_mutex_unlock(&server->hooks_lock);
+    if (!open)
+        NS_LOG_I("controller: request %d for broker %s dropped: the server is not running",
+                 (int)cmd->code, addr);
+    ns_cmd_free(cmd);
+    free(cmd);
+}
+
+/* A broker whose heartbeats came on connection `conn` expired: Java closes its channel. */
+static void ctl_close_conn(void *arg, uint64_t conn)
+{
+    ns_server_t *server = arg;
+    pthread_mutex_lock(&server->hooks_lock);
+    if (server->hooks_open)
+        post_close_conn(server, conn);
+    pthread_mutex_unlock(&server->hooks_lock);
+}
+
+void ns_server_controller_hooks(ns_server_t *server, ns_ctl_hooks_t *out)
+{
+    *out = (ns_ctl_hooks_t){.notify = ctl_notify, .close_conn = ctl_close_conn, .arg = server};
+}
+
 static void on_go_away_done(uv_timer_t *timer)
 {
     begin_shutdown(timer->data);
@@ -498,6 +568,9 @@ static void begin_shutdown(ns_server_t *server)
     ns_route_seal(server->route);
     stop_loop0_jobs(server);
     ns__server_tls_stop(server);
+    pthread_mutex_lock(&server->hooks_lock);
+    server->hooks_open = false; /* the controller runs on: what it sends now is dropped */
+    pthread_mutex_unlock(&server->hooks_lock);
     ns__notifier_close(server->notifier);
     /* Requests of peers already gone are not run any more: the stop waits for no one. */
     ns__worker_begin_shutdown(server->worker);
@@ -588,6 +661,9 @@ static void start_threads(ns_server_t *server)
     ns__server_tls_start(server);
     server->notifier = ns__notifier_new(&server->loops[0]);
     server->worker = ns__worker_start(server);
+    pthread_mutex_lock(&server->hooks_lock);
+    server->hooks_open = true;
+    pthread_mutex_unlock(&server->hooks_lock);
     sigset_t saved;
     ns_signals_block(&saved); /* the loop threads inherit it: signals go to loop 0 only */
     for (unsigned i = 1; i < server->loop_count; i++)
@@ -605,11 +681,20 @@ static void announce_ready(ns_server_t *server)
         if (prc != 0)
             NS_LOG_W("cannot write portFile %s: %s", server->cfg->port_file, strerror(-prc));
     }
-    NS_LOG_I("The Name Server boot success. serializeType=JSON, address %s (%u I/O loop%s, %s)",
-             server->bound_addr, server->loop_count, server->loop_count == 1 ? "" : "s",
-             ns_version_line());
-    char ready[160];
-    snprintf(ready, sizeof(ready), "READY=1\nSTATUS=serving on %s", server->bound_addr);
+    const ns_listener_t *ctl = &server->loops[0].listeners[NS_SERVICE_CONTROLLER];
+    if (!server->controller_only)
+        NS_LOG_I("The Name Server boot success. serializeType=JSON, address %s (%u I/O loop%s, %s)",
+                 server->bound_addr, server->loop_count, server->loop_count == 1 ? "" : "s",
+                 ns_version_line());
+    if (ctl->open)
+        NS_LOG_I("The ControllerManager boot success. serializeType=JSON, address %s (%s)",
+                 ctl->addr, ns_version_line());
+    char ready[200];
+    if (ctl->open && !server->controller_only)
+        snprintf(ready, sizeof(ready), "READY=1\nSTATUS=serving on %s, controller on %s",
+                 server->bound_addr, ctl->addr);
+    else
+        snprintf(ready, sizeof(ready), "READY=1\nSTATUS=serving on %s", server->bound_addr);
     ns_sd_notify(ready);
 }
 
@@ -638,7 +723,7 @@ int ns_server_run(ns_server_t *server)
     int rc = create_loops(server);
     if (rc != 0)
         return rc;
-    rc = listen_on(server);
+    rc = listen_all(server);
     if (rc != 0) {
         discard_loops(server, server->loop_count);
         return rc;
@@ -648,6 +733,6 @@ int ns_server_run(ns_server_t *server)
     announce_ready(server);
     uv_run(&server->loops[0].loop, UV_RUN_DEFAULT); /* until begin_shutdown has run dry */
     finish_stop(server);
-    NS_LOG_I("The Name Server shut down.");
+    NS_LOG_I("%s shut down.", server->controller_only ? "The controller" : "The Name Server");
     return 0;
 }

@@ -85,8 +85,9 @@ static const ns_proc_entry_t proc_table[] = {
  * anyone, apache/rocketmq #10956): a broker's codes need any account's signature, an admin's
  * writes (1009, 1011, a designated 1002) an admin account's, reads (1005, 1006, 1010) none
  * unless aclReadsRequireSignature; 1002 is an admin's when it designates the master
- * (mqadmin electMaster), a broker's when a broker asks. The close decision says what the request is (a write that
- * outlives its connection, or not); the controller answers every request it was handed. */
+ * (mqadmin electMaster), a broker's when a broker asks. The close decision says what the request is
+ * (a write that outlives its connection, or not); the controller answers every request it was
+ * handed. */
 static const ns_proc_entry_t ctl_table[] = {
     {NS_CTL_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", NULL, WORKER, BROKER,
      CONTROLLER | ENDS_WITH_CONN},
@@ -195,8 +196,8 @@ static bool gate(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const ns_cmd_t *re
         ns_cmd_set_remark(resp, " request type %d not supported", (int)req->code);
         return false;
     }
-    if (ctx->acl != NULL && !ns_acl_check(ctx->acl, ns_proc_acl_class(entry, req), entry->name,
-                                          req, ctx->peer, ctx->now_ms, why, sizeof(why))) {
+    if (ctx->acl != NULL && !ns_acl_check(ctx->acl, ns_proc_acl_class(entry, req), entry->name, req,
+                                          ctx->peer, ctx->now_ms, why, sizeof(why))) {
         /* Refused before the handler: nothing changed. */
         resp->code = NS_RES_NO_PERMISSION;
         ns_cmd_set_remark(resp, "%s", why);
@@ -205,8 +206,7 @@ static bool gate(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const ns_cmd_t *re
     return true;
 }
 
-bool ns_proc_admit(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const ns_cmd_t *req,
-                   ns_cmd_t *resp)
+bool ns_proc_admit(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     ns_proc_reply_init(req, resp);
     if (gate(ctx, entry, req, resp)) {

@@ -14,8 +14,9 @@
 #include "proc_test_util.h"
 
 #define CLOSE_DECISION (NS_PROC_OUTLIVES_CONN | NS_PROC_ENDS_WITH_CONN)
-#define KNOWN_FLAGS (CLOSE_DECISION | NS_PROC_PROVES_ALIVE | NS_PROC_REGISTERS | NS_PROC_CONTROLLER | \
-                     NS_PROC_ADMIN_WHEN_DESIGNATED)
+#define KNOWN_FLAGS                                                                                \
+    (CLOSE_DECISION | NS_PROC_PROVES_ALIVE | NS_PROC_REGISTERS | NS_PROC_CONTROLLER |              \
+     NS_PROC_ADMIN_WHEN_DESIGNATED)
 
 static size_t table_size(void)
 {
@@ -192,10 +193,9 @@ static void test_controller_access_classes(void **state)
         int32_t code;
         ns_acl_class_t cls;
     } want[] = {
-        {904, NS_ACL_BROKER},  {1001, NS_ACL_BROKER}, {1002, NS_ACL_BROKER},
-        {1003, NS_ACL_BROKER}, {1004, NS_ACL_BROKER}, {1005, NS_ACL_READ},
-        {1006, NS_ACL_READ},   {1009, NS_ACL_ADMIN},  {1010, NS_ACL_READ},
-        {1011, NS_ACL_ADMIN},  {1012, NS_ACL_BROKER}, {1013, NS_ACL_BROKER},
+        {904, NS_ACL_BROKER},  {1001, NS_ACL_BROKER}, {1002, NS_ACL_BROKER}, {1003, NS_ACL_BROKER},
+        {1004, NS_ACL_BROKER}, {1005, NS_ACL_READ},   {1006, NS_ACL_READ},   {1009, NS_ACL_ADMIN},
+        {1010, NS_ACL_READ},   {1011, NS_ACL_ADMIN},  {1012, NS_ACL_BROKER}, {1013, NS_ACL_BROKER},
     };
     ns_cmd_t req;
     for (size_t i = 0; i < NS_ARRAY_SIZE(want); i++) {
