@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ns_buf.h"
 #include "ns_cmd.h"
 #include "ns_config.h"
 #include "ns_port.h"
@@ -107,15 +108,19 @@ void ns_ctl_stop(ns_ctl_t *ctl);
  * port and the item's done callback; the controller fills resp and send (false: no reply, a
  * oneway request) and posts the item to its port. */
 typedef struct ns_ctl_job {
-    ns_port_item_t item;     /* first member: the port's item (done gets it back) */
-    ns_cmd_t req;            /* the decoded request; freed by the controller once read */
-    ns_cmd_t resp;           /* the reply (opaque, flag, version set) when send */
-    bool send;               /* a reply must be sent */
-    uint64_t conn_id;        /* the connection it came on (0: none) */
-    char peer[64];           /* "ip:port" of the sender, for logs */
-    ns_port_t *port;         /* where done runs */
-    void *data;              /* the submitter's */
-    struct ns_ctl_job *next; /* the controller's queue (not for the submitter) */
+    ns_port_item_t item; /* first member: the port's item (done gets it back) */
+    ns_cmd_t req;        /* the decoded request; freed by the controller once read */
+    ns_cmd_t resp;       /* the reply (opaque, flag, version set) when send */
+    bool send;           /* a reply must be sent */
+    uint64_t conn_id;    /* the connection it came on (0: none) */
+    char peer[64];       /* "ip:port" of the sender, for logs */
+    ns_port_t *port;     /* where done runs */
+    void *data;          /* the submitter's */
+    /* the controller's (not for the submitter) */
+    struct ns_ctl_job *next; /* its queue */
+    struct ns_ctl *ctl;      /* the controller it was submitted to */
+    int32_t code;            /* req's code (req is moved out once read) */
+    uint64_t submitted_us;   /* when it was submitted (the request_latency metric) */
 } ns_ctl_job_t;
 
 /* Queues a job; from the port's loop thread (it holds the port: ns_port_hold). Any thread may
@@ -141,6 +146,8 @@ const char *ns_ctl_self_addr(const ns_ctl_t *ctl);
 
 /* What the controller knows about itself, for /readyz and the metrics (any thread). */
 typedef struct ns_ctl_status {
+    int role;     /* Java's MemberState.Role in its metrics' numbers: 0 unknown, 1 candidate,
+                     2 follower, 3 leader */
     bool leader;  /* Raft leader (Java's isLeader of 1005) */
     bool serving; /* leader and caught up (its barrier applied): writes are served */
     char leader_id[NS_CTL_PEER_ID_MAX + 1]; /* "" when no leader is known */
@@ -148,5 +155,10 @@ typedef struct ns_ctl_status {
     uint64_t applied;                       /* the last applied index */
 } ns_ctl_status_t;
 void ns_ctl_get_status(ns_ctl_t *ctl, ns_ctl_status_t *out);
+
+/* Appends the controller's series to a Prometheus text page (any thread), under Java 5.5.0's
+ * names (role, active_broker_num, request_total, request_latency_microseconds,
+ * election_total, dledger_op_total, dledger_disk_usage_bytes: docs/controller.md, "Metrics"). */
+void ns_ctl_metrics_write(ns_ctl_t *ctl, ns_buf_t *out);
 
 #endif

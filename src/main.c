@@ -190,7 +190,7 @@ static bool start_monitoring(ns_config_t *cfg, parts_t *p)
 {
     bool prom = ns_config_metrics_enabled(cfg);
     ns_metrics_configure(cfg->traffic_log_enable, prom);
-    if (prom && ns_exporter_start(cfg, p->route, p->kv, &p->exporter) != 0) {
+    if (prom && ns_exporter_start(cfg, p->route, p->kv, p->ctl, &p->exporter) != 0) {
         fprintf(stderr, "Failed to start the metrics exporter on %s:%d\n",
                 cfg->metrics_prom_exporter_host[0] ? cfg->metrics_prom_exporter_host : "0.0.0.0",
                 (int)cfg->metrics_prom_exporter_port);
@@ -216,6 +216,7 @@ static bool start_controller(const ns_config_t *cfg, parts_t *p)
         return false;
     }
     ns_server_set_controller(p->server, p->ctl, cfg->controller_only);
+    ns_health_set_controller(cfg->controller_only, ns_now_ms());
     return true;
 }
 

@@ -76,6 +76,7 @@ static void exception(ns_ctl_result_t *r, const char *text)
     ns_cmd_init(&r->resp);
     r->resp.code = NS_RES_SYSTEM_ERROR;
     ns_cmd_set_remark(&r->resp, "%s", text);
+    r->failed = true;
 }
 
 /* A reply with a header object (Java's createResponseCommandWithHeader): ext present even

@@ -8,7 +8,8 @@
  *     go on as on listenPort;
  *   - aclEnable: the controller's codes by class (reads anonymous, brokers' signed, admins'
  *     writes and a designated 1002 by an admin account only);
- *   - --controller (mqcontroller): the controller port alone. */
+ *   - --controller (mqcontroller): the controller port alone;
+ *   - /metrics with Java's controller series and /readyz that knows the Raft leader. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -336,6 +337,121 @@ static void test_acl(void **state)
     stop_peer(&p);
 }
 
+/* ---- metrics and readiness ------------------------------------------------------------------ */
+
+/* The value of the sample `series` (name{labels}) in a page; -1 when absent. */
+static double sample(const char *page, const char *series)
+{
+    size_t n = strlen(series);
+    for (const char *p = page; p != NULL && *p != '\0';) {
+        if (strncmp(p, series, n) == 0 && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+        p = strchr(p, '\n');
+        if (p != NULL)
+            p++;
+    }
+    return -1;
+}
+
+static void test_metrics_and_readiness(void **state)
+{
+    (void)state;
+    peer_t p = {0};
+    const char *const extra[] = {
+        "--set", "metricsExporterType=PROM",          "--set", "metricsPromExporterPort=0",
+        "--set", "metricsPromExporterHost=127.0.0.1", NULL};
+    start_peer(&p, false, extra);
+    char line[512];
+    assert_true(ns_testsrv_wait_output(&p.srv, "metrics exporter (Prometheus) listening on", 10000,
+                                       line, sizeof(line)));
+    int mport = atoi(strstr(line, "listening on 127.0.0.1:") + strlen("listening on 127.0.0.1:"));
+    await_leader(p.ctl_port);
+    char *body = NULL;
+    int status = -1;
+    for (int i = 0; i < 100 && status != 200; i++) { /* the tick publishes the leader */
+        free(body);
+        status = rmq_http_get(mport, "/readyz", &body);
+        if (status != 200)
+            sleep_ms(100);
+    }
+    assert_int_equal(status, 200);
+    assert_non_null(strstr(body, "the controller knows its leader"));
+    free(body);
+
+    int fd = rmq_connect(p.ctl_port);
+    ns_cmd_t req;
+    rmq_request(&req, NS_CTL_REQ_APPLY_BROKER_ID, 1, "clusterName", "c", "brokerName", "b",
+                "appliedBrokerId", "1", "registerCheckCode", "127.0.0.1:1;1", NULL);
+    assert_int_equal(call(fd, &req, NULL, 0), NS_RES_SUCCESS);
+    rmq_request(&req, NS_CTL_REQ_REGISTER_BROKER, 2, "clusterName", "c", "brokerName", "b",
+                "brokerAddress", "127.0.0.1:1", "brokerId", "1", NULL);
+    assert_int_equal(call(fd, &req, NULL, 0), NS_RES_SUCCESS);
+    rmq_request(&req, NS_CTL_REQ_BROKER_HEARTBEAT, 3, "clusterName", "c", "brokerName", "b",
+                "brokerAddr", "127.0.0.1:1", "brokerId", "1", "heartbeatTimeoutMills", "60000",
+                NULL);
+    assert_int_equal(call(fd, &req, NULL, 0), NS_RES_SUCCESS);
+    rmq_request(&req, NS_CTL_REQ_ELECT_MASTER, 4, "clusterName", "c", "brokerName", "b", "brokerId",
+                "1", "designateElect", "false", NULL);
+    assert_int_equal(call(fd, &req, NULL, 0), NS_RES_SUCCESS);
+    rmq_request(&req, NS_CTL_REQ_ALTER_SYNC_STATE_SET, 5, "brokerName", "b", "masterBrokerId", "1",
+                "masterEpoch", "1", NULL);
+    ns_cmd_set_body_copy(&req, "not json", 8); /* Java's handler throws: "failed" */
+    assert_int_equal(call(fd, &req, NULL, 0), NS_RES_SYSTEM_ERROR);
+    /* fd stays open: its close would make the broker of its heartbeat gone */
+
+    char who[200], series[600];
+    snprintf(who, sizeof(who),
+             "address=\"127.0.0.1:%d\",group=\"\",otel_scope_name=\"controller\",peer_id=\"n0\"",
+             p.ctl_port);
+    double active = -1;
+    for (int i = 0; i < 50 && active != 1; i++) { /* published every second */
+        sleep_ms(100);
+        assert_int_equal(rmq_http_get(mport, "/metrics", &body), 200);
+        snprintf(series, sizeof(series),
+                 "active_broker_num{address=\"127.0.0.1:%d\",broker_set=\"b\",cluster=\"c\","
+                 "group=\"\",otel_scope_name=\"controller\",peer_id=\"n0\"}",
+                 p.ctl_port);
+        active = sample(body, series);
+        if (active != 1)
+            free(body);
+    }
+    assert_true(active == 1);
+    snprintf(series, sizeof(series), "role{%s}", who);
+    assert_true(sample(body, series) == 3);
+    snprintf(series, sizeof(series),
+             "request_total{%s,request_handle_status=\"success\","
+             "request_type=\"CONTROLLER_APPLY_BROKER_ID\"}",
+             who);
+    assert_true(sample(body, series) == 1);
+    snprintf(series, sizeof(series),
+             "request_total{%s,request_handle_status=\"failed\","
+             "request_type=\"CONTROLLER_ALTER_SYNC_STATE_SET\"}",
+             who);
+    assert_true(sample(body, series) == 1);
+    snprintf(series, sizeof(series),
+             "request_latency_microseconds_count{%s,request_type=\"CONTROLLER_ELECT_MASTER\"}",
+             who);
+    assert_true(sample(body, series) == 1);
+    snprintf(series, sizeof(series),
+             "election_total{address=\"127.0.0.1:%d\",broker_set=\"b\",cluster=\"c\","
+             "election_result=\"new_master_elected\",group=\"\",otel_scope_name=\"controller\","
+             "peer_id=\"n0\"}",
+             p.ctl_port);
+    assert_true(sample(body, series) == 1);
+    snprintf(series, sizeof(series),
+             "dledger_op_total{address=\"127.0.0.1:%d\",dLedger_operation_status=\"success\","
+             "dledger_operation=\"append\",group=\"\",otel_scope_name=\"controller\","
+             "peer_id=\"n0\"}",
+             p.ctl_port);
+    assert_true(sample(body, series) >= 2); /* 1013 and 1002 proposed an event each */
+    snprintf(series, sizeof(series), "dledger_disk_usage_bytes{%s}", who);
+    assert_true(sample(body, series) > 0);
+    assert_true(sample(body, "mqnamesrv_ready") == 1);
+    free(body);
+    close(fd);
+    stop_peer(&p);
+}
+
 /* ---- mqcontroller --------------------------------------------------------------------------- */
 
 static void test_controller_only(void **state)
@@ -360,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_raft_handshakes_go_to_the_controller),
         cmocka_unit_test(test_acl),
         cmocka_unit_test(test_controller_only),
+        cmocka_unit_test(test_metrics_and_readiness),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
