@@ -31,6 +31,10 @@
 #define LOST_REMARK                                                                                \
     "java.util.concurrent.CancellationException: the controller lost its leadership before "       \
     "the change was applied"
+/* ... and one its Raft store could not persist (a full disk: the log says which). */
+#define STORE_REMARK                                                                               \
+    "java.util.concurrent.ExecutionException: the controller could not persist the change (its "   \
+    "Raft store failed)"
 
 typedef enum item_kind {
     ITEM_REQUEST, /* a peer's request */
@@ -173,13 +177,14 @@ static void not_leader(item_t *it)
     reply_code(it, NS_CTL_RES_NOT_LEADER, "The controller is not in leader state");
 }
 
-/* A proposal that was not applied: Java's cancelled future, an exception (failed). */
-static void reply_lost(item_t *it)
+/* A proposal that was not applied: Java's cancelled future, an exception (failed): leadership
+ * lost (status NS_CTL_ENOTLEADER), or the store could not persist it. */
+static void reply_lost(item_t *it, int status)
 {
     ns_ctl_result_t r;
     ns__ctl_result_init(&r);
     r.resp.code = NS_RES_SYSTEM_ERROR;
-    ns_cmd_set_remark(&r.resp, "%s", LOST_REMARK);
+    ns_cmd_set_remark(&r.resp, "%s", status == NS_CTL_ENOTLEADER ? LOST_REMARK : STORE_REMARK);
     r.failed = true;
     reply(it, &r);
     ns__ctl_result_free(&r);
@@ -328,7 +333,7 @@ static void on_applied(void *arg, int status)
                  ns_strerror(status));
         item_free(it);
     } else {
-        reply_lost(it);
+        reply_lost(it, status);
     }
     pump(n);
 }
@@ -377,7 +382,7 @@ static void run_one(ns_ctl_node_t *n, item_t *it)
         else if (rc == NS_CTL_ENOTLEADER)
             not_leader(it);
         else
-            reply_lost(it);
+            reply_lost(it, rc);
     }
 }
 

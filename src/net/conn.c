@@ -167,8 +167,10 @@ static void conn_free(ns_conn_t *conn)
     if (conn->service == NS_SERVICE_CONTROLLER) {
         /* Java's controller channel close: a broker whose first heartbeat came on it is gone,
          * which may elect a new master at once. Only now, with every request of it back: a
-         * heartbeat still at the controller would otherwise come after the close. */
-        if (conn->sent_to_ctl && server->ctl != NULL)
+         * heartbeat still at the controller would otherwise come after the close. Not when
+         * this server stops: its brokers did not go (and a leader that stops must not elect
+         * away their masters on its way out). */
+        if (conn->sent_to_ctl && server->ctl != NULL && !conn->loop->stopping)
             ns_ctl_conn_closed(server->ctl, conn->id);
         free(conn);
         return;
