@@ -20,6 +20,10 @@
 #   5  mqadmin's controller commands against mqnamesrv and against Java: getSyncStateSet,
 #      getControllerMetaData, getControllerConfig (outputs compared, addresses and numbers
 #      aside)
+#   6  faults (controller/ctl_faults.py, fake brokers, three mqcontroller with Apache's
+#      cluster-3n-independent controller-n{0,1,2}.conf, their stores on small tmpfs): the leader
+#      paused past the election timeout, a minority killed, the leader's disk filled, all
+#      restarted: never two masters with one epoch, no acknowledged decision lost, clear log lines
 # Java 5.5.0's NameServers with the same files run steps 1-3 (step 3 without the peer's return)
 # with their own pair of brokers, once mqnamesrv's part is over; both failover times are
 # printed (bench/controller_failover.sh repeats the measurement).
@@ -246,6 +250,16 @@ for i in 0 1 2; do ours_start "$i"; done
 for i in 0 1 2; do java_start "$i"; done
 for i in 0 1 2; do ours_await "$i"; done
 eventually 60 "mqnamesrv: the three controllers elect a leader" watch leader "${CTL_OURS[@]}"
+
+# ---- step 6 first: the faults need no JVM (Java's NameServers boot meanwhile) -------------
+mkdir -p "$IT_WORK/faults"
+if ROCKETMQ_HOME=$IT_ROOT python3 "$here/controller/ctl_faults.py" "$MQNAMESRV_BIN" \
+    "$IT_WORK/faults" >"$IT_WORK/faults.log" 2>&1; then
+    it_record pass "faults: $(grep -c PASS "$IT_WORK/faults.log") checks (faults.log)"
+else
+    it_record fail "faults (faults.log):"
+    grep -v PASS "$IT_WORK/faults.log" | tail -30 >&2
+fi
 
 brokers ob "$(join "${NS_OURS[@]}")" "$(join "${CTL_OURS[@]}")"
 eventually 180 "mqnamesrv: a master and a slave of broker-a in every NameServer's route" \
