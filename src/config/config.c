@@ -175,7 +175,7 @@ static const opt_t opts[] = {
      OFF(enable_controller_in_namesrv), NOR,
      "Start the embedded controller (RIP-44 automatic master failover) with the "
      "ControllerConfig keys of the same file (docs/controller.md); -p then prints them too. "
-     "The controller port does not serve brokers yet (issue 24, phase 2)."},
+     "It serves the controller port of controllerDLegerSelfId's address next to listenPort."},
     {"needWaitForService", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
      OFF(need_wait_for_service), NOR,
      "Refuse route queries during the first waitSecondsForService seconds "
