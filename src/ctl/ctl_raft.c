@@ -11,6 +11,8 @@
  * taken every NS_CTL_SNAPSHOT_THRESHOLD entries; a follower too far behind is sent one. */
 #include "ctl_int.h"
 
+#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -33,8 +35,10 @@ struct ns_ctl_raft {
     bool owned; /* r, io and fsm are ours (the uv flavour), else a fixture's */
     struct raft raft_storage;
     struct raft_io io;
-    struct raft_tracer tracer;     /* the uv store's messages into our log */
-    char *dir;                     /* the store directory (its free space is logged) */
+    struct raft_tracer tracer; /* the uv store's messages into our log */
+    /* The tracer's state, under trace_lock: the library traces from libuv's thread pool
+     * (segment work) as well as from the loop. */
+    char *dir;                     /* the store directory (its free space is logged); set once */
     uint64_t warned_ms;            /* the last store failure logged (one per STORE_WARN_MS) */
     unsigned unwarned;             /* failures not logged since */
     struct raft_transfer transfer; /* a leader whose store fails hands its leadership over */
@@ -62,21 +66,42 @@ static int64_t free_bytes(const char *dir)
     return (int64_t)v.f_bavail * (int64_t)v.f_frsize;
 }
 
-/* A failure of the store, logged at most once per STORE_WARN_MS with the free space. */
+/* Guards the tracer state of every adaptor (dir, warned_ms, unwarned). Static: the thread pool
+ * must not be the first to touch a lock the loop thread initialised (libuv's own hand-over is
+ * not seen by ThreadSanitizer). */
+static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The store directory (any thread). */
+static const char *store_dir(ns_ctl_raft_t *rf)
+{
+    pthread_mutex_lock(&trace_lock);
+    const char *dir = rf->dir;
+    pthread_mutex_unlock(&trace_lock);
+    return dir;
+}
+
+/* A failure of the store, logged at most once per STORE_WARN_MS with the free space (any
+ * thread). */
 static void store_failed(ns_ctl_raft_t *rf, const char *what)
 {
     uint64_t now = ns_now_ms();
-    if (rf->warned_ms != 0 && now - rf->warned_ms < STORE_WARN_MS) {
+    pthread_mutex_lock(&trace_lock);
+    bool log = rf->warned_ms == 0 || now - rf->warned_ms >= STORE_WARN_MS;
+    unsigned unwarned = rf->unwarned;
+    if (log) {
+        rf->warned_ms = now;
+        rf->unwarned = 0;
+    } else {
         rf->unwarned++;
-        return;
     }
+    const char *dir = rf->dir;
+    pthread_mutex_unlock(&trace_lock);
+    if (!log)
+        return;
     NS_LOG_W("controller: the Raft store %s failed: %s; %lld bytes free there (each log segment "
              "takes %u): this node cannot persist decisions until there is room (%u more "
              "failures since the last line)",
-             rf->dir ? rf->dir : "-", what, (long long)free_bytes(rf->dir), SEGMENT_SIZE,
-             rf->unwarned);
-    rf->warned_ms = now;
-    rf->unwarned = 0;
+             dir ? dir : "-", what, (long long)free_bytes(dir), SEGMENT_SIZE, unwarned);
 }
 
 /* The uv store's trace: its failures ("can't create segment", "not enough space to allocate",
@@ -86,9 +111,10 @@ static void store_failed(ns_ctl_raft_t *rf, const char *what)
  * DEBUG. */
 static void on_trace(struct raft_tracer *t, const char *file, int line, const char *message)
 {
-    ns_ctl_raft_t *rf = t->impl;
+    /* the adaptor around the tracer (no load of t->impl, written by the loop thread) */
+    ns_ctl_raft_t *rf = (ns_ctl_raft_t *)(void *)((char *)t - offsetof(ns_ctl_raft_t, tracer));
     if (strstr(message, "create open segment") != NULL) {
-        if (free_bytes(rf->dir) < (int64_t)SEGMENT_SIZE)
+        if (free_bytes(store_dir(rf)) < (int64_t)SEGMENT_SIZE)
             store_failed(rf, "no room for its next log segment");
     } else if (strstr(message, "can't ") != NULL || strstr(message, "not enough space") ||
                strstr(message, "write segment") || strstr(message, "rror") ||
@@ -236,7 +262,9 @@ int ns__ctl_raft_open(struct uv_loop_s *loop, struct raft_uv_transport *transpor
      * running on libuv's thread pool). */
     raft_uv_set_snapshot_compression(&rf->io, false);
     raft_uv_set_segment_size(&rf->io, SEGMENT_SIZE);
+    pthread_mutex_lock(&trace_lock); /* published to the thread pool's traces */
     rf->dir = ns_xstrdup(o->dir);
+    pthread_mutex_unlock(&trace_lock);
     rf->tracer = (struct raft_tracer){.impl = rf, .enabled = true, .emit = on_trace};
     raft_uv_set_tracer(&rf->io, &rf->tracer);
     const ns_ctl_peer_t *self = &o->peers[o->self];

@@ -383,7 +383,8 @@ static void resume_output_waiters(ns_io_loop_t *loop)
         next = c->next;
         if (!ns_conn_guard_output_resume(&c->guard, &loop->guard, c->batch_bytes))
             continue;
-        if (c->in.len > 0 && !c->guard.worker_full)
+        /* a stopping loop hands no new request to another thread (its port is closed) */
+        if (c->in.len > 0 && !c->guard.worker_full && !loop->stopping)
             process_input(c, c->in.data, c->in.len, false);
         else
             update_reading(c);

@@ -1,19 +1,22 @@
-/* The server: I/O loops, the listener, cross-loop requests, periodic jobs, signals and the
+/* The server: I/O loops, the listeners, cross-loop requests, periodic jobs, signals and the
  * graceful shutdown.
  *
- * Loop 0 runs on the main thread. It owns the listening socket, the signal handlers and the
- * periodic jobs; accepted sockets are handed round-robin to every loop (itself included),
- * where they stay for their whole life. Handlers run on the loop that read the request (or on
- * the worker, below) and share state only through the route table's locks, the KV store's
- * mutexes and the config's atomics, so loops never wait for each other except on those locks.
+ * Loop 0 runs on the main thread. It owns the listening sockets (listenPort and, with an
+ * embedded controller, the controller port: each connection inherits its listener's service),
+ * the signal handlers and the periodic jobs; accepted sockets are handed round-robin to every
+ * loop (itself included), where they stay for their whole life. Handlers run on the loop that read
+ * the request (or on the worker, below) and share state only through the route table's locks, the
+ * KV store's mutexes and the config's atomics, so loops never wait for each other except on those
+ * locks.
  *
  * Requests that are not cheap (registrations, admin writes, KV writes, big lists) run on the
- * worker thread (worker.c), which hands the replies back through each loop's port.
+ * worker thread (worker.c), which hands the replies back through each loop's port; the
+ * controller's requests go to its own thread (ns_ctl.h) and come back the same way.
  *
  * Periodic jobs on loop 0:
  *   - inactive-broker scan, every scanNotActiveBrokerInterval (first after 5 s), run by the
  *     worker: unregisters brokers silent past their heartbeat timeout and closes their
- *     connections;
+ *     connections (not for mqcontroller: it has no NameServer brokers);
  *   - KV dump, every 10 min (first after 1 min), as Java logs it;
  *   - traffic summary, every minute.
  * Every loop also closes connections idle past serverChannelMaxIdleTimeSeconds. */
@@ -529,8 +532,9 @@ static void start_loop0_jobs(ns_server_t *server)
                            : 5000;
     uv_timer_init(&loop0->loop, &server->scan_timer);
     server->scan_timer.data = server;
-    uv_timer_start(&server->scan_timer, on_scan,
-                   scan_ms < SCAN_FIRST_DELAY_MS ? scan_ms : SCAN_FIRST_DELAY_MS, scan_ms);
+    if (!server->controller_only)
+        uv_timer_start(&server->scan_timer, on_scan,
+                       scan_ms < SCAN_FIRST_DELAY_MS ? scan_ms : SCAN_FIRST_DELAY_MS, scan_ms);
     uv_timer_init(&loop0->loop, &server->kv_log_timer);
     server->kv_log_timer.data = server;
     uv_timer_start(&server->kv_log_timer, on_kv_log, KV_LOG_FIRST_DELAY_MS, KV_LOG_INTERVAL_MS);
