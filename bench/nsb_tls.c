@@ -11,6 +11,16 @@
 
 static SSL_CTX *ctx;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static struct {
+    int max_version, resumable, no_ticket;
+} conf;
+
+void nsb_tls_configure(int max_version, int resumable, int no_ticket)
+{
+    conf.max_version = max_version;
+    conf.resumable = resumable;
+    conf.no_ticket = no_ticket;
+}
 
 static void init(void)
 {
@@ -20,17 +30,23 @@ static void init(void)
         exit(2);
     }
     SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
-    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF); /* a full handshake every time */
-    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+    /* Sessions are kept by the caller (nsb_tls_session), not in a cache of OpenSSL's. */
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    if (!conf.resumable || conf.no_ticket)
+        SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+    if (conf.max_version != 0)
+        SSL_CTX_set_max_proto_version(ctx, conf.max_version);
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 }
 
-nsb_tls_t *nsb_tls_new(int fd)
+nsb_tls_t *nsb_tls_new(int fd, nsb_tls_session_t *offer)
 {
     pthread_once(&once, init);
     SSL *ssl = SSL_new(ctx);
-    if (ssl == NULL || SSL_set_fd(ssl, fd) != 1) {
+    if (ssl == NULL || SSL_set_fd(ssl, fd) != 1 ||
+        (offer != NULL && SSL_set_session(ssl, offer) != 1)) {
         SSL_free(ssl);
+        ERR_clear_error();
         return NULL;
     }
     SSL_set_connect_state(ssl);
@@ -39,7 +55,29 @@ nsb_tls_t *nsb_tls_new(int fd)
 
 void nsb_tls_free(nsb_tls_t *t)
 {
+    /* OpenSSL spoils the session of a connection freed without a shutdown. */
+    SSL_set_shutdown(t, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
     SSL_free(t);
+}
+
+int nsb_tls_resumed(nsb_tls_t *t)
+{
+    return SSL_session_reused(t) == 1;
+}
+
+nsb_tls_session_t *nsb_tls_session(nsb_tls_t *t)
+{
+    SSL_SESSION *s = SSL_get1_session(t);
+    if (s != NULL && !SSL_SESSION_is_resumable(s)) {
+        SSL_SESSION_free(s);
+        s = NULL;
+    }
+    return s;
+}
+
+void nsb_tls_session_free(nsb_tls_session_t *s)
+{
+    SSL_SESSION_free(s);
 }
 
 int nsb_tls_handshake(nsb_tls_t *t, int *want_write)

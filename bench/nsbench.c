@@ -8,7 +8,9 @@
  * start (two DataVersion variants, so alternate registrations always count as "changed") and
  * only their space-padded opaque is patched before each send. Nothing is allocated per
  * request. Simulated brokers each keep their own connection open, as real brokers do: the
- * NameServer drops a broker whose registering connection closes.
+ * NameServer drops a broker whose registering connection closes. The handshake workload has no
+ * dataset: each connection does a TLS handshake, closes and starts again (offering its session
+ * again with --resume), to measure full and resumed handshakes.
  *
  * Only loopback targets (127.0.0.0/8) are accepted and every phase is bounded in time. */
 #include "nsb_tls.h"
@@ -24,6 +26,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,13 +48,22 @@
 #define ROUTE_REQ_MAX 280
 #define SRV_SAMPLE_NS (100ull * 1000000ull)
 
-enum { CLS_ROUTE, CLS_SETUP, CLS_REG, CLS_CHURN, NCLS };
-static const char *const cls_name[NCLS] = {"route", "setup", "register", "churn"};
+enum { CLS_ROUTE, CLS_SETUP, CLS_REG, CLS_CHURN, CLS_HANDSHAKE, NCLS };
+static const char *const cls_name[NCLS] = {"route", "setup", "register", "churn", "handshake"};
 
 enum { K_READER, K_BROKER };
 enum { ST_IDLE, ST_CONNECTING, ST_HANDSHAKE, ST_OPEN, ST_DOWN };
 
-typedef enum { W_ROUTE, W_REGISTER, W_MIX, W_CHURN, W_SETUP, W_READY, W_SERVE } workload_t;
+typedef enum {
+    W_ROUTE,
+    W_REGISTER,
+    W_MIX,
+    W_CHURN,
+    W_SETUP,
+    W_READY,
+    W_SERVE,
+    W_HANDSHAKE
+} workload_t;
 
 static struct {
     struct sockaddr_in addr;
@@ -62,7 +74,10 @@ static struct {
     double duration, warmup;
     long topics, brokers, width, per_broker;
     int route_version, reg_version, compressed, same_dv, verify;
-    int tls; /* --tls: every connection is a TLS session */
+    int tls;           /* --tls: every connection is a TLS session */
+    int resume;        /* -w handshake --resume: offer the previous session again */
+    int tls_max;       /* --tls-version 1.2: TLS1_2_VERSION; 0: the highest */
+    int tls_no_ticket; /* --tls-no-ticket: TLS 1.2 resumes by session id */
     double churn_rate;
     int run_id;  /* distinguishes this run's brokers from those of a previous run */
     double rate; /* route requests per second over all readers; 0 = as fast as possible */
@@ -113,6 +128,10 @@ typedef struct conn {
     int next_cls; /* broker: class of its next registration */
     uint64_t down_until;
     nsb_tls_t *tls; /* --tls: the session, else NULL */
+    /* -w handshake */
+    nsb_tls_session_t *session; /* offered by the next handshake (--resume), or NULL */
+    uint64_t t_start;           /* when the current connection began */
+    uint64_t ticket_deadline;   /* waiting for the session ticket until then; 0: not waiting */
 } conn_t;
 
 typedef struct slot {
@@ -136,6 +155,7 @@ struct worker {
     int stopping;
     cls_stats_t st[NCLS];
     uint64_t unmatched, conn_errors, lost, churn_cycles;
+    uint64_t resumed, no_ticket; /* -w handshake: handshakes that resumed; tickets not received */
     /* Paced mode (--rate): reader slots waiting for their turn, a ring of slot numbers. */
     uint32_t *idle;
     uint32_t idle_head, idle_tail, idle_mask;
@@ -507,6 +527,84 @@ static int conn_read(conn_t *c, uint64_t now)
     return 0;
 }
 
+/* ---- -w handshake ---- */
+
+/* How long a connection waits for the TLS 1.3 ticket after a full handshake (--resume). */
+#define TICKET_WAIT_NS (2ull * 1000000000ull)
+
+/* Starts the connection's next handshake (none once the run is stopping). */
+static void hs_next(conn_t *c, uint64_t now)
+{
+    conn_close(c, ST_IDLE);
+    c->ticket_deadline = 0;
+    if (c->w->stopping)
+        return;
+    c->t_start = now;
+    if (conn_open(c) < 0)
+        c->w->conn_errors++;
+}
+
+/* --resume: keeps the session of the handshake just done once it can be resumed (a TLS 1.3
+ * ticket arrives after the handshake), then starts the next handshake. */
+static void hs_take_session(conn_t *c, uint64_t now)
+{
+    nsb_tls_session_t *s = nsb_tls_session(c->tls);
+    if (s == NULL) {
+        if (now < c->ticket_deadline)
+            return;
+        c->w->no_ticket++; /* the server gave none: the next handshake is a full one */
+    }
+    nsb_tls_session_free(c->session);
+    c->session = s;
+    hs_next(c, now);
+}
+
+/* A handshake completed: counted (full or resumed) if it began after the warm-up and ended
+ * before the end of the run. */
+static void hs_done(conn_t *c, uint64_t now)
+{
+    worker_t *w = c->w;
+    int resumed = nsb_tls_resumed(c->tls);
+    if (c->t_start >= t_warm_end && now < t_end) {
+        cls_stats_t *st = &w->st[CLS_HANDSHAKE];
+        nsb_hist_add(&st->hist, now - c->t_start);
+        st->sent++;
+        w->resumed += (uint64_t)resumed;
+    }
+    if (!opt.resume || resumed) {
+        hs_next(c, now);
+        return;
+    }
+    c->state = ST_OPEN;
+    c->ticket_deadline = now + TICKET_WAIT_NS;
+    set_events(c, 0);
+    hs_take_session(c, now);
+}
+
+/* A connection waiting for its ticket got input (or an error). */
+static void hs_read(conn_t *c, uint64_t now)
+{
+    uint8_t sink[4096];
+    ssize_t r;
+    while ((r = nsb_tls_recv(c->tls, sink, sizeof(sink))) > 0) {
+    }
+    if (r == 0 || errno != EAGAIN) {
+        c->w->conn_errors++;
+        c->ticket_deadline = now; /* give up on this one */
+    }
+    hs_take_session(c, now);
+}
+
+/* Connections that waited too long for a ticket go on without one. */
+static void hs_tick(worker_t *w, uint64_t now)
+{
+    for (size_t i = 0; i < w->nconns; i++) {
+        conn_t *c = w->conns[i];
+        if (c->ticket_deadline != 0 && now >= c->ticket_deadline && c->fd >= 0)
+            hs_take_session(c, now);
+    }
+}
+
 /* --tls: one step of the handshake; starts the connection once it is done. */
 static int conn_handshake(conn_t *c, uint64_t now)
 {
@@ -516,6 +614,10 @@ static int conn_handshake(conn_t *c, uint64_t now)
         return -1;
     if (r == 0) {
         set_events(c, want_write);
+        return 0;
+    }
+    if (opt.wl == W_HANDSHAKE) {
+        hs_done(c, now);
         return 0;
     }
     set_events(c, 0);
@@ -536,7 +638,7 @@ static void handle_event(conn_t *c, uint32_t ev, uint64_t now)
             return;
         }
         if (opt.tls) {
-            c->tls = nsb_tls_new(c->fd);
+            c->tls = nsb_tls_new(c->fd, c->session);
             c->state = ST_HANDSHAKE;
             if (c->tls == NULL || conn_handshake(c, now) < 0)
                 goto fail;
@@ -552,6 +654,10 @@ static void handle_event(conn_t *c, uint32_t ev, uint64_t now)
             goto fail;
         return;
     }
+    if (opt.wl == W_HANDSHAKE) {
+        hs_read(c, now);
+        return;
+    }
     if (ev & EPOLLIN) {
         if (conn_read(c, now) < 0)
             goto fail;
@@ -561,7 +667,10 @@ static void handle_event(conn_t *c, uint32_t ev, uint64_t now)
     return;
 fail:
     w->conn_errors++;
-    conn_close(c, ST_IDLE);
+    if (opt.wl == W_HANDSHAKE)
+        hs_next(c, now); /* a failed handshake: start another */
+    else
+        conn_close(c, ST_IDLE);
 }
 
 static void worker_poll(worker_t *w, int timeout_ms)
@@ -809,6 +918,8 @@ static void worker_loop(worker_t *w, srv_sample_t *s0, srv_sample_t *s1, struct 
         }
         if (w->id == 0 && opt.wl == W_CHURN)
             churn_tick(w, now, &next_churn);
+        if (opt.wl == W_HANDSHAKE)
+            hs_tick(w, now);
         if (opt.rate > 0 && !w->stopping)
             pace(w, now);
         worker_poll(w, opt.rate > 0 ? 1 : 5);
@@ -1022,6 +1133,8 @@ static void usage(FILE *f)
             "  setup     only register the brokers and report how long it took\n"
             "  ready     poll until the server answers; prints time since --since-ns\n"
             "  serve     trivial echo-like target on -a, to measure nsbench's own ceiling\n"
+            "  handshake each connection does a TLS handshake, closes and starts again: full\n"
+            "            handshakes, or with --resume resumed ones (no dataset)\n"
             "options:\n"
             "  -a, --addr IP:PORT        target, loopback only (default 127.0.0.1:9876)\n"
             "  -c, --conns N             reader connections (default 16)\n"
@@ -1052,7 +1165,11 @@ static void usage(FILE *f)
             "      --rate R              pace route reads at R requests/s in total (latency at a\n"
             "                            given load; needs enough connections x inflight)\n"
             "      --tls                 every connection (readers, brokers) is a TLS session:\n"
-            "                            a full handshake each, no certificate check\n");
+            "                            a full handshake each, no certificate check\n"
+            "      --resume              handshake: offer the session of the connection's last\n"
+            "                            full handshake (a TLS 1.3 ticket is awaited first)\n"
+            "      --tls-version V       1.2 or 1.3: the highest version offered (default 1.3)\n"
+            "      --tls-no-ticket       no session ticket asked for (TLS 1.2: session ids)\n");
 }
 
 static void parse_addr(const char *s)
@@ -1106,6 +1223,9 @@ static void parse_opts(int argc, char **argv)
                                        {"rate", 1, 0, 14},
                                        {"run-id", 1, 0, 15},
                                        {"tls", 0, 0, 16},
+                                       {"resume", 0, 0, 17},
+                                       {"tls-version", 1, 0, 18},
+                                       {"tls-no-ticket", 0, 0, 19},
                                        {"help", 0, 0, 'h'},
                                        {0, 0, 0, 0}};
     /* clang-format on */
@@ -1203,6 +1323,18 @@ static void parse_opts(int argc, char **argv)
         case 16:
             opt.tls = 1;
             break;
+        case 17:
+            opt.resume = 1;
+            break;
+        case 18:
+            if (strcmp(optarg, "1.2") == 0)
+                opt.tls_max = 0x0303; /* TLS1_2_VERSION */
+            else if (strcmp(optarg, "1.3") != 0)
+                die("--tls-version: 1.2 or 1.3");
+            break;
+        case 19:
+            opt.tls_no_ticket = 1;
+            break;
         case 12:
             opt.timeout_ms = atoi(optarg);
             break;
@@ -1230,8 +1362,9 @@ static void parse_opts(int argc, char **argv)
     static const struct {
         const char *name;
         workload_t wl;
-    } wls[] = {{"route", W_ROUTE}, {"register", W_REGISTER}, {"mix", W_MIX},    {"churn", W_CHURN},
-               {"setup", W_SETUP}, {"ready", W_READY},       {"serve", W_SERVE}};
+    } wls[] = {{"route", W_ROUTE}, {"register", W_REGISTER},  {"mix", W_MIX},
+               {"churn", W_CHURN}, {"setup", W_SETUP},        {"ready", W_READY},
+               {"serve", W_SERVE}, {"handshake", W_HANDSHAKE}};
     opt.wl_name = NULL;
     for (size_t i = 0; i < sizeof(wls) / sizeof(wls[0]); i++)
         if (strcmp(wl, wls[i].name) == 0) {
@@ -1267,6 +1400,12 @@ static void parse_opts(int argc, char **argv)
         die("churn/setup/timeout options out of range");
     if (opt.wl == W_REGISTER || opt.wl == W_SETUP)
         opt.conns = 0;
+    if (opt.wl == W_HANDSHAKE) {
+        opt.tls = 1;
+        opt.brokers = 0;
+    }
+    if (opt.resume && opt.wl != W_HANDSHAKE)
+        die("--resume is for -w handshake");
 }
 
 static void on_signal(int sig)
@@ -1303,8 +1442,11 @@ int main(int argc, char **argv)
         return run_serve();
     }
     raise_nofile(opt.brokers + opt.conns + 64);
+    nsb_tls_configure(opt.tls_max, opt.resume, opt.tls_no_ticket);
 
-    build_dataset();
+    bool dataset = opt.wl != W_HANDSHAKE;
+    if (dataset)
+        build_dataset();
     int nw = opt.threads;
     worker_t *ws = xcalloc((size_t)nw, sizeof(worker_t));
     for (int i = 0; i < nw; i++) {
@@ -1333,15 +1475,22 @@ int main(int argc, char **argv)
             conn_new(w, K_READER, r, (uint32_t)opt.inflight);
     }
 
-    size_t body_bytes = 0;
-    for (long b = 0; b < opt.brokers; b++)
-        body_bytes += brokers[b].frame[0].len;
-    printf("nsbench: target %s (%s) workload=%s topics=%ld brokers=%ld width=%ld "
-           "topics/broker~%zu reg_frame_avg=%zuB compressed=%d route_version=%d conns=%d "
-           "inflight=%d threads=%d\n",
-           opt.addr_str, opt.label, opt.wl_name, opt.topics, opt.brokers, opt.width,
-           brokers[0].ntopics, body_bytes / (size_t)opt.brokers, opt.compressed, opt.route_version,
-           opt.conns, opt.inflight, opt.threads);
+    if (dataset) {
+        size_t body_bytes = 0;
+        for (long b = 0; b < opt.brokers; b++)
+            body_bytes += brokers[b].frame[0].len;
+        printf("nsbench: target %s (%s) workload=%s topics=%ld brokers=%ld width=%ld "
+               "topics/broker~%zu reg_frame_avg=%zuB compressed=%d route_version=%d conns=%d "
+               "inflight=%d threads=%d\n",
+               opt.addr_str, opt.label, opt.wl_name, opt.topics, opt.brokers, opt.width,
+               brokers[0].ntopics, body_bytes / (size_t)opt.brokers, opt.compressed,
+               opt.route_version, opt.conns, opt.inflight, opt.threads);
+    } else {
+        printf("nsbench: target %s (%s) workload=%s %s TLS %s%s conns=%d threads=%d\n",
+               opt.addr_str, opt.label, opt.wl_name, opt.resume ? "resumed" : "full",
+               opt.tls_max != 0 ? "1.2" : "1.3", opt.tls_no_ticket ? " (no ticket)" : "", opt.conns,
+               opt.threads);
+    }
     printf("nsbench: note: generator and server share this machine's %ld CPUs\n",
            sysconf(_SC_NPROCESSORS_ONLN));
 
@@ -1349,11 +1498,14 @@ int main(int argc, char **argv)
     uint64_t setup_ns = 0;
     t_warm_end = 0;
     t_end = UINT64_MAX;
-    long ok = run_setup(w0, &setup_ns);
-    printf("SETUP target=%s brokers=%ld registered=%ld ms=%.1f conn_errors=%" PRIu64 "\n",
-           opt.label, opt.brokers, ok, (double)setup_ns / 1e6, w0->conn_errors);
-    int rc = ok == opt.brokers ? 0 : 1;
-    print_class(opt.label, CLS_SETUP, &w0->st[CLS_SETUP], (double)setup_ns / 1e9, "");
+    int rc = 0;
+    if (dataset) {
+        long ok = run_setup(w0, &setup_ns);
+        printf("SETUP target=%s brokers=%ld registered=%ld ms=%.1f conn_errors=%" PRIu64 "\n",
+               opt.label, opt.brokers, ok, (double)setup_ns / 1e6, w0->conn_errors);
+        rc = ok == opt.brokers ? 0 : 1;
+        print_class(opt.label, CLS_SETUP, &w0->st[CLS_SETUP], (double)setup_ns / 1e9, "");
+    }
 
     if (opt.wl != W_SETUP && !interrupted) {
         uint64_t start = now_ns();
@@ -1364,9 +1516,11 @@ int main(int argc, char **argv)
         uint64_t start_reg = start;
         /* Open the readers; brokers start their storm. */
         for (int i = 0; i < nw; i++)
-            for (size_t k = 0; k < ws[i].nconns; k++)
+            for (size_t k = 0; k < ws[i].nconns; k++) {
+                ws[i].conns[k]->t_start = start;
                 if (ws[i].conns[k]->kind == K_READER && conn_open(ws[i].conns[k]) < 0)
                     ws[i].conn_errors++;
+            }
         if (opt.wl == W_REGISTER || opt.wl == W_MIX) {
             for (long b = 0; b < opt.brokers; b++) {
                 conn_t *c = brokers[b].conn;
@@ -1406,6 +1560,8 @@ int main(int argc, char **argv)
             w0->unmatched += ws[i].unmatched;
             w0->conn_errors += ws[i].conn_errors;
             w0->lost += ws[i].lost;
+            w0->resumed += ws[i].resumed;
+            w0->no_ticket += ws[i].no_ticket;
         }
         double window = opt.duration;
         double gen_cpu =
@@ -1420,8 +1576,19 @@ int main(int argc, char **argv)
                  " srv_rss_peak_kb=%" PRIu64,
                  100.0 * gen_cpu / window, srv_cpu >= 0 ? 100.0 * srv_cpu / window : -1.0,
                  s1.rss_kb, s1.rss_peak_kb);
-        if (opt.conns > 0)
+        if (opt.wl == W_HANDSHAKE) {
+            /* Handshakes per second of server CPU, and how many resumed. */
+            uint64_t n = w0->st[CLS_HANDSHAKE].hist.count;
+            size_t used = strlen(extra);
+            snprintf(extra + used, sizeof(extra) - used,
+                     " full=%" PRIu64 " resumed=%" PRIu64 " no_ticket=%" PRIu64
+                     " per_srv_cpu_s=%.0f",
+                     n - w0->resumed, w0->resumed, w0->no_ticket,
+                     srv_cpu > 0 ? (double)n / srv_cpu : -1.0);
+            print_class(opt.label, CLS_HANDSHAKE, &w0->st[CLS_HANDSHAKE], window, extra);
+        } else if (opt.conns > 0) {
             print_class(opt.label, CLS_ROUTE, &w0->st[CLS_ROUTE], window, extra);
+        }
         if (opt.wl == W_REGISTER || opt.wl == W_MIX)
             print_class(opt.label, CLS_REG, &w0->st[CLS_REG], window, opt.conns > 0 ? "" : extra);
         if (opt.wl == W_CHURN)
@@ -1444,6 +1611,7 @@ int main(int argc, char **argv)
             conn_t *c = ws[i].conns[k];
             if (c->tls != NULL)
                 nsb_tls_free(c->tls);
+            nsb_tls_session_free(c->session);
             if (c->fd >= 0)
                 close(c->fd);
             nsb_buf_free(&c->rbuf);
@@ -1463,7 +1631,7 @@ int main(int argc, char **argv)
         free(brokers[b].topics);
     }
     free(brokers);
-    for (long i = 0; i < opt.topics; i++)
+    for (long i = 0; dataset && i < opt.topics; i++)
         free(topic_names[i]);
     free(topic_names);
     free(topic_lens);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench.smoke: proves the benchmark tools run, not how fast anything is. Starts the built
 # mqnamesrv on a free loopback port, runs short nsbench workloads (route reads in both JSON
-# modes, over TLS too, a registration storm with zlib bodies under readers, broker churn) and
-# checks only that requests completed, no valid request failed and the counts add up.
+# modes, over TLS too, a registration storm with zlib bodies under readers, broker churn, full
+# and resumed TLS handshakes) and checks only that requests completed, no valid request failed
+# and the counts add up.
 #   smoke.sh NSBENCH MQNAMESRV
 # With NSB_SMOKE_ADDR=127.0.0.1:PORT it uses a server that is already running instead.
 set -euo pipefail
@@ -89,6 +90,37 @@ run churn -w churn -T 100 -B 10 -c 2 -p 2 -d 1 --warmup 0.1 --churn-rate 40
 # The server's default is Java's: permissive, test-mode certificate; every connection of this
 # run (brokers and readers) is a TLS session.
 run route-tls -w route -T 100 -B 10 -c 4 -p 4 -d 0.6 --warmup 0.2 --tls
+
+# handshakes NAME CONNS [options]: nsbench -w handshake completed handshakes and none failed;
+# with --resume every one resumed but, at most, the first of each connection.
+handshakes() {
+  local name=$1 conns=$2
+  shift 2
+  local out rc=0
+  out=$("$nsbench" -w handshake -a "$addr" --label smoke -c "$conns" "$@" 2>&1) || rc=$?
+  echo "$out" | grep -E '^(RESULT|TOTAL)' | sed 's/^/  /'
+  if [[ $rc -ne 0 ]] || ! awk -v name="$name" -v conns="$conns" -v resume="$*" '
+    function val(k,   i, kv) { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) return kv[2] } return "" }
+    /^RESULT .*class=handshake / {
+      results++; n = val("count"); r = val("resumed")
+      if (n + 0 <= 0) { print name ": no handshake: " $0; bad = 1 }
+      if (val("errors") != "0") { print name ": errors: " $0; bad = 1 }
+      if (resume ~ /--resume/ && r + conns < n) { print name ": only " r " of " n " resumed"; bad = 1 }
+      if (resume !~ /--resume/ && r != 0) { print name ": resumed without --resume"; bad = 1 }
+    }
+    /^TOTAL / { totals++; if (val("errors") != "0") { print name ": " $0; bad = 1 } }
+    END { if (results != 1 || totals != 1) { print name ": missing output lines"; bad = 1 } exit bad }
+  ' <<<"$out"; then
+    echo "$out"
+    echo "FAIL: $name (nsbench exit status $rc)"
+    failures=$((failures + 1))
+  else
+    echo "ok: $name"
+  fi
+}
+handshakes tls13-full 2 -d 0.6 --warmup 0.2
+handshakes tls13-resumed 2 -d 0.6 --warmup 0.2 --resume
+handshakes tls12-resumed-id 2 -d 0.6 --warmup 0.2 --resume --tls-version 1.2 --tls-no-ticket
 
 if [[ -n $srv_pid ]] && ! kill -0 "$srv_pid" 2>/dev/null; then
   echo "FAIL: server died"

@@ -4,8 +4,9 @@
 #
 #   1. route reads over TLS, 64 connections x 1 and x 16 in flight (nsbench --tls), mqnamesrv
 #      and the Java NameServer both in their default mode (permissive, test-mode certificate);
-#   2. full TLS handshakes per second and per server CPU-second (K parallel `openssl s_time
-#      -new`, no session resumption);
+#   2. TLS handshakes per second and per server CPU-second (nsbench -w handshake: connections
+#      that connect, handshake and close in a loop), full and resumed (each connection offering
+#      the session of its last full handshake), over TLS 1.3 and TLS 1.2;
 #   3. plaintext route reads, 64 x 16, of this build (on a server of its own) and of a build
 #      without TLS (--base BIN): the cost of TLS support on the plaintext path, and of TLS;
 #   4. with --callgrind: instructions per route request (callgrind, docs/performance.md) of
@@ -44,7 +45,10 @@ java_opts=${JAVA_OPTS:--Xms256m -Xmx512m -XX:+UseG1GC}
 # The dataset: route answers of the w1 shape (one broker per topic), fewer brokers than w1 so
 # that 100 TLS registrations set it up in seconds on the Java side too.
 DATA=(-T 2000 -B 100 -W 1)
-HS_CLIENTS=4 # parallel s_time processes
+HS_CONNS=16 # handshake connections (nsbench, 2 threads)
+# The handshake figures: label and nsbench options.
+HS_KINDS=("hs-tls13-full:" "hs-tls13-resumed:--resume" "hs-tls12-full:--tls-version 1.2"
+  "hs-tls12-resumed:--tls-version 1.2 --resume")
 [[ -x $nsbench && -x $mqnamesrv ]] || { echo "build the release preset first" >&2; exit 2; }
 [[ -n $out ]] || out=$(mktemp -d /tmp/nsbench-tls.XXXXXX)
 mkdir -p "$out"
@@ -130,35 +134,30 @@ tls_args() {
   fi
 }
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-
-# handshakes <server> <port> <pid>: HS_CLIENTS parallel `openssl s_time -new` for the duration.
+# handshakes <server> <port> <pid> <label> [nsbench options]: HS_CONNS connections that
+# connect, handshake and close in a loop for the duration (nsbench -w handshake, no
+# certificate check); records the rate, the rate per server CPU-second and the share of
+# handshakes that resumed (with --resume: each connection offers the session of its last full
+# handshake, a TLS 1.3 ticket awaited first).
 handshakes() {
-  local srv=$1 port=$2 pid=$3 t0 t1 c0 c1 i total=0
-  c0=$(cpu_ticks "$pid")
-  t0=$(date +%s%N)
-  local clients=()
-  for i in $(seq 1 $HS_CLIENTS); do
-    timeout $((duration + 30)) openssl s_time -connect "127.0.0.1:$port" -new -time "$duration" \
-      >"$work/stime.$i" 2>&1 &
-    clients+=("$!")
-  done
-  wait "${clients[@]}" || true
-  t1=$(date +%s%N)
-  c1=$(cpu_ticks "$pid")
-  for i in $(seq 1 $HS_CLIENTS); do
-    local n
-    n=$(sed -n 's/^\([0-9]*\) connections in [0-9]* real seconds.*/\1/p' "$work/stime.$i" | tail -1)
-    total=$((total + ${n:-0}))
-  done
-  local secs cpu_s rate per=-
-  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", (b - a) / 1e9}')
-  cpu_s=$(awk -v a="$c0" -v b="$c1" -v t="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", (b - a) / t}')
-  rate=$(awk -v n="$total" -v s="$secs" 'BEGIN {printf "%d", n / s}')
-  per=$(awk -v n="$total" -v c="$cpu_s" 'BEGIN {if (c > 0) printf "%d", n / c; else print "-"}')
-  printf '%s\thandshakes\trate\t%s\n%s\thandshakes\tper_cpu_s\t%s\n' "$srv" "$rate" "$srv" "$per" \
-    >>"$results"
-  log "$srv handshakes: $total in $secs s = $rate/s, server CPU $cpu_s s, $per per CPU-s"
+  local srv=$1 port=$2 pid=$3 label=$4
+  shift 4
+  local o line rate per count resumed pct cpu errs
+  # (nsbench exits 1 when a handshake failed: the failures are recorded, not fatal.)
+  o=$("$nsbench" -w handshake -a "127.0.0.1:$port" -c "$HS_CONNS" -t 2 -d "$duration" \
+    --warmup 1 --pid "$pid" --label "$srv" "$@" 2>&1) || true
+  echo "$o" >>"$out/nsbench.log"
+  line=$(grep '^RESULT .*class=handshake ' <<<"$o") || { echo "$o" >&2; exit 1; }
+  rate=$(sed -n 's/.* rate=\([0-9]*\).*/\1/p' <<<"$line")
+  per=$(sed -n 's/.* per_srv_cpu_s=\([0-9-]*\).*/\1/p' <<<"$line")
+  count=$(sed -n 's/.* count=\([0-9]*\).*/\1/p' <<<"$line")
+  resumed=$(sed -n 's/.* resumed=\([0-9]*\).*/\1/p' <<<"$line")
+  cpu=$(sed -n 's/.* srv_cpu_pct=\([0-9-]*\).*/\1/p' <<<"$line")
+  errs=$(sed -n 's/^TOTAL .* conn_errors=\([0-9]*\).*/\1/p' <<<"$o")
+  pct=$(awk -v r="$resumed" -v c="$count" 'BEGIN {if (c > 0) printf "%d", 100 * r / c; else print "-"}')
+  printf '%s\t%s\trate\t%s\n%s\t%s\tper_cpu_s\t%s\n%s\t%s\tresumed_pct\t%s\n' "$srv" "$label" \
+    "$rate" "$srv" "$label" "$per" "$srv" "$label" "$pct" >>"$results"
+  log "$srv $label: $rate/s ($resumed of $count resumed, ${errs:-?} failed), server CPU $cpu %, $per per CPU-s"
 }
 
 log "TLS run: ${repeat} x ${duration} s per figure, results in $out"
@@ -186,7 +185,11 @@ if [[ $repeat -gt 0 ]]; then
       "$nsbench" -w route -a "127.0.0.1:$port" "${DATA[@]}" -c "$c" -p "$p" -d 15 --warmup 0 \
         --tls --label warm >/dev/null 2>&1 || true
     done
-    timeout 30 openssl s_time -connect "127.0.0.1:$port" -new -time 10 >/dev/null 2>&1 || true
+    for kind in "" "--resume" "--tls-version 1.2 --resume"; do
+      # shellcheck disable=SC2086 # kind: zero or more words
+      "$nsbench" -w handshake -a "127.0.0.1:$port" -c "$HS_CONNS" -t 2 -d 5 --warmup 0 $kind \
+        --label warm >/dev/null 2>&1 || true
+    done
   done
 fi
 
@@ -205,8 +208,12 @@ for r in $(seq 1 "$repeat"); do
     route c "$p_port" "$p_pid" "plain-64x16" 64 16
     [[ -n $base ]] && route base "$b_port" "$b_pid" "plain-64x16" 64 16
   fi
-  handshakes c "$c_port" "$c_pid"
-  handshakes java "$j_port" "$j_pid"
+  for kind in "${HS_KINDS[@]}"; do
+    # shellcheck disable=SC2086 # the options: zero or more words
+    handshakes c "$c_port" "$c_pid" "${kind%%:*}" ${kind#*:}
+    # shellcheck disable=SC2086
+    handshakes java "$j_port" "$j_pid" "${kind%%:*}" ${kind#*:}
+  done
 done
 
 # ---- instructions per route request ----------------------------------------------------------

@@ -11,11 +11,13 @@
  * (and without the admin check, as in the broker).
  *
  * The accounts come from the file (ns_acl_accounts.h) and are replaced as a whole by a reload;
- * a file that cannot be read or parsed keeps the accounts in force (WARN).
+ * a file that cannot be read or parsed, or that would empty a list without saying so, keeps
+ * the accounts in force (ERROR, repeated every minute until the file is fixed).
  *
  * Threads: ns_acl_check from any thread (a reference to the account set, taken under a mutex
  * held for a pointer copy; the last check using a replaced set frees it);
- * ns_acl_reload/ns_acl_poll from one thread at a time (the server's loop 0). */
+ * ns_acl_reload/ns_acl_poll from one thread at a time, which may block on the file system
+ * (at start the main thread, then the server's file thread, never an I/O loop). */
 #ifndef NS_ACL_H
 #define NS_ACL_H
 
@@ -50,15 +52,25 @@ typedef struct ns_acl ns_acl_t;
 /* Creates the checker for the account file at `path` (copied). Loads nothing yet. */
 ns_acl_t *ns_acl_new(const char *path, bool reads_require_signature);
 
-/* Reads the file now. Returns 0 (INFO line with the account count), or the error of
- * ns_acl_accounts_load_file with its reason in err; the accounts in force are then kept (none
- * before the first successful load: every checked request is refused). */
+/* How often ns_acl_poll says again that the file on disk is not in force. */
+#define NS_ACL_REMIND_MS (60 * 1000)
+
+/* Reads the file now (it may block: never on an I/O loop). Returns 0 (INFO line with the
+ * account count; a WARN when the set lets nobody pass), or the error of
+ * ns_acl_accounts_load_file with its reason in err, or NS_EINVAL when the file would take
+ * every account (or every global white address) away from the set in force without stating
+ * the list empty (`accounts: []`): an empty file, one cut short while being written, or one
+ * without an `accounts:` list. The accounts in force are then kept (none before the first
+ * successful load: every checked request is refused). Counted in
+ * mqnamesrv_acl_file_loads_total{result}. */
 int ns_acl_reload(ns_acl_t *acl, char *err, size_t errlen);
 
 /* Reloads when the file changed since the last look (size, mtime, ctime, inode), or always when
  * `force` (SIGHUP), logging the outcome; a failed reload is not retried until the file changes
- * again. Returns true when it tried. */
-bool ns_acl_poll(ns_acl_t *acl, bool force);
+ * again, but is logged again (ERROR) every NS_ACL_REMIND_MS while the file stays as it is.
+ * now_ms: a monotonic clock. Returns true when it tried. May block on the file system: call it
+ * from a thread that may (the server's file thread, server_files.c). */
+bool ns_acl_poll(ns_acl_t *acl, bool force, uint64_t now_ms);
 
 /* The account file's path. */
 const char *ns_acl_path(const ns_acl_t *acl);

@@ -3,6 +3,7 @@
 #ifndef NS_BUF_H
 #define NS_BUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,14 +33,28 @@ void ns_buf_append_str(ns_buf_t *buf, const char *s);
 void ns_buf_append_char(ns_buf_t *buf, char c);
 /* Appends printf-style text. */
 void ns_buf_appendf(ns_buf_t *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends a 32-bit big-endian integer. */
+/* Appends a 16-, 32- or 64-bit big-endian integer. */
+void ns_buf_append_be16(ns_buf_t *buf, uint16_t v);
 void ns_buf_append_be32(ns_buf_t *buf, uint32_t v);
+void ns_buf_append_be64(ns_buf_t *buf, uint64_t v);
 
-/* The wire's 32-bit big-endian integers, byte by byte (never *(uint32_t *)p: alignment, UB):
- * the one copy, for the frame, the header codec, the register body and the admin tool. */
+/* Byte order, byte by byte (never *(uint32_t *)p: alignment, UB): the one copy. Big-endian is
+ * the wire's (the frame, the header codec, the register body, the PROXY header, the admin
+ * tool); little-endian the route snapshot file's. */
+static inline uint16_t ns_read_be16(const uint8_t *p)
+{
+    return (uint16_t)((p[0] << 8) | p[1]);
+}
+
 static inline uint32_t ns_read_be32(const uint8_t *p)
 {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static inline void ns_write_be16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
 }
 
 static inline void ns_write_be32(uint8_t *p, uint32_t v)
@@ -49,6 +64,65 @@ static inline void ns_write_be32(uint8_t *p, uint32_t v)
     p[2] = (uint8_t)(v >> 8);
     p[3] = (uint8_t)v;
 }
+
+static inline uint16_t ns_read_le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t ns_read_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static inline void ns_write_le16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void ns_write_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static inline uint64_t ns_read_le64(const uint8_t *p)
+{
+    return (uint64_t)ns_read_le32(p) | (uint64_t)ns_read_le32(p + 4) << 32;
+}
+
+/* A bounded reader, for decoding a binary format without reading past its end: every read
+ * checks the bytes left, and the first one that would pass the end marks the reader failed;
+ * from then on every read returns 0 (or NULL) and moves nothing, so a decoder reads a whole
+ * record and checks `failed` once. */
+typedef struct ns_rd {
+    const uint8_t *p, *end; /* the bytes not read yet */
+    bool failed;            /* a read ran past the end, or the decoder called ns_rd_fail */
+} ns_rd_t;
+
+static inline ns_rd_t ns_rd_make(const uint8_t *p, size_t len)
+{
+    return (ns_rd_t){.p = p, .end = p + len, .failed = false};
+}
+
+static inline size_t ns_rd_left(const ns_rd_t *r)
+{
+    return (size_t)(r->end - r->p);
+}
+
+/* Marks the reader failed (a value the decoder refuses); returns false. */
+bool ns_rd_fail(ns_rd_t *r);
+/* A view of the next n bytes, the reader moved past them; NULL when fewer are left (failed). */
+const uint8_t *ns_rd_take(ns_rd_t *r, size_t n);
+uint8_t ns_rd_u8(ns_rd_t *r);
+uint32_t ns_rd_be32(ns_rd_t *r);
+uint64_t ns_rd_be64(ns_rd_t *r);
+/* Whether the bytes left can hold n items of at least min_bytes each; fails the reader when
+ * not, so that a corrupt count never makes the decoder allocate. */
+bool ns_rd_fits(ns_rd_t *r, uint64_t n, size_t min_bytes);
 
 /* Drops the first `n` bytes (n <= len), moving the rest to the front. */
 void ns_buf_consume(ns_buf_t *buf, size_t n);

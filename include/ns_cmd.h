@@ -101,10 +101,4 @@ bool ns_cmd_ext_int64(const ns_cmd_t *cmd, const char *key, int64_t *out);
 /* Integer.parseInt: as above, within int32. */
 bool ns_cmd_ext_int32(const ns_cmd_t *cmd, const char *key, int32_t *out);
 
-/* Parses text the way Java's Long.parseLong does (the helpers above use it;
- * ns_json_parse_int64_text does the work). */
-bool ns_parse_java_long(const char *s, int64_t *out);
-/* Java's Boolean.parseBoolean. NULL -> false. */
-bool ns_parse_java_bool(const char *s);
-
 #endif

@@ -19,11 +19,14 @@
 #define NS_ECRC (-20006)      /* a body whose CRC32 does not match its header */
 #define NS_EZLIB (-20007)     /* a compressed body that does not inflate */
 #define NS_ECONFIG (-20008)   /* a configuration value that cannot be used */
+#define NS_ENOTREG (-20009)   /* a path that must name a regular file names a FIFO, device... */
 
 #define NS_UNUSED(x) ((void)(x))
 #define NS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Returns a static, human-readable name for any NS_E*, -errno or libuv code. */
+/* Returns a human-readable name for any NS_E*, -errno or libuv code (libuv's are -errno on
+ * Linux but for UV_EOF, UV_UNKNOWN, UV_ECHARSET, UV_EFTYPE and UV_EAI_*, named here): our own
+ * text, or strerror()'s for an errno. Needs no libuv. The string is not to be freed. */
 const char *ns_strerror(int err);
 
 /* Allocators that never return NULL: on exhaustion they log and abort(), as redis' zmalloc does.
@@ -71,6 +74,9 @@ void ns_signals_restore(const sigset_t *saved);
 
 /* Monotonic milliseconds, for timeouts and expiry (never wall time). */
 uint64_t ns_now_ms(void);
+
+/* Monotonic nanoseconds, for measuring how long something took. */
+uint64_t ns_now_ns(void);
 
 /* Wall-clock milliseconds since the epoch, for log stamps only. */
 int64_t ns_wall_ms(void);

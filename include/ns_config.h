@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "ns_buf.h"
+#include "ns_persist.h"
 #include "ns_properties.h"
 
 #define NS_CFG_GET(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
@@ -30,6 +31,10 @@
 
 /* Room for the option table of config.c (checked there at compile time). */
 #define NS_CONFIG_MAX_OPTS 256
+/* The largest properties file read (-c, tls.config.file, the 318 store): a real one holds a
+ * few KB (conf/namesrv.conf, a comment on every key, 18 KB); a cap keeps `-c /dev/zero`-like
+ * mistakes from filling memory. */
+#define NS_CONFIG_FILE_MAX (16u * 1024 * 1024)
 
 /* NettyClientConfig: printed by `-p` and accepted in `-c` (as Java does). The notifier's
  * connections to brokers (NOTIFY_MIN_BROKER_ID_CHANGE) use connectTimeoutMillis,
@@ -84,6 +89,9 @@ typedef struct ns_tls_config {
     char *client_trust_cert_path;  /* tls.client.trustCertPath */
     int64_t handshake_timeout_ms;  /* tlsHandshakeTimeoutMillis (ours): TLS handshakes and PROXY
                                       headers begun but not finished in this time are closed */
+    int64_t session_timeout_s;     /* tlsSessionTimeoutSeconds (ours): how long a TLS session may
+                                      be resumed; 0: never */
+    int64_t session_cache_size;    /* tlsSessionCacheSize (ours): TLS 1.2 session ids kept */
     char *proxy_trusted;           /* proxyProtocolTrustedProxies (ours): peers allowed to send a
                                       PROXY header ("": any, as Java) */
 } ns_tls_config_t;
@@ -237,13 +245,17 @@ typedef struct ns_config {
      * keys, in first-seen order. */
     char **extra_keys;
     char **extra_values;
-    size_t extra_count;
+    size_t extra_count, extra_cap;
+    struct ns_strmap *extra_index; /* key -> position + 1 */
     /* Strings replaced by 318 while other threads may still read them: freed by
      * ns_config_free() only. */
     char **retired;
     size_t retired_count;
     pthread_mutex_t lock; /* serialises 318/319 against each other */
+    /* The writes of configStorePath (config.c's; made by ns_config_init_defaults). */
+    struct ns_config_saving *saving;
 } ns_config_t;
+typedef struct ns_config_saving ns_config_saving_t;
 
 /* Fills every field with its Java default: rocketmqHome from $ROCKETMQ_HOME (NULL when unset),
  * kvConfigPath/configStorePath/logPath under $HOME (else the passwd home directory),
@@ -268,9 +280,12 @@ int ns_config_set(ns_config_t *cfg, const char *key, const char *value, bool str
  * as in Java), warns on stderr "mqnamesrv: unknown property X at FILE:LINE" for keys no Java
  * config object nor mqnamesrv knows (they are kept, see extra_keys), sets configStorePath and
  * config_file to `path` and prints "load config properties file OK, <path>" to stdout as Java
- * does. Returns 0; -errno when the file cannot be read; NS_EPROTO when it is not properties text
+ * does. Only a regular file of at most NS_CONFIG_FILE_MAX bytes is read (a FIFO or a device is
+ * refused without waiting on it); a UTF-8 byte order mark at its start is skipped, a UTF-16
+ * file refused (Java reads both as ISO-8859-1). Returns 0; -errno when the file cannot be read,
+ * NS_ENOTREG or NS_ETOOBIG (err = "FILE: reason"); NS_EPROTO when it is not properties text
  * (malformed \uXXXX), err = "FILE:LINE: Malformed \uxxxx encoding."; NS_ECONFIG for a bad value,
- * err = "FILE:LINE: reason". */
+ * err = "FILE:LINE: reason", or a UTF-16 file, err = "FILE: the file is UTF-16 ...". */
 int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen);
 
 /* Reads tls.config.file (Java's TlsHelper.extractTlsConfigFromFile): when it is a readable
@@ -369,12 +384,21 @@ void ns_config_dump_file(ns_config_t *cfg, ns_buf_t *out);
  * file in the same directory, fsync, rename, directory fsync; the previous file is first copied
  * to <path>.bak, as Java keeps one). A value 318 would persist as text that the -c loader
  * refuses (logLevel=LOUD) is refused like a key that is not remote, so that the file always
- * loads at the next start. Takes cfg->lock. */
+ * loads at the next start, and so is a value with a CR or LF for a key the update would store
+ * (319 would show it as two lines, the second one a forged key; Java takes it). Takes cfg->lock
+ * (not across the file write).
+ *
+ * An applied update is in force at once, as in Java; it is acknowledged once the file holding
+ * it is on disk. A write that fails keeps it in force (as Java does), answers its request with
+ * the error, logs once (ERROR) until a write succeeds again (WARN), counts
+ * mqnamesrv_persist_failures_total{store="config"}, and the file is written again after a
+ * growing pause (0.5 s doubling to 30 s) until the disk takes it. */
 typedef enum ns_config_update_result {
     NS_CONFIG_UPDATE_OK = 0,
     NS_CONFIG_UPDATE_BLACKLISTED = 1,    /* 16 "Can not update config in black list." */
     NS_CONFIG_UPDATE_BAD_TEXT = 2,       /* 1 "string2Properties error"; nothing applied */
-    NS_CONFIG_UPDATE_PERSIST_FAILED = 3, /* applied in memory, file not written (logged) */
+    NS_CONFIG_UPDATE_PERSIST_FAILED = 3, /* in force, file not written yet (logged, retried);
+                                            the reason in `why` */
     NS_CONFIG_UPDATE_NOT_REMOTE = 4,     /* 16 with the reason in `why`; nothing applied */
 } ns_config_update_result_t;
 ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len,
@@ -395,6 +419,18 @@ void ns_config_dump_controller(ns_config_t *cfg, ns_buf_t *out);
  * lasts until the process stops (put it in the -c file to keep it). Takes cfg->lock. */
 ns_config_update_result_t ns_config_update_controller(ns_config_t *cfg, const char *text,
                                                       size_t len, char *why, size_t whylen);
+
+/* ns_config_update without waiting for the disk: on NS_CONFIG_UPDATE_OK, done(arg, rc) (may be
+ * NULL) runs once a write of the file holding the update ended (rc 0, or the write's -errno),
+ * on the persister's thread (before the call returns without one). Never
+ * NS_CONFIG_UPDATE_PERSIST_FAILED; any other result changed nothing and done is not called. */
+ns_config_update_result_t ns_config_update_async(ns_config_t *cfg, const char *text, size_t len,
+                                                 char *why, size_t whylen, ns_persist_done_fn *done,
+                                                 void *arg);
+
+/* Has the config file's later writes run on `persister`'s thread (NULL, the default: on the
+ * updating thread). Call once, before the first update. */
+void ns_config_use_persister(ns_config_t *cfg, ns_persister_t *persister);
 
 /* ---- the option table, for the key reference ------------------------------------------ */
 

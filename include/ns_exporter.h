@@ -5,9 +5,18 @@
  *   /readyz   200 "ready: ..." or 503 with the reason
  * on metricsPromExporterHost:metricsPromExporterPort when metricsExporterType=PROM.
  *
- * Hostile or slow HTTP clients are bounded by the library: at most NS_EXPORTER_MAX_CONNS
- * connections, NS_EXPORTER_MAX_PER_IP per client address, NS_EXPORTER_TIMEOUT_S of silence,
- * NS_EXPORTER_MEMORY bytes for one request's headers; only GET and HEAD are answered. */
+ * Hostile or slow HTTP clients cannot keep the health endpoints from a prober (a failing
+ * /livez gets the server restarted by its orchestrator):
+ *   - a request must be whole within NS_EXPORTER_DEADLINE_MS of its connection (or of the end
+ *     of the previous request on it), however slowly its bytes drip in; past that the
+ *     connection is cut (the library's own timeout, NS_EXPORTER_TIMEOUT_S, only counts
+ *     silence);
+ *   - at most NS_EXPORTER_MAX_PER_IP connections of one client address, and
+ *     NS_EXPORTER_MAX_CONNS in all, may be waiting for their request: a new connection over
+ *     either bound cuts the oldest one waiting (of that address, or of all), rather than being
+ *     refused, so a prober always gets in and is answered at once;
+ *   - NS_EXPORTER_HARD_CONNS connections at most (the library refuses more), and
+ *     NS_EXPORTER_MEMORY bytes for one request's headers; only GET and HEAD are answered. */
 #ifndef NS_EXPORTER_H
 #define NS_EXPORTER_H
 
@@ -19,7 +28,11 @@
 
 #define NS_EXPORTER_MAX_CONNS 64
 #define NS_EXPORTER_MAX_PER_IP 8
+/* Above the bounds of connections waiting for their request: those being answered. */
+#define NS_EXPORTER_HARD_CONNS 256
 #define NS_EXPORTER_TIMEOUT_S 10
+/* A scraper or a prober sends its request at once; 5 s leaves room for a loaded machine. */
+#define NS_EXPORTER_DEADLINE_MS 5000
 #define NS_EXPORTER_MEMORY (16u * 1024u)
 
 typedef struct ns_exporter ns_exporter_t;

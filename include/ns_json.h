@@ -94,13 +94,6 @@ void ns_jsonw_kv_int(ns_jsonw_t *w, const char *key, int64_t v);
 void ns_jsonw_kv_long(ns_jsonw_t *w, const char *key, int64_t v);
 void ns_jsonw_kv_bool(ns_jsonw_t *w, const char *key, bool v);
 
-/* Parses s[0..len) like Java's Long.parseLong / Integer.parseInt (ASCII digits only): an
- * optional '+' or '-', then at least one digit, nothing else, within range. Returns true with
- * *out set, or false. The one Java integer parser: header fields (ns_parse_java_long), config
- * values and JSON bodies all use it. */
-bool ns_json_parse_int64_text(const char *s, size_t len, int64_t *out);
-bool ns_json_parse_int32_text(const char *s, size_t len, int32_t *out);
-
 /* ---- json_text.c: the String Java keeps for a JSON object or array value ---------------- */
 
 /* Reads the JSON object or array at in[0] (strict JSON, nesting up to NS_JSON_MAX_DEPTH) and

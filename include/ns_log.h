@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum ns_log_level {
     NS_LOG_ERROR = 0,
@@ -17,6 +18,11 @@ typedef enum ns_log_level {
 /* Opens `path` for appending (creating missing parent directories) as the file sink; NULL
  * closes the file sink. Returns 0 or -errno (the previous sink is kept on failure). */
 int ns_log_open_file(const char *path);
+
+/* Lines the file sink lost since start (a full or failing disk: they still went to stdout).
+ * A failure is announced once on stdout until the file takes a line again, which then says how
+ * many were lost. Any thread. */
+uint64_t ns_log_file_failures(void);
 
 /* Enables or disables the stdout sink (on by default). */
 void ns_log_set_stdout(bool enabled);

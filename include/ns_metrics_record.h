@@ -75,11 +75,31 @@
       "Failed writes of a persisted file, by store.")                                              \
     X(PERSIST_FAIL_CONFIG, "mqnamesrv_persist_failures_total", "store=\"config\"", "")             \
     X(PERSIST_FAIL_SNAPSHOT, "mqnamesrv_persist_failures_total", "store=\"route_snapshot\"", "")   \
+    X(PERSIST_WRITES_KV, "mqnamesrv_persist_writes_total", "store=\"kv\"",                         \
+      "Files written by the persister thread, by store (changes made during a write go together "  \
+      "into the next one, so a burst of changes costs few writes).")                               \
+    X(PERSIST_WRITES_CONFIG, "mqnamesrv_persist_writes_total", "store=\"config\"", "")             \
+    X(ACCEPT_PAUSES, "mqnamesrv_accept_pauses_total", "",                                          \
+      "Times the listener paused for want of a file descriptor (EMFILE, ENFILE); new connections " \
+      "wait in the kernel's backlog meanwhile.")                                                   \
+    X(STALL_SCAN, "mqnamesrv_stalls_detected_total", "timer=\"broker_scan\"",                      \
+      "Periodic jobs that found the server had not run for much longer than their interval "       \
+      "(SIGSTOP, a frozen VM): that time is not counted against brokers and connections.")         \
+    X(STALL_IDLE, "mqnamesrv_stalls_detected_total", "timer=\"idle_check\"", "")                   \
+    X(BROKERS_SPARED_STALL, "mqnamesrv_brokers_spared_after_stall_total", "",                      \
+      "Brokers silent past their timeout that were not expired because the server itself had "     \
+      "stalled: each gets a registration period to prove itself (route.md, Stalls).")              \
+    X(CLOCK_JUMPS, "mqnamesrv_wall_clock_jumps_total", "",                                         \
+      "Steps of the wall clock against the monotonic one (expiry runs on the monotonic clock and " \
+      "ignores them; log times jump).")                                                            \
     X(SNAPSHOT_WRITES, "mqnamesrv_route_snapshot_writes_total", "",                                \
       "Route snapshots written (route.md, Snapshot).")                                             \
     X(TLS_HANDSHAKES_SERVER, "mqnamesrv_tls_handshakes_total", "side=\"server\"",                  \
       "TLS handshakes completed, by side (server: accepted connections; client: the notifier's).") \
     X(TLS_HANDSHAKES_CLIENT, "mqnamesrv_tls_handshakes_total", "side=\"client\"", "")              \
+    X(TLS_RESUMED, "mqnamesrv_tls_resumed_handshakes_total", "",                                   \
+      "TLS handshakes of accepted connections that resumed an earlier session (a ticket or a "     \
+      "session id) instead of a full one; also counted in mqnamesrv_tls_handshakes_total.")        \
     X(TLS_FAILURES_SERVER, "mqnamesrv_tls_handshake_failures_total", "side=\"server\"",            \
       "TLS sessions that failed, timed out or ended before their handshake completed, by side.")   \
     X(TLS_FAILURES_CLIENT, "mqnamesrv_tls_handshake_failures_total", "side=\"client\"", "")        \
@@ -88,6 +108,10 @@
     X(TLS_RELOAD_ERROR, "mqnamesrv_tls_context_loads_total", "result=\"error\"", "")               \
     X(PROXY_HEADERS, "mqnamesrv_proxy_headers_total", "",                                          \
       "PROXY protocol headers taken (the connection's peer is the client they name).")             \
+    X(ACL_FILE_LOAD_OK, "mqnamesrv_acl_file_loads_total", "result=\"ok\"",                         \
+      "Loads of the ACL account file (start, change, SIGHUP), by result; an error keeps the "      \
+      "accounts in force.")                                                                        \
+    X(ACL_FILE_LOAD_ERROR, "mqnamesrv_acl_file_loads_total", "result=\"error\"", "")               \
     NS__METRIC_ACL_ROWS(X, ADMIN, "admin",                                                         \
                         "Requests refused by access control (aclEnable), by the request's class "  \
                         "and the reason.")                                                         \
@@ -123,7 +147,11 @@
     X(LAT_ADMIN, "mqnamesrv_request_duration_seconds", "class=\"admin\"", "")                      \
     X(LAT_OTHER, "mqnamesrv_request_duration_seconds", "class=\"other\"", "")                      \
     X(WORKER_WAIT, "mqnamesrv_worker_queue_wait_seconds", "",                                      \
-      "Time jobs waited in the worker queue before the worker took them.")
+      "Time jobs waited in the worker queue before the worker took them.")                         \
+    X(PERSIST_KV, "mqnamesrv_persist_write_duration_seconds", "store=\"kv\"",                      \
+      "Time one file write took (temporary file, fsync, rename, directory fsync), by store.")      \
+    X(PERSIST_CONFIG, "mqnamesrv_persist_write_duration_seconds", "store=\"config\"", "")          \
+    X(PERSIST_SNAPSHOT, "mqnamesrv_persist_write_duration_seconds", "store=\"route_snapshot\"", "")
 
 #define NS__METRIC_ENUM(id, name, labels, help) NS_M_##id,
 typedef enum ns_metric_id { NS_METRIC_COUNTERS(NS__METRIC_ENUM) NS_M_COUNT } ns_metric_id_t;

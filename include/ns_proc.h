@@ -74,6 +74,34 @@ enum {
     NS_RES_GO_AWAY = 1500, /* graceful shutdown: "please go away" (clients after 5.3.1) */
 };
 
+/* An answer that comes later. The requests whose changes are acknowledged only once they are
+ * on disk (PUT_KV_CONFIG, DELETE_KV_CONFIG, UPDATE_NAMESRV_CONFIG) would otherwise hold the
+ * thread that runs them for a file write and its fsync; the worker offers each request one of
+ * these instead (ns_ctx_t.later). A handler that takes it (ns_proc_answer_later) returns at
+ * once; whatever finishes its work (the persister's thread) fills the response and calls
+ * ns_proc_later_done, which logs and counts the request as the dispatcher would and hands the
+ * answer to the runner. Without one (the I/O loops, tests) handlers wait for the disk.
+ *
+ * Two holds keep the request alive: the runner's, released with ns_proc_later_release once it
+ * is done with the request, and the handler's, released by ns_proc_later_done; the last one
+ * calls `answered`, on whichever thread that is. */
+typedef struct ns_proc_later ns_proc_later_t;
+typedef void ns_proc_answered_fn(ns_proc_later_t *later, bool send);
+struct ns_proc_later {
+    /* set by the runner */
+    ns_proc_answered_fn *answered; /* the answer is in resp (send: not oneway); any thread */
+    ns_cmd_t *resp;                /* the response the handler fills */
+    /* set by the dispatcher before the handler runs */
+    int holds;                     /* atomic: 1 (the runner's), 2 once a handler took it */
+    const char *name;              /* the request's name, for the log line */
+    const char *peer;              /* the requester (the runner keeps it alive) */
+    unsigned slot;                 /* the request's metrics slot */
+    int32_t code, opaque, version; /* of the request */
+    bool oneway;                   /* no reply is sent */
+    bool binary;                   /* ROCKETMQ header (for the log line) */
+    uint64_t t0;                   /* timing start (ns_metrics_request) */
+};
+
 /* What a handler may use. Built by the server per request (or by a test). */
 typedef struct ns_ctx {
     ns_route_t *route;   /* the route table */
@@ -91,7 +119,22 @@ typedef struct ns_ctx {
                                0 = from ns_metrics_request_start() (the I/O loops' batches) */
     struct ns_route_cache *route_cache; /* the dispatching loop's answer cache (owned by that
                                            thread, ns_route_cache.h); NULL = none */
+    ns_proc_later_t *later; /* the runner can take a later answer (above); NULL = it cannot */
+    bool deferred;          /* set by ns_proc_answer_later: the answer comes later */
 } ns_ctx_t;
+
+/* For a handler whose work ends on another thread: returns the request's later answer (and
+ * marks the request deferred: the dispatcher returns without an answer), or NULL when the
+ * runner cannot wait (the handler then does its work before returning). */
+ns_proc_later_t *ns_proc_answer_later(ns_ctx_t *ctx);
+
+/* The handler's work has ended and later->resp holds the answer (any thread): logs and counts
+ * the request, and hands the answer to the runner once the runner let go too. */
+void ns_proc_later_done(ns_proc_later_t *later);
+
+/* The runner is done with a deferred request (its thread): the answer goes out once the
+ * handler's work has ended too (maybe right here). */
+void ns_proc_later_release(ns_proc_later_t *later);
 
 /* Requests above this version (MQVersion V5_3_1) understand GO_AWAY and are sent elsewhere
  * during a graceful shutdown; older ones are still served, as Java does. */
@@ -131,6 +174,12 @@ enum {
      * from mqadmin electMaster, which chooses the master); a broker's own election request
      * keeps the row's class. */
     NS_PROC_ADMIN_WHEN_DESIGNATED = 1u << 5,
+    /* Its handler may answer later (ns_proc_answer_later): a write whose answer waits for the
+     * disk. On the worker every request is offered a later answer; a LOOP row with this flag
+     * is run on its I/O loop with one of its own (conn.c), outside the worker's queue, so that
+     * a busy worker never holds it, and its connection reads nothing more until the answer is
+     * back, so that its answers keep their order. */
+    NS_PROC_ANSWERS_LATER = 1u << 6,
 };
 
 /* What a listener serves; its connections inherit it (docs/controller.md). A code whose row is
@@ -200,6 +249,9 @@ unsigned ns_proc_flags(const ns_proc_entry_t *entry);
  * Logs one DEBUG line per request and counts it (ns_metrics_request). Returns true when a
  * response must be sent, false for oneway requests (resp is then freed already). */
 bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);
+/* With ctx->later, a handler may defer its answer: ctx->deferred is then set and the dispatcher
+ * returns false without logging or counting; the caller must not touch resp, and releases the
+ * request with ns_proc_later_release once it is done with req. */
 
 /* ns_proc_dispatch for a caller that has looked the code up already (the server, once per
  * frame): `entry` must be ns_proc_lookup(req->code), a NameServer row. */

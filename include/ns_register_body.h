@@ -145,8 +145,9 @@ uint32_t ns_body_crc32(const uint8_t *data, size_t len);
  * (the route table keeps no mapping DataVersion): in a JSON body the value of the first
  * "mappingDataVersion" member found in the first 64 KiB is left out, every other byte counts.
  * (That byte sequence can only be an object key: a JSON string cannot hold an unescaped
- * quote.) A compressed body counts whole, so its repeats are not recognised. One pass, eight
- * bytes per step; never 0. */
+ * quote.) A compressed body counts whole, so its repeats are not recognised. One pass of
+ * ns_hmap_hash (eight bytes per step, seeded per process: an identity means nothing to another
+ * process); never 0. */
 uint64_t ns_register_body_identity(const uint8_t *body, size_t len, bool compressed);
 
 /* Parses a DataVersion JSON object text ({"counter":..,"stateVersion":..,"timestamp":..}).

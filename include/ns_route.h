@@ -81,6 +81,18 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *route, uint64_t now_ms,
                                         ns_route_spare_fn *spare, void *arg, uint64_t *conn_ids,
                                         size_t max);
 
+/* The server itself did not run for a while (stopped, a frozen VM, starved) and noticed it at
+ * now_ms: the time it could not hear brokers must not count against them. Every broker is
+ * treated as heard at least as late as `grace` before its timeout ends, grace being its timeout
+ * or NS_ROUTE_STALL_GRACE_MAX_MS, whichever is shorter: a broker silent across the stall is
+ * expired at now_ms + grace unless it is heard by then (docs/route.md, Stalls). Returns how
+ * many brokers were past their timeout at now_ms (spared). Takes the read lock. */
+size_t ns_route_forgive_stall(ns_route_t *route, uint64_t now_ms);
+
+/* The longest registration period a broker can have: Java's BrokerController clamps
+ * registerNameServerPeriod to 10..60 s, so a live broker is heard within 60 s of any moment. */
+#define NS_ROUTE_STALL_GRACE_MAX_MS 60000
+
 /* Default brokerLiveTable timeout when the registration carries no heartbeatTimeoutMillis. */
 #define NS_ROUTE_DEFAULT_BROKER_TIMEOUT_MS 120000
 

@@ -22,6 +22,16 @@
  * SSLv2Hello ignored). Client-initiated renegotiation (TLS 1.2 and older) ends the session with an
  * error.
  *
+ * Session resumption (server contexts): TLS 1.3 tickets, TLS 1.2 tickets and, for clients without
+ * ticket support, TLS 1.2 session ids (a bounded cache), for session_timeout_s after the full
+ * handshake (resumptions do not extend it: no new ticket on a resumption). A resumed session
+ * keeps the peer certificate verified by its full handshake. Ticket keys are made at random per
+ * context and rotate every session_timeout_s (a key encrypts for one period and decrypts for
+ * two, then it is erased). A reload makes a new context: new keys, an empty cache, so sessions
+ * from before it are not resumed. A ticket or session id the context cannot honour (unknown key,
+ * expired, another server's) gives a full handshake, never an alert. No 0-RTT (early data).
+ * Client contexts do not resume.
+ *
  * Threads: a context is shared by every thread. ns_tls_ctx_load() may run on any thread at any
  * time: it builds a new OpenSSL context and swaps it in under a mutex; sessions already open
  * keep the one they were made with (OpenSSL counts its references), so a reload drops nothing.
@@ -58,6 +68,10 @@ typedef struct ns_tls_settings {
     ns_tls_client_auth_t client_auth; /* server: tls.server.need.client.auth */
     const char *ciphers;              /* tls.ciphers */
     const char *protocols;            /* tls.protocols */
+    int64_t session_timeout_s;        /* server: how long a session may be resumed, seconds
+                                         (tlsSessionTimeoutSeconds); 0: never */
+    int64_t session_cache_size;       /* server: TLS 1.2 session ids remembered for clients without
+                                         ticket support (tlsSessionCacheSize); 0: none */
 } ns_tls_settings_t;
 
 /* Handshake counters of a context, over its whole life (reloads included). Every session is
@@ -65,6 +79,7 @@ typedef struct ns_tls_settings {
  * or ends before completing. */
 typedef struct ns_tls_stats {
     uint64_t handshakes;
+    uint64_t resumed; /* of the handshakes: those that resumed an earlier session */
     uint64_t failures;
     uint64_t reloads; /* successful ns_tls_ctx_load() calls */
     uint64_t reload_errors;
@@ -142,8 +157,8 @@ void ns_tls_shutdown(ns_tls_t *t);
 void ns_tls_fail(ns_tls_t *t, const char *why);
 /* The reason of the last NS_TLS_ERROR (or ns_tls_fail), "" if none. */
 const char *ns_tls_error(const ns_tls_t *t);
-/* After the handshake: "TLSv1.3 TLS_AES_256_GCM_SHA384, client certificate CN=x" (or "no client
- * certificate"). */
+/* After the handshake: "TLSv1.3 TLS_AES_256_GCM_SHA384, peer certificate CN=x" (or "no peer
+ * certificate"), with " (resumed)" after the cipher when an earlier session was resumed. */
 void ns_tls_describe(const ns_tls_t *t, char *out, size_t outlen);
 
 #endif

@@ -73,6 +73,23 @@ size_t ns_java_text_put_utf8(ns_buf_t *out, const char *s, size_t len);
 /* The length of s[0..len) once written by ns_java_text_put_utf8(). */
 size_t ns_java_text_utf8_len(const char *s, size_t len);
 
+/* An ASCII decimal digit (what Java's parsers here accept; never locale-dependent). */
+static inline bool ns_ascii_is_digit(uint8_t c)
+{
+    return (unsigned)(c - '0') < 10;
+}
+
+/* Java's Long.parseLong / Integer.parseInt over s[0..len) (ASCII digits only: Java's
+ * Character.digit would also take other Unicode decimal digits, which no RocketMQ peer sends):
+ * an optional '+' or '-', then at least one digit, nothing else, within range. Returns true
+ * with *out set, or false (*out untouched). The one Java integer parser: header fields, config
+ * values and JSON bodies all use it. ns_java_parse_int refuses more than 20 bytes outright. */
+bool ns_java_parse_long(const char *s, size_t len, int64_t *out);
+bool ns_java_parse_int(const char *s, size_t len, int32_t *out);
+
+/* Java's Boolean.parseBoolean over s[0..len): "true" in any case. */
+bool ns_java_parse_bool(const char *s, size_t len);
+
 /* Java's String.equalsIgnoreCase over two NUL-terminated Java texts (java_case.c): Unicode
  * simple case mappings, not only ASCII. Thread-safe. */
 bool ns_java_equals_ignore_case(const char *a, const char *b);

@@ -17,6 +17,7 @@
 #include "ns_kv.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
+#include "ns_persist.h"
 #include "ns_route.h"
 #include "ns_server.h"
 #include "ns_ctl.h"
@@ -62,6 +63,25 @@ static long raise_fd_limit(void)
     return rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
 }
 
+/* The JVM options of Apache's scripts and image (runserver.sh, rocketmq-docker): compose files
+ * and charts made for the Java NameServer set them, and they keep working unchanged; one line
+ * tells the operator they have no effect here. */
+static void log_ignored_jvm_options(void)
+{
+    static const char *const names[] = {"JAVA_OPT", "JAVA_OPT_EXT", "HEAP_OPTS"};
+    char set[64] = "";
+    for (size_t i = 0; i < NS_ARRAY_SIZE(names); i++) {
+        const char *v = getenv(names[i]);
+        if (v == NULL || v[0] == '\0')
+            continue;
+        size_t n = strlen(set);
+        snprintf(set + n, sizeof(set) - n, "%s%s", n ? ", " : "", names[i]);
+    }
+    if (set[0] != '\0')
+        ns_log(NS_LOG_INFO,
+               "%s set: ignored (JVM options of the Java NameServer; mqnamesrv is not a JVM)", set);
+}
+
 /* aclEnable: the account file (aclPlainFile, relative to rocketmqHome as the broker's
  * rocketmq.acl.plain.file is) loaded once. Returns the checker, or NULL after printing why the
  * server cannot start (an operator who asked for ACL must not get an open server). */
@@ -91,6 +111,7 @@ static ns_acl_t *start_acl(const ns_config_t *cfg)
 /* Everything a start makes, in the order it makes it; stop_all tears down whatever part was
  * made, at every exit. */
 typedef struct parts {
+    ns_persister_t *persister; /* writes the KV store and the 318 config file */
     ns_kv_t *kv;             /* the KV store, loaded */
     ns_acl_t *acl;           /* aclEnable: the access check; NULL = off */
     ns_route_t *route;       /* the route table, maybe restored from the snapshot */
@@ -164,6 +185,7 @@ static void start_logging(ns_config_t *cfg)
                     strerror(-rc));
     }
     log_config(cfg);
+    log_ignored_jvm_options();
     long fd_limit = raise_fd_limit();
     if (fd_limit >= 0)
         ns_log(NS_LOG_INFO, "open files limit %ld (connections beyond it are refused)", fd_limit);
@@ -232,6 +254,11 @@ static int serve(ns_config_t *cfg, parts_t *p)
         p->kv = ns_kv_new(cfg->kv_config_path);
     else if (!load_kv(cfg, p))
         return EXIT_FATAL;
+    /* Requests that change a file are answered once it is on disk, and no request thread waits
+     * for that (docs/operations.md, Files). */
+    p->persister = ns_persister_start();
+    ns_kv_use_persister(p->kv, p->persister);
+    ns_config_use_persister(cfg, p->persister);
     if (cfg->acl_enable && (p->acl = start_acl(cfg)) == NULL)
         return EXIT_FATAL;
     p->route = ns_route_new(cfg);
@@ -272,6 +299,8 @@ static void stop_all(parts_t *p)
     ns_exporter_stop(p->exporter);
     ns_ctl_stop(p->ctl); /* after the server has stopped: every request it handed over is back */
     ns_server_free(p->server);
+    /* After the server: its last writes are answered; before the KV store and the config. */
+    ns_persister_stop(p->persister);
     ns_route_free(p->route);
     ns_acl_free(p->acl);
     ns_kv_free(p->kv);

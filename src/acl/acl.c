@@ -35,9 +35,12 @@ typedef struct file_id {
 struct ns_acl {
     char *path;
     bool reads_require_signature;
-    pthread_mutex_t cur_lock; /* guards cur (held only to take a reference) */
-    snapshot_t *cur;          /* NULL until the first successful load */
-    file_id_t seen;           /* loop 0 only: the file as last looked at */
+    pthread_mutex_t cur_lock;  /* guards cur (held only to take a reference) */
+    snapshot_t *cur;           /* NULL until the first successful load */
+    file_id_t seen;            /* the polling thread only: the file as last looked at */
+    char rejected[512];        /* the polling thread only: why the file as it is now is not in
+                                  force ("" when it is) */
+    uint64_t rejected_said_ms; /* the polling thread only: when that was last logged */
     pthread_mutex_t warn_lock;
     uint64_t warn_window_start;
     unsigned warn_in_window;
@@ -99,12 +102,45 @@ static bool same_file(const file_id_t *a, const file_id_t *b)
            a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
+/* A reload that would take away every account from the set in force, or leave nothing at all
+ * where there were white addresses, is refused unless the file states the list empty
+ * (`accounts: []`): a file being written in place, cut short or emptied by mistake must not
+ * open or close the server. Returns 0, or NS_EINVAL with the reason in err. */
+static int check_shrink(ns_acl_t *acl, const ns_acl_accounts_t *next, char *err, size_t errlen)
+{
+    snapshot_t *s = snap_get(acl);
+    int rc = 0;
+    bool says_nothing = next->count == 0 && next->global_white_count == 0 &&
+                        !next->accounts_stated && !next->global_white_stated;
+    if (s != NULL && s->set->count > 0 && next->count == 0 && !next->accounts_stated) {
+        ns_set_err(err, errlen,
+                   "the file lists no accounts (empty, cut short, or no `accounts:` list), which "
+                   "would remove the %zu in force; write `accounts: []` to remove them all",
+                   s->set->count);
+        rc = NS_EINVAL;
+    } else if (s != NULL && s->set->global_white_count > 0 && says_nothing) {
+        ns_set_err(err, errlen,
+                   "the file is empty (or cut short), which would remove the %zu global white "
+                   "address patterns in force; write `globalWhiteRemoteAddresses: []` to remove "
+                   "them all",
+                   s->set->global_white_count);
+        rc = NS_EINVAL;
+    }
+    snap_put(s);
+    return rc;
+}
+
 int ns_acl_reload(ns_acl_t *acl, char *err, size_t errlen)
 {
     /* Looked at before reading: a change made while we read is seen by the next poll. */
     acl->seen = file_id_of(acl->path);
     ns_acl_accounts_t *set = NULL;
     int rc = ns_acl_accounts_load_file(acl->path, &set, err, errlen);
+    if (rc == 0 && (rc = check_shrink(acl, set, err, errlen)) != 0) {
+        ns_acl_accounts_free(set);
+        set = NULL;
+    }
+    ns_metrics_add(rc == 0 ? NS_M_ACL_FILE_LOAD_OK : NS_M_ACL_FILE_LOAD_ERROR, 1);
     if (rc != 0)
         return rc;
     size_t admins = 0;
@@ -113,6 +149,10 @@ int ns_acl_reload(ns_acl_t *acl, char *err, size_t errlen)
     NS_LOG_I("ACL: %s: %zu account%s (%zu admin), %zu global white address pattern%s", acl->path,
              set->count, set->count == 1 ? "" : "s", admins, set->global_white_count,
              set->global_white_count == 1 ? "" : "s");
+    if (set->count == 0 && set->global_white_count == 0)
+        NS_LOG_W("ACL: %s lists no account and no white address: every broker and admin request "
+                 "is refused",
+                 acl->path);
     snapshot_t *s = ns_xmalloc(sizeof(*s));
     s->set = set;
     s->refs = 1; /* acl->cur's own reference */
@@ -124,16 +164,29 @@ int ns_acl_reload(ns_acl_t *acl, char *err, size_t errlen)
     return 0;
 }
 
-bool ns_acl_poll(ns_acl_t *acl, bool force)
+bool ns_acl_poll(ns_acl_t *acl, bool force, uint64_t now_ms)
 {
     file_id_t now = file_id_of(acl->path);
-    if (!force && same_file(&now, &acl->seen))
+    if (!force && same_file(&now, &acl->seen)) {
+        /* A file that is not in force is said again every minute until it is fixed. */
+        if (acl->rejected[0] != '\0' && now_ms - acl->rejected_said_ms >= NS_ACL_REMIND_MS) {
+            acl->rejected_said_ms = now_ms;
+            NS_LOG_E("ACL: %s is still not in force (%s); the accounts loaded before stay in "
+                     "force until the file is fixed",
+                     acl->path, acl->rejected);
+        }
         return false;
+    }
     char err[512] = "";
     int rc = ns_acl_reload(acl, err, sizeof(err));
-    if (rc != 0)
-        NS_LOG_W("ACL: cannot reload %s: %s; the accounts loaded before stay in force", acl->path,
-                 err[0] ? err : ns_strerror(rc));
+    if (rc != 0) {
+        snprintf(acl->rejected, sizeof(acl->rejected), "%s", err[0] ? err : ns_strerror(rc));
+        acl->rejected_said_ms = now_ms;
+        NS_LOG_E("ACL: cannot reload %s: %s; the accounts loaded before stay in force", acl->path,
+                 acl->rejected);
+    } else {
+        acl->rejected[0] = '\0';
+    }
     return true;
 }
 

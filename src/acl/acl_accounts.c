@@ -4,14 +4,13 @@
 #include "ns_acl_accounts.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml.h>
 
+#include "ns_atomic_file.h"
+#include "ns_buf.h"
 #include "ns_common.h"
 #include "ns_log.h"
 
@@ -173,6 +172,7 @@ static int parse_accounts(walk_t *w, yaml_node_t *seq, ns_acl_accounts_t *set)
         return 0;
     if (seq->type != YAML_SEQUENCE_NODE)
         return fail(w, seq, "accounts must be a list");
+    set->accounts_stated = true;
     size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     set->accounts = ns_xcalloc(n ? n : 1, sizeof(*set->accounts));
     for (size_t i = 0; i < n; i++) {
@@ -208,6 +208,7 @@ static int parse_global_white(walk_t *w, yaml_node_t *seq, ns_acl_accounts_t *se
         return 0;
     if (seq->type != YAML_SEQUENCE_NODE)
         return fail(w, seq, "globalWhiteRemoteAddresses must be a list");
+    set->global_white_stated = true;
     size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     set->global_white = ns_xcalloc(n ? n : 1, sizeof(*set->global_white));
     for (size_t i = 0; i < n; i++) {
@@ -342,43 +343,28 @@ int ns_acl_accounts_parse(const char *text, size_t len, ns_acl_accounts_t **out,
 int ns_acl_accounts_load_file(const char *path, ns_acl_accounts_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        ns_set_err(err, errlen, "cannot open: %s", strerror(e));
-        return -e;
-    }
-    char *text = ns_xmalloc(NS_ACL_FILE_MAX + 1);
-    size_t len = 0;
-    int rc = 0;
-    for (;;) {
-        ssize_t n = read(fd, text + len, NS_ACL_FILE_MAX + 1 - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = -errno;
-            ns_set_err(err, errlen, "cannot read: %s", strerror(errno));
-            break;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-        if (len > NS_ACL_FILE_MAX) {
-            rc = NS_ETOOBIG;
-            ns_set_err(err, errlen, "larger than %u bytes", NS_ACL_FILE_MAX);
-            break;
-        }
-    }
-    close(fd);
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = ns_afile_read(path, NS_ACL_FILE_MAX, &text);
+    if (rc == NS_ETOOBIG)
+        ns_set_err(err, errlen, "larger than %u bytes", NS_ACL_FILE_MAX);
+    else if (rc == NS_ENOTREG)
+        ns_set_err(err, errlen, "not a regular file (a FIFO, a device or a socket)");
+    else if (rc == -ENOENT || rc == -EACCES)
+        ns_set_err(err, errlen, "cannot open: %s", strerror(-rc));
+    else if (rc < 0)
+        ns_set_err(err, errlen, "cannot read: %s", strerror(-rc));
     if (rc == 0)
-        rc = ns_acl_accounts_parse(text, len, out, err, errlen);
-    memset(text, 0, len); /* the secrets */
-    free(text);
+        rc = ns_acl_accounts_parse((const char *)text.data, text.len, out, err, errlen);
+    if (text.data != NULL)
+        memset(text.data, 0, text.cap); /* the secrets */
+    ns_buf_free(&text);
     return rc;
 }
 
 const ns_acl_account_t *ns_acl_accounts_find(const ns_acl_accounts_t *set, const char *access_key)
 {
+    if (set->count == 0)
+        return NULL; /* accounts is NULL then, and bsearch's array must not be */
     ns_acl_account_t key = {.access_key = (char *)(uintptr_t)access_key};
     return bsearch(&key, set->accounts, set->count, sizeof(*set->accounts), cmp_account);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns_buf.h"
 #include "ns_common.h"
 
 /* Longest pattern or address part we look at; anything longer is not an address. */
@@ -37,7 +38,7 @@ static bool parse_literal(const char *s, ns_acl_addr_entry_t *e)
     }
     e->v6 = true;
     for (int i = 0; i < 8; i++)
-        e->lo[i] = e->hi[i] = (uint16_t)(b[2 * i] << 8 | b[2 * i + 1]);
+        e->lo[i] = e->hi[i] = ns_read_be16(b + 2 * i);
     return true;
 }
 

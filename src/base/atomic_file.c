@@ -47,54 +47,6 @@ char *ns_afile_dir_of(const char *path)
     return ns_xstrndup(path, (size_t)(slash - path));
 }
 
-int ns_afile_make_dirs(const char *dir)
-{
-    struct stat st;
-    if (stat(dir, &st) == 0)
-        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-    char *copy = ns_xstrdup(dir);
-    int rc = 0;
-    for (char *p = copy + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char saved = *p;
-        *p = '\0';
-        if (mkdir(copy, 0755) != 0 && errno != EEXIST) {
-            rc = -errno;
-            break;
-        }
-        *p = saved;
-        if (saved == '\0')
-            break;
-    }
-    free(copy);
-    if (rc == 0 && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-        rc = -ENOTDIR;
-    return rc;
-}
-
-/* Writes all len bytes (retrying short writes and EINTR). With `half_then` (an injected fault)
- * it stops after half the bytes, leaving a partial file, and returns that fault. */
-static int write_all(int fd, const uint8_t *data, size_t len, int half_then)
-{
-    size_t done = 0;
-    while (done < len) {
-        if (half_then != 0 && done >= len / 2)
-            return half_then;
-        size_t chunk = len - done;
-        if (half_then != 0)
-            chunk = len / 2 - done;
-        ssize_t n = write(fd, data + done, chunk);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        done += (size_t)n;
-    }
-    return half_then;
-}
-
 static char *tmp_name(const char *path, bool pid_suffix)
 {
     size_t n = strlen(path) + 32;
@@ -136,7 +88,11 @@ int ns_afile_write(const char *path, const void *data, size_t len, const ns_afil
     tmp_made = true;
 
     *step = NS_AFILE_STEP_WRITE;
-    if ((rc = write_all(fd, data, len, ns__afile_injected(*step))) != 0)
+    if ((rc = ns__afile_injected(*step)) != 0) {
+        (void)ns_afile_write_all(fd, data, len / 2); /* the fault leaves a partial file */
+        goto out;
+    }
+    if ((rc = ns_afile_write_all(fd, data, len)) != 0)
         goto out;
 
     *step = NS_AFILE_STEP_FSYNC;
@@ -195,17 +151,34 @@ out:
 
 int ns_afile_read(const char *path, size_t max, ns_buf_t *out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size <= max)
-        ns_buf_reserve(out, (size_t)st.st_size + 1); /* one read for a file that holds still */
-    size_t start = out->len;
     int rc = 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        rc = -errno;
+    else if (S_ISDIR(st.st_mode))
+        rc = -EISDIR;
+    else if (!S_ISREG(st.st_mode))
+        rc = NS_ENOTREG;
+    else if ((uint64_t)st.st_size > max)
+        rc = NS_ETOOBIG;
+    if (rc != 0) {
+        close(fd);
+        return rc;
+    }
+    size_t start = out->len;
+    /* Room for the file and one byte more: the read that finds the end needs no new space. */
+    ns_buf_reserve_exact(out, (size_t)st.st_size + 1);
     for (;;) {
-        ns_buf_reserve(out, 64 * 1024);
-        ssize_t n = read(fd, out->data + out->len, out->cap - out->len);
+        if (out->cap - out->len < 2) /* the file grew while we read it */
+            ns_buf_reserve(out, 64 * 1024);
+        size_t room = out->cap - out->len - 1; /* the NUL of ns_buf_cstr stays possible */
+        /* One byte past max is enough to tell that the file is too big. */
+        size_t left = max - (out->len - start);
+        left = left < SIZE_MAX ? left + 1 : SIZE_MAX;
+        ssize_t n = read(fd, out->data + out->len, room < left ? room : left);
         if (n < 0) {
             if (errno == EINTR)
                 continue;

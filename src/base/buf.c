@@ -73,11 +73,24 @@ void ns_buf_appendf(ns_buf_t *buf, const char *fmt, ...)
     va_end(ap2);
 }
 
+void ns_buf_append_be16(ns_buf_t *buf, uint16_t v)
+{
+    uint8_t b[2];
+    ns_write_be16(b, v);
+    ns_buf_append(buf, b, 2);
+}
+
 void ns_buf_append_be32(ns_buf_t *buf, uint32_t v)
 {
     uint8_t b[4];
     ns_write_be32(b, v);
     ns_buf_append(buf, b, 4);
+}
+
+void ns_buf_append_be64(ns_buf_t *buf, uint64_t v)
+{
+    ns_buf_append_be32(buf, (uint32_t)(v >> 32));
+    ns_buf_append_be32(buf, (uint32_t)v);
 }
 
 void ns_buf_consume(ns_buf_t *buf, size_t n)
@@ -177,4 +190,46 @@ void ns_blob_unref(ns_blob_t *blob)
             free(blob->data);
         free(blob);
     }
+}
+
+bool ns_rd_fail(ns_rd_t *r)
+{
+    r->failed = true;
+    return false;
+}
+
+const uint8_t *ns_rd_take(ns_rd_t *r, size_t n)
+{
+    if (r->failed || ns_rd_left(r) < n) {
+        r->failed = true;
+        return NULL;
+    }
+    const uint8_t *v = r->p;
+    r->p += n;
+    return v;
+}
+
+uint8_t ns_rd_u8(ns_rd_t *r)
+{
+    const uint8_t *v = ns_rd_take(r, 1);
+    return v != NULL ? v[0] : 0;
+}
+
+uint32_t ns_rd_be32(ns_rd_t *r)
+{
+    const uint8_t *v = ns_rd_take(r, 4);
+    return v != NULL ? ns_read_be32(v) : 0;
+}
+
+uint64_t ns_rd_be64(ns_rd_t *r)
+{
+    const uint8_t *v = ns_rd_take(r, 8);
+    return v != NULL ? (uint64_t)ns_read_be32(v) << 32 | ns_read_be32(v + 4) : 0;
+}
+
+bool ns_rd_fits(ns_rd_t *r, uint64_t n, size_t min_bytes)
+{
+    if (r->failed || n > ns_rd_left(r) / (min_bytes > 0 ? min_bytes : 1))
+        return ns_rd_fail(r);
+    return true;
 }

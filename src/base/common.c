@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <uv.h>
+#include <uv.h> /* UV_ERRNO_MAP only: a table of names and texts, no libuv call */
 
 #include "ns_log.h"
 
@@ -34,11 +34,24 @@ const char *ns_strerror(int err)
         return "bad compressed data";
     case NS_ECONFIG:
         return "bad configuration";
+    case NS_ENOTREG:
+        return "not a regular file";
     default:
         break;
     }
-    if (err < 0 && err >= -4096)
-        return uv_strerror(err); /* libuv codes are -errno on Unix */
+    /* libuv's texts for its codes, from the table its header publishes: the same words as
+     * uv_strerror(), without linking libuv (nscodec does not). */
+#define NS__UV_TEXT(name, text)                                                                    \
+    case UV_##name:                                                                                \
+        return text;
+    switch (err) {
+        UV_ERRNO_MAP(NS__UV_TEXT)
+    default:
+        break;
+    }
+#undef NS__UV_TEXT
+    if (err < 0 && err > -4096)
+        return strerror(-err); /* an errno libuv has no name for; thread-safe in glibc 2.32+ */
     return "unknown error";
 }
 
@@ -108,19 +121,39 @@ uint64_t ns_now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+uint64_t ns_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 char *ns_put_int(char *p, int64_t v)
 {
     if (v >= 0 && v < 10) { /* perm, flags, codes, most queue counts */
         *p = (char)('0' + v);
         return p + 1;
     }
+    /* Two digits per division (the route-read fast path writes an opaque into every reply). */
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930"
+                                   "31323334353637383940414243444546474849505152535455565758596061"
+                                   "62636465666768697071727374757677787980818283848586878889909192"
+                                   "93949596979899";
     char tmp[NS_INT_TEXT_MAX];
     size_t n = sizeof(tmp);
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[--n] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
+    while (u >= 100) {
+        uint64_t q = u / 100;
+        n -= 2;
+        memcpy(tmp + n, pairs + 2 * (u - q * 100), 2);
+        u = q;
+    }
+    if (u >= 10) {
+        n -= 2;
+        memcpy(tmp + n, pairs + 2 * u, 2);
+    } else {
+        tmp[--n] = (char)('0' + u);
+    }
     if (v < 0)
         tmp[--n] = '-';
     memcpy(p, tmp + n, sizeof(tmp) - n);

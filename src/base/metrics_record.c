@@ -74,16 +74,9 @@ bool ns__metrics_tsc;
 /* TSC ticks to nanoseconds: ns = ticks * tsc_mult >> 32. */
 static uint64_t tsc_mult;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t ns__metrics_clock_slow(void)
 {
-    return mono_ns();
+    return ns_now_ns();
 }
 
 /* ns_metrics_clock() for this file's own reads, where timing is known to be on. */
@@ -93,7 +86,7 @@ static uint64_t clock_now(void)
     if (ns__metrics_tsc)
         return __builtin_ia32_rdtsc();
 #endif
-    return mono_ns();
+    return ns_now_ns();
 }
 
 /* The TSC is used only where the kernel keeps time with it. Its rate is measured against
@@ -111,9 +104,9 @@ static void calibrate_tsc(void)
     }
     if (strcmp(name, "tsc\n") != 0 && strcmp(name, "tsc") != 0)
         return;
-    uint64_t t0 = mono_ns(), c0 = __builtin_ia32_rdtsc(), t1, c1;
+    uint64_t t0 = ns_now_ns(), c0 = __builtin_ia32_rdtsc(), t1, c1;
     do {
-        t1 = mono_ns();
+        t1 = ns_now_ns();
         c1 = __builtin_ia32_rdtsc();
     } while (t1 - t0 < 2000000u);
     if (c1 <= c0)

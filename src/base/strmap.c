@@ -21,7 +21,7 @@ struct ns_strmap {
 ns_strmap_t *ns_strmap_new(ns_strmap_free_fn *free_value)
 {
     ns_strmap_t *map = ns_xcalloc(1, sizeof(*map));
-    map->table = (ns_hmap_t)NS_HMAP_INIT;
+    ns_hmap_init(&map->table, NULL);
     map->free_value = free_value;
     return map;
 }
@@ -37,9 +37,8 @@ void ns_strmap_free(ns_strmap_t *map)
 {
     if (map == NULL)
         return;
-    for (size_t i = ns_hmap_next(&map->table, 0); i < map->table.cap;
-         i = ns_hmap_next(&map->table, i + 1))
-        free_entry(map, map->table.slots[i].val);
+    NS_HMAP_FOREACH(&map->table, s)
+        free_entry(map, s->val); /* the entries need the map's free_value: no hmap destructor */
     ns_hmap_clear(&map->table);
     free(map);
 }
@@ -109,9 +108,8 @@ const char **ns_strmap_sorted_keys(const ns_strmap_t *map, size_t *count)
         return NULL;
     const char **keys = ns_xmalloc(map->table.count * sizeof(*keys));
     size_t n = 0;
-    for (size_t i = ns_hmap_next(&map->table, 0); i < map->table.cap;
-         i = ns_hmap_next(&map->table, i + 1))
-        keys[n++] = ((const entry_t *)map->table.slots[i].val)->key;
+    NS_HMAP_FOREACH(&map->table, s)
+        keys[n++] = ((const entry_t *)s->val)->key;
     NS_ASSERT(n == map->table.count);
     qsort(keys, n, sizeof(*keys), cmp_keys);
     return keys;
@@ -120,9 +118,8 @@ const char **ns_strmap_sorted_keys(const ns_strmap_t *map, size_t *count)
 void ns_strmap_foreach(const ns_strmap_t *map, void (*fn)(const char *key, void *value, void *arg),
                        void *arg)
 {
-    for (size_t i = ns_hmap_next(&map->table, 0); i < map->table.cap;
-         i = ns_hmap_next(&map->table, i + 1)) {
-        const entry_t *e = map->table.slots[i].val;
+    NS_HMAP_FOREACH(&map->table, s) {
+        const entry_t *e = s->val;
         fn(e->key, e->value, arg);
     }
 }

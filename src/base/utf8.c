@@ -230,3 +230,55 @@ size_t ns_java_text_utf8_len(const char *s, size_t len)
             n--;
     return n;
 }
+
+/* ---- Java's number and boolean parsers ---------------------------------------------------- */
+
+bool ns_java_parse_long(const char *s, size_t len, int64_t *out)
+{
+    size_t i = 0;
+    bool neg = false;
+    if (len == 0 || s == NULL)
+        return false;
+    if (s[0] == '-' || s[0] == '+') {
+        neg = (s[0] == '-');
+        i = 1;
+    }
+    if (i >= len)
+        return false;
+    /* Accumulate negatively: |INT64_MIN| does not fit in an int64. */
+    int64_t limit = neg ? INT64_MIN : -INT64_MAX;
+    int64_t acc = 0;
+    for (; i < len; i++) {
+        if (!ns_ascii_is_digit((uint8_t)s[i]))
+            return false;
+        int d = s[i] - '0';
+        if (acc < (limit + d) / 10)
+            return false;
+        acc = acc * 10 - d;
+        if (acc < limit)
+            return false;
+    }
+    *out = neg ? acc : -acc;
+    return true;
+}
+
+bool ns_java_parse_int(const char *s, size_t len, int32_t *out)
+{
+    int64_t v;
+    if (len > 20 || !ns_java_parse_long(s, len, &v) || v < INT32_MIN || v > INT32_MAX)
+        return false;
+    *out = (int32_t)v;
+    return true;
+}
+
+bool ns_java_parse_bool(const char *s, size_t len)
+{
+    /* equalsIgnoreCase("true"): no character outside ASCII folds to t, r, u or e. */
+    static const char t[] = "true";
+    if (len != 4)
+        return false;
+    for (size_t i = 0; i < 4; i++)
+        if ((s[i] | 0x20) != t[i])
+            return false;
+    return true;
+}

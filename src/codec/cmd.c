@@ -9,6 +9,7 @@
 #include "codec_int.h"
 #include "ns_common.h"
 #include "ns_json.h"
+#include "ns_utf8.h"
 
 void ns_cmd_init(ns_cmd_t *cmd)
 {
@@ -185,34 +186,22 @@ void ns_cmd_set_body_buf(ns_cmd_t *cmd, ns_buf_t *buf)
     ns_cmd_set_body_blob(cmd, ns_blob_from_buf(buf));
 }
 
-bool ns_parse_java_bool(const char *s)
-{
-    return s != NULL && strlen(s) == 4 && (s[0] | 0x20) == 't' && (s[1] | 0x20) == 'r' &&
-           (s[2] | 0x20) == 'u' && (s[3] | 0x20) == 'e';
-}
-
-/* Long.parseLong(s, 10) restricted to ASCII digits (Java's Character.digit would also take
- * other Unicode decimal digits, which no RocketMQ peer sends). Accumulates negatively, as Java
- * does, so INT64_MIN parses without overflow. */
-bool ns_parse_java_long(const char *s, int64_t *out)
-{
-    return s != NULL && ns_json_parse_int64_text(s, strlen(s), out);
-}
-
 bool ns_cmd_ext_bool(const ns_cmd_t *cmd, const char *key)
 {
-    return ns_parse_java_bool(ns_cmd_ext_get(cmd, key));
+    const char *v = ns_cmd_ext_get(cmd, key);
+    return v != NULL && ns_java_parse_bool(v, strlen(v));
 }
 
 bool ns_cmd_ext_int64(const ns_cmd_t *cmd, const char *key, int64_t *out)
 {
-    return ns_parse_java_long(ns_cmd_ext_get(cmd, key), out);
+    const char *s = ns_cmd_ext_get(cmd, key);
+    return s != NULL && ns_java_parse_long(s, strlen(s), out);
 }
 
 bool ns_cmd_ext_int32(const ns_cmd_t *cmd, const char *key, int32_t *out)
 {
     int64_t v;
-    if (!ns_parse_java_long(ns_cmd_ext_get(cmd, key), &v) || v < INT32_MIN || v > INT32_MAX)
+    if (!ns_cmd_ext_int64(cmd, key, &v) || v < INT32_MIN || v > INT32_MAX)
         return false;
     *out = (int32_t)v;
     return true;

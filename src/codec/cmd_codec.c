@@ -72,7 +72,8 @@ static bool json_int(const cJSON *item, int32_t *out)
         int64_t v;
         if (item->valuestring[0] == '\0')
             return true;
-        if (!ns_parse_java_long(item->valuestring, &v) || v < INT32_MIN || v > INT32_MAX)
+        if (!ns_java_parse_long(item->valuestring, strlen(item->valuestring), &v) ||
+            v < INT32_MIN || v > INT32_MAX)
             return false;
         *out = (int32_t)v;
         return true;
@@ -303,21 +304,6 @@ static bool js_lit(jscan_t *s, const char *lit, size_t n)
     return false;
 }
 
-/* Word-at-a-time tests on 8 bytes (exact as "any byte" answers): some byte is zero, some byte
- * is below 0x20. */
-#define ONES UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
-static uint64_t any_zero(uint64_t x)
-{
-    return (x - ONES) & ~x & HIGHS;
-}
-
-static uint64_t any_control(uint64_t x)
-{
-    return (x - ONES * 0x20) & ~x & HIGHS;
-}
-
 /* A string with no escape and no control byte, and valid UTF-8 (which Java's reader takes as
  * it is); *str and *len get the bytes between the quotes. Header strings are scanned 8 bytes at
  * a time: most hold nothing but plain ASCII. */
@@ -331,12 +317,10 @@ static bool js_plain_str(jscan_t *s, const uint8_t **str, size_t *len)
     while (s->end - q >= 8) {
         uint64_t x;
         memcpy(&x, q, 8);
-        uint64_t m = any_zero(x ^ (ONES * '"')) | any_zero(x ^ (ONES * '\\')) | any_control(x);
-        high |= x & HIGHS; /* bytes past the quote too: that only costs a check */
+        uint64_t m = ns__swar_eq(x, '"') | ns__swar_eq(x, '\\') | ns__swar_below(x, 0x20);
+        high |= ns__swar_high(x); /* bytes past the quote too: that only costs a check */
         if (m != 0) {
-            /* The lowest flagged byte is exact (borrows only run upwards): the first quote,
-             * backslash or control byte. */
-            q += (unsigned)__builtin_ctzll(m) / 8;
+            q += ns__swar_first(m); /* the first quote, backslash or control byte */
             break;
         }
         q += 8;
@@ -361,27 +345,11 @@ static bool js_plain_str(jscan_t *s, const uint8_t **str, size_t *len)
 /* An integer of at most 10 digits without leading zeros, fraction or exponent. */
 static bool js_int(jscan_t *s, int64_t *v)
 {
-    const uint8_t *q = s->p;
-    bool neg = q < s->end && *q == '-';
-    if (neg)
-        q++;
-    const uint8_t *digits = q;
-    int64_t acc = 0;
-    while (q < s->end && *q >= '0' && *q <= '9' && q - digits < 11)
-        acc = acc * 10 + (*q++ - '0');
-    size_t n = (size_t)(q - digits);
-    if (n == 0 || n > 10 || (digits[0] == '0' && n > 1))
+    const uint8_t *q = ns__json_int10(s->p, s->end, false, v);
+    if (q == NULL)
         return false;
-    if (q < s->end && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9')))
-        return false;
-    *v = neg ? -acc : acc;
     s->p = q;
     return true;
-}
-
-static bool key_is(const uint8_t *k, size_t kl, const char *name)
-{
-    return strlen(name) == kl && memcmp(k, name, kl) == 0;
 }
 
 /* An int field: an in-range integer, or null (keeps the value). */
@@ -448,13 +416,13 @@ static int fast_field(jscan_t *s, const uint8_t *k, size_t kl, ns_cmd_t *out)
     const uint8_t *v;
     size_t vl;
     int64_t ignored;
-    if (key_is(k, kl, "code"))
+    if (ns__key_is(k, kl, "code"))
         return fast_int(s, &out->code);
-    if (key_is(k, kl, "extFields"))
+    if (ns__key_is(k, kl, "extFields"))
         return fast_ext(s, out);
-    if (key_is(k, kl, "flag"))
+    if (ns__key_is(k, kl, "flag"))
         return fast_int(s, &out->flag);
-    if (key_is(k, kl, "language")) {
+    if (ns__key_is(k, kl, "language")) {
         if (js_plain_str(s, &v, &vl))
             out->language = ns_lang_from_name((const char *)v, vl);
         else if (js_lit(s, "null", 4))
@@ -463,9 +431,9 @@ static int fast_field(jscan_t *s, const uint8_t *k, size_t kl, ns_cmd_t *out)
             return FAST_FALLBACK;
         return 0;
     }
-    if (key_is(k, kl, "opaque"))
+    if (ns__key_is(k, kl, "opaque"))
         return fast_int(s, &out->opaque);
-    if (key_is(k, kl, "remark")) {
+    if (ns__key_is(k, kl, "remark")) {
         char *remark;
         if (js_plain_str(s, &v, &vl))
             remark = ns_xstrndup((const char *)v, vl);
@@ -477,7 +445,7 @@ static int fast_field(jscan_t *s, const uint8_t *k, size_t kl, ns_cmd_t *out)
         out->remark = remark;
         return 0;
     }
-    if (key_is(k, kl, "version"))
+    if (ns__key_is(k, kl, "version"))
         return fast_int(s, &out->version);
     /* unknown keys and serializeTypeCurrentRPC: a scalar is skipped, anything else falls back */
     if (js_plain_str(s, &v, &vl) || js_int(s, &ignored) || js_lit(s, "null", 4) ||
@@ -577,7 +545,7 @@ static int32_t read_i32(const uint8_t *p)
 
 static int16_t read_i16(const uint8_t *p)
 {
-    int v = (p[0] << 8) | p[1];
+    int v = ns_read_be16(p);
     return (int16_t)(v <= INT16_MAX ? v : v - 0x10000);
 }
 
@@ -766,16 +734,10 @@ static void encode_json(const ns_cmd_t *cmd, ns_buf_t *b)
     NS_ASSERT(b->len < b->cap);
 }
 
-static void put_be16(ns_buf_t *b, uint16_t v)
-{
-    uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-    ns_buf_append(b, x, 2);
-}
-
 /* Appends Java text as the UTF-8 Java sends (U+0000 as a 0x00 byte) behind its length. */
 static void put_bin_str16(ns_buf_t *b, const char *s, size_t len, size_t wire_len)
 {
-    put_be16(b, (uint16_t)wire_len);
+    ns_buf_append_be16(b, (uint16_t)wire_len);
     ns_java_text_put_utf8(b, s, len);
 }
 
@@ -791,9 +753,9 @@ static void put_bin_str32(ns_buf_t *b, const char *s, size_t len, size_t wire_le
  * int16 length can say, or a string past the 24-bit header limit. */
 static int encode_binary(const ns_cmd_t *cmd, ns_buf_t *b)
 {
-    put_be16(b, (uint16_t)cmd->code);
+    ns_buf_append_be16(b, (uint16_t)cmd->code);
     ns_buf_append_char(b, (char)cmd->language);
-    put_be16(b, (uint16_t)cmd->version);
+    ns_buf_append_be16(b, (uint16_t)cmd->version);
     ns_buf_append_be32(b, (uint32_t)cmd->opaque);
     ns_buf_append_be32(b, (uint32_t)cmd->flag);
     size_t rlen = cmd->remark != NULL ? strlen(cmd->remark) : 0;

@@ -13,6 +13,72 @@
 #include "ns_buf.h"
 #include "ns_cmd.h"
 #include "ns_common.h"
+#include "ns_utf8.h"
+
+/* ==== byte scanning, shared by the readers of the module ==== */
+
+/* Word-at-a-time tests on eight bytes (loaded little-endian): a mask with the high bit set in
+ * each flagged byte. The lowest flagged byte is exact (borrows only run upwards: a test may
+ * flag bytes above a true match, never below it), which is all a scan for the first one
+ * needs. For the string scanners of json_pull.c, cmd_codec.c and route_req.c. */
+#define NS__SWAR_ONES UINT64_C(0x0101010101010101)
+#define NS__SWAR_HIGHS UINT64_C(0x8080808080808080)
+
+/* Bytes equal to c. */
+static inline uint64_t ns__swar_eq(uint64_t v, uint8_t c)
+{
+    uint64_t x = v ^ (NS__SWAR_ONES * c);
+    return (x - NS__SWAR_ONES) & ~x & NS__SWAR_HIGHS;
+}
+
+/* Bytes below n (1 <= n <= 0x80). */
+static inline uint64_t ns__swar_below(uint64_t v, uint8_t n)
+{
+    return (v - NS__SWAR_ONES * n) & ~v & NS__SWAR_HIGHS;
+}
+
+/* Bytes at or above 0x80. */
+static inline uint64_t ns__swar_high(uint64_t v)
+{
+    return v & NS__SWAR_HIGHS;
+}
+
+/* Whether the bytes k[0..klen) (a key just read) are the NUL-terminated word. */
+static inline bool ns__key_is(const void *k, size_t klen, const char *word)
+{
+    size_t n = strlen(word);
+    return klen == n && memcmp(k, word, n) == 0;
+}
+
+/* The index of the lowest flagged byte of a mask that is not 0. */
+static inline unsigned ns__swar_first(uint64_t m)
+{
+    return (unsigned)__builtin_ctzll(m) >> 3;
+}
+
+/* A JSON integer as the fast readers take it (cmd_codec.c's and route_req.c's header readers,
+ * register_body.c's compact TopicConfig reader): '-'?, then 1 to 10 digits (without a leading
+ * zero unless leading_zeros, as the lenient pull reader allows them), not followed by a digit,
+ * '.', 'e' or 'E' (anything else is left to the complete reader). Returns the end of the token
+ * with *v set, or NULL. */
+static inline const uint8_t *ns__json_int10(const uint8_t *q, const uint8_t *end,
+                                            bool leading_zeros, int64_t *v)
+{
+    bool neg = q < end && *q == '-';
+    if (neg)
+        q++;
+    const uint8_t *digits = q;
+    int64_t acc = 0;
+    while (q < end && ns_ascii_is_digit(*q) && q - digits < 11)
+        acc = acc * 10 + (*q++ - '0');
+    size_t n = (size_t)(q - digits);
+    if (n == 0 || n > 10 || (!leading_zeros && digits[0] == '0' && n > 1))
+        return NULL;
+    if (q < end && (*q == '.' || *q == 'e' || *q == 'E' || ns_ascii_is_digit(*q)))
+        return NULL;
+    *v = neg ? -acc : acc;
+    return q;
+}
 
 /* ==== remoting commands: cmd.c, cmd_codec.c ==== */
 
@@ -74,21 +140,10 @@ typedef struct jr {
     ns_buf_t keybuf;  /* the same for object keys, which must outlive the member's value */
 } jr_t;
 
-/* Eight bytes at a time: a mask with the high bit set in every byte that is a quote, a
- * backslash, NUL or >= 0x80. The lowest flagged byte is exact (the zero-byte test may flag
- * bytes above a true match, never below it), which is all the scan needs. */
-#define SWAR_ONES 0x0101010101010101ULL
-#define SWAR_HIGHS 0x8080808080808080ULL
-
-static inline uint64_t jr_swar_zero_bytes(uint64_t v)
-{
-    return (v - SWAR_ONES) & ~v & SWAR_HIGHS;
-}
-
+/* A quote, a backslash, NUL or >= 0x80 (jr_is_stop's bytes, eight at a time). */
 static inline uint64_t jr_swar_stop_bytes(uint64_t v)
 {
-    return jr_swar_zero_bytes(v ^ (SWAR_ONES * '"')) | jr_swar_zero_bytes(v ^ (SWAR_ONES * '\\')) |
-           jr_swar_zero_bytes(v) | (v & SWAR_HIGHS);
+    return ns__swar_eq(v, '"') | ns__swar_eq(v, '\\') | ns__swar_below(v, 1) | ns__swar_high(v);
 }
 
 /* Whether c ends a plain run of a string literal: the quote, a backslash, NUL, or the first byte
@@ -110,23 +165,12 @@ static inline const uint8_t *jr_scan_plain(const uint8_t *q, const uint8_t *end)
 #endif
         uint64_t m = jr_swar_stop_bytes(v);
         if (m != 0)
-            return q + (__builtin_ctzll(m) >> 3);
+            return q + ns__swar_first(m);
         q += 8;
     }
     while (q < end && !jr_is_stop(*q))
         q++;
     return q;
-}
-
-static inline bool jr_is_digit(uint8_t c)
-{
-    return c >= '0' && c <= '9';
-}
-
-static inline bool jr_key_is(const char *k, size_t klen, const char *word)
-{
-    size_t n = strlen(word);
-    return klen == n && memcmp(k, word, n) == 0;
 }
 
 void jr_init(jr_t *r, const uint8_t *p, size_t len);

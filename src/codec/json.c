@@ -18,11 +18,6 @@ static bool is_ws(uint8_t c)
     return c <= 0x20;
 }
 
-static bool is_digit(uint8_t c)
-{
-    return c >= '0' && c <= '9';
-}
-
 /* The whitespace a remoting header may end with (jsoncpp's FastWriter adds "\n"). */
 static bool is_header_ws(char c)
 {
@@ -40,7 +35,7 @@ static bool bare_key_at(const uint8_t *in, size_t len, size_t i, size_t *kb, siz
     if (i < len && in[i] == '-')
         i++;
     size_t d = i;
-    while (i < len && is_digit(in[i]))
+    while (i < len && ns_ascii_is_digit(in[i]))
         i++;
     if (i == d)
         return false;
@@ -470,44 +465,6 @@ cJSON *ns_json_parse_lenient(const uint8_t *json, size_t len)
     return ns_json_parse_java(json, len, NS_JSON_LENIENT);
 }
 
-bool ns_json_parse_int64_text(const char *s, size_t len, int64_t *out)
-{
-    size_t i = 0;
-    bool neg = false;
-    if (len == 0 || s == NULL)
-        return false;
-    if (s[0] == '-' || s[0] == '+') {
-        neg = (s[0] == '-');
-        i = 1;
-    }
-    if (i >= len)
-        return false;
-    /* Accumulate negatively: |INT64_MIN| does not fit in an int64. */
-    int64_t limit = neg ? INT64_MIN : -INT64_MAX;
-    int64_t acc = 0;
-    for (; i < len; i++) {
-        if (!is_digit((uint8_t)s[i]))
-            return false;
-        int d = s[i] - '0';
-        if (acc < (limit + d) / 10)
-            return false;
-        acc = acc * 10 - d;
-        if (acc < limit)
-            return false;
-    }
-    *out = neg ? acc : -acc;
-    return true;
-}
-
-bool ns_json_parse_int32_text(const char *s, size_t len, int32_t *out)
-{
-    int64_t v;
-    if (len > 20 || !ns_json_parse_int64_text(s, len, &v) || v < INT32_MIN || v > INT32_MAX)
-        return false;
-    *out = (int32_t)v;
-    return true;
-}
-
 int ns_json_item_int64(const cJSON *item, int64_t *out)
 {
     if (item == NULL || cJSON_IsNull(item))
@@ -525,7 +482,7 @@ int ns_json_item_int64(const cJSON *item, int64_t *out)
     }
     if (cJSON_IsString(item) && item->valuestring != NULL) {
         int64_t v;
-        if (!ns_json_parse_int64_text(item->valuestring, strlen(item->valuestring), &v))
+        if (!ns_java_parse_long(item->valuestring, strlen(item->valuestring), &v))
             return NS_EJSON;
         *out = v;
         return 1;

@@ -71,7 +71,7 @@ static bool jr_number(jr_t *r, jv_t *v)
     const uint8_t *digits = p;
     uint64_t acc = 0;
     bool overflow = false;
-    while (p < r->end && jr_is_digit(*p)) {
+    while (p < r->end && ns_ascii_is_digit(*p)) {
         unsigned d = (unsigned)(*p - '0');
         if (acc > (UINT64_MAX - d) / 10)
             overflow = true;
@@ -84,7 +84,7 @@ static bool jr_number(jr_t *r, jv_t *v)
     if (p < r->end && *p == '.') {
         integral = false;
         p++;
-        while (p < r->end && jr_is_digit(*p))
+        while (p < r->end && ns_ascii_is_digit(*p))
             p++;
     }
     if (p < r->end && (*p == 'e' || *p == 'E')) {
@@ -93,7 +93,7 @@ static bool jr_number(jr_t *r, jv_t *v)
         if (p < r->end && (*p == '+' || *p == '-'))
             p++;
         const uint8_t *e = p;
-        while (p < r->end && jr_is_digit(*p))
+        while (p < r->end && ns_ascii_is_digit(*p))
             p++;
         if (p == e)
             return false;
@@ -158,7 +158,7 @@ bool jr_value(jr_t *r, jv_t *v)
         v->kind = JV_NULL;
         return jr_literal(r, "null", 4);
     default:
-        if (*r->p == '-' || jr_is_digit(*r->p))
+        if (*r->p == '-' || ns_ascii_is_digit(*r->p))
             return jr_number(r, v);
         return false;
     }
@@ -199,7 +199,7 @@ int jr_member(jr_t *r, bool *first, const char **k, size_t *klen)
         if (*q == '-')
             q++;
         const uint8_t *d = q;
-        while (q < r->end && jr_is_digit(*q))
+        while (q < r->end && ns_ascii_is_digit(*q))
             q++;
         if (q == d)
             return -1;
@@ -303,7 +303,7 @@ int jv_int64(const jv_t *v, int64_t *out)
         return 1;
     }
     case JV_STRING:
-        return ns_json_parse_int64_text(v->s, v->len, out) ? 1 : NS_EJSON;
+        return ns_java_parse_long(v->s, v->len, out) ? 1 : NS_EJSON;
     default:
         return NS_EJSON;
     }
@@ -336,11 +336,11 @@ int jv_bool(const jv_t *v, bool *out)
         *out = v->i == 1;
         return 1;
     case JV_STRING:
-        if ((v->len == 4 && strncasecmp(v->s, "true", 4) == 0) || jr_key_is(v->s, v->len, "1")) {
+        if ((v->len == 4 && strncasecmp(v->s, "true", 4) == 0) || ns__key_is(v->s, v->len, "1")) {
             *out = true;
             return 1;
         }
-        if ((v->len == 5 && strncasecmp(v->s, "false", 5) == 0) || jr_key_is(v->s, v->len, "0")) {
+        if ((v->len == 5 && strncasecmp(v->s, "false", 5) == 0) || ns__key_is(v->s, v->len, "0")) {
             *out = false;
             return 1;
         }

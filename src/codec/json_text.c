@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ns_common.h"
+#include "ns_utf8.h"
 
 /* One member of an object being rewritten: its name and value texts (offsets in `names` and
  * `values`), or a null value (not written). */
@@ -33,11 +34,6 @@ static size_t skip_ws(const uint8_t *in, size_t len, size_t i)
     while (i < len && in[i] <= 0x20) /* cJSON's rule, so both readers see the same tokens */
         i++;
     return i;
-}
-
-static bool is_digit(uint8_t c)
-{
-    return c >= '0' && c <= '9';
 }
 
 /* Java's Double.toString for a finite d: the shortest digits that read back as d (JDK 19+;
@@ -63,7 +59,7 @@ static void java_double(double d, ns_buf_t *out)
     if (neg)
         p++;
     for (; *p != 'e'; p++) {
-        if (is_digit((uint8_t)*p))
+        if (ns_ascii_is_digit((uint8_t)*p))
             digits[nd++] = *p;
     }
     int exp = (int)strtol(p + 1, NULL, 10); /* d = D.DDD x 10^exp */
@@ -128,7 +124,7 @@ static size_t number_text(const uint8_t *in, size_t len, ns_buf_t *out)
     if (neg)
         i++;
     size_t ib = i;
-    while (i < len && is_digit(in[i]))
+    while (i < len && ns_ascii_is_digit(in[i]))
         i++;
     size_t il = i - ib;
     if (il == 0)
@@ -136,7 +132,7 @@ static size_t number_text(const uint8_t *in, size_t len, ns_buf_t *out)
     size_t fb = i, fl = 0;
     if (i < len && in[i] == '.') {
         fb = ++i;
-        while (i < len && is_digit(in[i]))
+        while (i < len && ns_ascii_is_digit(in[i]))
             i++;
         fl = i - fb;
         if (fl == 0)
@@ -149,7 +145,7 @@ static size_t number_text(const uint8_t *in, size_t len, ns_buf_t *out)
         if (i < len && (in[i] == '-' || in[i] == '+'))
             i++;
         size_t eb = i;
-        while (i < len && is_digit(in[i])) {
+        while (i < len && ns_ascii_is_digit(in[i])) {
             if (exp < 100000)
                 exp = exp * 10 + (in[i] - '0');
             i++;
@@ -216,7 +212,7 @@ static size_t scalar_text(const uint8_t *in, size_t len, ns_buf_t *out, bool *is
         *is_null = true;
         return literal(in, len, "null", out);
     default:
-        return in[0] == '-' || is_digit(in[0]) ? number_text(in, len, out) : 0;
+        return in[0] == '-' || ns_ascii_is_digit(in[0]) ? number_text(in, len, out) : 0;
     }
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns_buf.h"
 #include "ns_common.h"
 
 /* The v2 signature, and the word a v1 line starts with. */
@@ -172,11 +173,6 @@ static ns_proxy_status_t decode_v1(const uint8_t *buf, size_t len, ns_proxy_head
     return NS_PROXY_NEED_MORE;
 }
 
-static uint16_t be16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* Netty's readTlvs: TLVs while 4 or more bytes are left; each must fit; an SSL TLV (0x20) holds
  * a client byte, a 32-bit verify result and nested TLVs, which Netty reads (depth first) only
  * when 4 bytes or more follow them, up to MAX_TLV_NESTING levels. An explicit stack of the
@@ -196,7 +192,7 @@ static const char *check_tlvs(const uint8_t *p, size_t n)
             continue;
         }
         const uint8_t *tlv = lv->p;
-        size_t l = be16(tlv + 1);
+        size_t l = ns_read_be16(tlv + 1);
         if (l > lv->n - 3)
             return "v2 header with a TLV longer than the header";
         lv->p += 3 + l;
@@ -226,7 +222,7 @@ static ns_proxy_status_t decode_v2(const uint8_t *buf, size_t len, ns_proxy_head
     }
     if (len < 16)
         return NS_PROXY_NEED_MORE;
-    size_t info_len = be16(buf + 14);
+    size_t info_len = ns_read_be16(buf + 14);
     size_t total = 16 + info_len;
     if (len < total)
         return NS_PROXY_NEED_MORE;
@@ -262,13 +258,13 @@ static ns_proxy_status_t decode_v2(const uint8_t *buf, size_t len, ns_proxy_head
                  info[3]);
         snprintf(out->dst_addr, sizeof(out->dst_addr), "%u.%u.%u.%u", info[4], info[5], info[6],
                  info[7]);
-        out->src_port = be16(info + 8);
-        out->dst_port = be16(info + 10);
+        out->src_port = ns_read_be16(info + 8);
+        out->dst_port = ns_read_be16(info + 10);
     } else if (block == 36) {
         inet_ntop(AF_INET6, info, out->src_addr, sizeof(out->src_addr));
         inet_ntop(AF_INET6, info + 16, out->dst_addr, sizeof(out->dst_addr));
-        out->src_port = be16(info + 32);
-        out->dst_port = be16(info + 34);
+        out->src_port = ns_read_be16(info + 32);
+        out->dst_port = ns_read_be16(info + 34);
         out->ipv6 = true;
     }
     const char *why = check_tlvs(info + block, info_len - block);

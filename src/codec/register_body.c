@@ -14,6 +14,7 @@
 
 #include "ns_common.h"
 #include "ns_crc32.h"
+#include "ns_hmap.h"
 #include "ns_json.h"
 #include "ns_json_tree.h"
 #include "ns_utf8.h"
@@ -43,90 +44,15 @@ static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 /* Peer names quoted in error reasons are cut to this many bytes. */
 #define ERR_NAME_MAX 48
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a, then a finalizer for the low bits */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (uint8_t)s[i];
-        h *= 1099511628211ULL;
-    }
-    h ^= h >> 32;
-    h *= 0x9E3779B97F4A7C15ULL;
-    return h ^ (h >> 29);
-}
-
-/* An index from name to position in an array, so that a repeated name replaces the earlier
- * entry in O(1). Open addressing; a slot holds the name's upper hash bits and position + 1
- * (0 = empty), so that most mismatches are settled without touching the name. */
-typedef struct name_index {
-    uint64_t *slots;
-    size_t mask; /* capacity - 1; capacity is a power of two, or 0 */
-} name_index_t;
-
-typedef const char *(*name_of_fn)(const void *array, size_t i);
-
-static void index_free(name_index_t *ix)
-{
-    free(ix->slots);
-    ix->slots = NULL;
-    ix->mask = 0;
-}
-
-static void index_put(name_index_t *ix, uint64_t h, uint32_t pos)
-{
-    size_t i = (size_t)h & ix->mask;
-    while (ix->slots[i] != 0)
-        i = (i + 1) & ix->mask;
-    ix->slots[i] = (h & 0xFFFFFFFF00000000ULL) | ((uint64_t)pos + 1);
-}
-
-/* Returns the position of `name` (hash h) in array[0..count), or count when absent. Grows
- * the index first so that count + 1 entries keep the load at most 1/2. */
-static size_t index_find(name_index_t *ix, const void *array, size_t count, name_of_fn name_of,
-                         const char *name, uint64_t h)
-{
-    if (ix->slots == NULL || (count + 1) * 2 > ix->mask + 1) {
-        size_t cap = 16;
-        while (cap < (count + 1) * 2)
-            cap *= 2;
-        free(ix->slots);
-        ix->slots = ns_xcalloc(cap, sizeof(*ix->slots));
-        ix->mask = cap - 1;
-        for (size_t k = 0; k < count; k++) {
-            const char *nk = name_of(array, k);
-            index_put(ix, hash_bytes(nk, strlen(nk)), (uint32_t)k);
-        }
-    }
-    size_t i = (size_t)h & ix->mask;
-    uint64_t tag = h & 0xFFFFFFFF00000000ULL;
-    while (ix->slots[i] != 0) {
-        uint64_t slot = ix->slots[i];
-        size_t pos = (size_t)(slot & 0xFFFFFFFFu) - 1;
-        if ((slot & 0xFFFFFFFF00000000ULL) == tag && strcmp(name_of(array, pos), name) == 0)
-            return pos;
-        i = (i + 1) & ix->mask;
-    }
-    return count;
-}
-
-static const char *topic_name_of(const void *array, size_t i)
-{
-    return ((const ns_topic_config_t *)array)[i].topic_name;
-}
-
-static const char *mapping_topic_of(const void *array, size_t i)
-{
-    return ((const ns_mapping_info_t *)array)[i].topic;
-}
-
 /* Decoding state shared by the three formats. */
 typedef struct dec {
     ns_register_body_t *out;
     size_t topic_cap;
     size_t mapping_cap;
-    name_index_t topics_ix;
-    name_index_t mappings_ix;
-    ns_buf_t name_buf; /* a compressed body's topic name being decoded */
+    ns_hmap_t topics_ix;   /* topic name -> its position in out->topics + 1 (not owned) */
+    ns_hmap_t mappings_ix; /* the same for out->mappings */
+    size_t topics_hint;    /* topics expected (the index is sized for them at the first) */
+    ns_buf_t name_buf;     /* a compressed body's topic name being decoded */
     char *err;
     size_t errlen;
 } dec_t;
@@ -169,16 +95,24 @@ static void topic_free_in(const ns_register_body_t *b, ns_topic_config_t *tc)
     tc->topic_name = NULL;
 }
 
+/* A position in an index (ns_hmap values are pointers; 0 would read as absent). */
+#define IX_VAL(pos) ((void *)((uintptr_t)(pos) + 1))
+#define IX_POS(val) ((size_t)((uintptr_t)(val)-1))
+
 /* Adds tc (its name owned) to the body, replacing an earlier topic of the same name. */
 static int add_topic(dec_t *d, ns_topic_config_t *tc)
 {
     ns_register_body_t *b = d->out;
-    uint64_t h = hash_bytes(tc->topic_name, strlen(tc->topic_name));
-    size_t pos =
-        index_find(&d->topics_ix, b->topics, b->topic_count, topic_name_of, tc->topic_name, h);
-    if (pos < b->topic_count) {
-        topic_free_in(b, &b->topics[pos]);
-        b->topics[pos] = *tc;
+    size_t klen = strlen(tc->topic_name);
+    uint64_t h = ns_hmap_hash(tc->topic_name, klen);
+    if (d->topics_ix.cap == 0)
+        ns_hmap_reserve(&d->topics_ix, d->topics_hint); /* rather than doubling 14 times */
+    void *at = ns_hmap_get_h(&d->topics_ix, tc->topic_name, klen, h);
+    if (at != NULL) {
+        /* The index's key becomes the new name before the old one is freed. */
+        ns_hmap_put_h(&d->topics_ix, tc->topic_name, klen, h, at);
+        topic_free_in(b, &b->topics[IX_POS(at)]);
+        b->topics[IX_POS(at)] = *tc;
         return 0;
     }
     if (b->topic_count >= NS_REGISTER_MAX_TOPICS) {
@@ -190,7 +124,7 @@ static int add_topic(dec_t *d, ns_topic_config_t *tc)
         b->topics = ns_xrealloc(b->topics, d->topic_cap * sizeof(*b->topics));
     }
     b->topics[b->topic_count] = *tc;
-    index_put(&d->topics_ix, h, (uint32_t)b->topic_count);
+    ns_hmap_put_h(&d->topics_ix, tc->topic_name, klen, h, IX_VAL(b->topic_count));
     b->topic_count++;
     return 0;
 }
@@ -199,12 +133,13 @@ static int add_topic(dec_t *d, ns_topic_config_t *tc)
 static int add_mapping(dec_t *d, ns_mapping_info_t *info)
 {
     ns_register_body_t *b = d->out;
-    uint64_t h = hash_bytes(info->topic, strlen(info->topic));
-    size_t pos = index_find(&d->mappings_ix, b->mappings, b->mapping_count, mapping_topic_of,
-                            info->topic, h);
-    if (pos < b->mapping_count) {
-        ns_mapping_info_free(&b->mappings[pos]);
-        b->mappings[pos] = *info;
+    size_t klen = strlen(info->topic);
+    uint64_t h = ns_hmap_hash(info->topic, klen);
+    void *at = ns_hmap_get_h(&d->mappings_ix, info->topic, klen, h);
+    if (at != NULL) {
+        ns_hmap_put_h(&d->mappings_ix, info->topic, klen, h, at); /* before the old key goes */
+        ns_mapping_info_free(&b->mappings[IX_POS(at)]);
+        b->mappings[IX_POS(at)] = *info;
         return 0;
     }
     if (b->mapping_count >= NS_REGISTER_MAX_TOPICS) {
@@ -217,7 +152,7 @@ static int add_mapping(dec_t *d, ns_mapping_info_t *info)
         b->mappings = ns_xrealloc(b->mappings, d->mapping_cap * sizeof(*b->mappings));
     }
     b->mappings[b->mapping_count] = *info;
-    index_put(&d->mappings_ix, h, (uint32_t)b->mapping_count);
+    ns_hmap_put_h(&d->mappings_ix, info->topic, klen, h, IX_VAL(b->mapping_count));
     b->mapping_count++;
     return 0;
 }
@@ -249,11 +184,11 @@ static int decode_dv(dec_t *d, jr_t *r, const jv_t *v, ns_data_version_t *dv)
     int rc;
     while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
         int64_t *field = NULL;
-        if (jr_key_is(k, kl, "counter"))
+        if (ns__key_is(k, kl, "counter"))
             field = &dv->counter;
-        else if (jr_key_is(k, kl, "stateVersion"))
+        else if (ns__key_is(k, kl, "stateVersion"))
             field = &dv->state_version;
-        else if (jr_key_is(k, kl, "timestamp"))
+        else if (ns__key_is(k, kl, "timestamp"))
             field = &dv->timestamp;
         jv_t f;
         if (!jr_value(r, &f))
@@ -349,9 +284,9 @@ static int decode_topic(dec_t *d, jr_t *r, const char *key, size_t key_len)
                 vrc = NS_EJSON;
         } else if (what == 3) {
             /* fastjson takes the name or the ordinal; an unknown name becomes null. */
-            if (v.kind == JV_STRING && jr_key_is(v.s, v.len, "SINGLE_TAG"))
+            if (v.kind == JV_STRING && ns__key_is(v.s, v.len, "SINGLE_TAG"))
                 tc.filter_type = NS_FILTER_SINGLE_TAG;
-            else if (v.kind == JV_STRING && jr_key_is(v.s, v.len, "MULTI_TAG"))
+            else if (v.kind == JV_STRING && ns__key_is(v.s, v.len, "MULTI_TAG"))
                 tc.filter_type = NS_FILTER_MULTI_TAG;
             else if (v.kind == JV_INT && (v.i == 0 || v.i == 1))
                 tc.filter_type = (int)v.i;
@@ -404,19 +339,9 @@ static bool cm_lit(const uint8_t **p, const uint8_t *end, lit_t l)
 /* -?[0-9]{1,10} within int32, as jv_int32 reads a JSON integer. */
 static bool cm_int32(const uint8_t **pp, const uint8_t *end, int32_t *out)
 {
-    const uint8_t *p = *pp;
-    bool neg = p < end && *p == '-';
-    if (neg)
-        p++;
-    const uint8_t *digits = p;
-    int64_t v = 0;
-    while (p < end && jr_is_digit(*p) && p - digits < 10)
-        v = v * 10 + (*p++ - '0');
-    if (p == digits || (p < end && (jr_is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E')))
-        return false;
-    if (neg)
-        v = -v;
-    if (v < INT32_MIN || v > INT32_MAX)
+    int64_t v;
+    const uint8_t *p = ns__json_int10(*pp, end, true, &v);
+    if (p == NULL || v < INT32_MIN || v > INT32_MAX)
         return false;
     *out = (int32_t)v;
     *pp = p;
@@ -534,7 +459,7 @@ static int decode_curr_ids(dec_t *d, jr_t *r, const jv_t *v, ns_mapping_info_t *
     int rc;
     while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
         int32_t id, qid;
-        if (!ns_json_parse_int32_text(k, kl, &id))
+        if (!ns_java_parse_int(k, kl, &id))
             return fail(d->err, d->errlen, NS_EJSON, "currIdMap key is not an int");
         jv_t val;
         if (!jr_value(r, &val))
@@ -573,19 +498,19 @@ static int decode_mapping(dec_t *d, jr_t *r, const jv_t *v, const char *topic, s
     while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
         char **sfield = NULL;
         int what = 0; /* 1 totalQueues, 2 epoch, 3 dirty, 4 currIdMap */
-        if (jr_key_is(k, kl, "topic"))
+        if (ns__key_is(k, kl, "topic"))
             sfield = &info->topic;
-        else if (jr_key_is(k, kl, "bname"))
+        else if (ns__key_is(k, kl, "bname"))
             sfield = &info->bname;
-        else if (jr_key_is(k, kl, "scope"))
+        else if (ns__key_is(k, kl, "scope"))
             sfield = &info->scope;
-        else if (jr_key_is(k, kl, "totalQueues"))
+        else if (ns__key_is(k, kl, "totalQueues"))
             what = 1;
-        else if (jr_key_is(k, kl, "epoch"))
+        else if (ns__key_is(k, kl, "epoch"))
             what = 2;
-        else if (jr_key_is(k, kl, "dirty"))
+        else if (ns__key_is(k, kl, "dirty"))
             what = 3;
-        else if (jr_key_is(k, kl, "currIdMap"))
+        else if (ns__key_is(k, kl, "currIdMap"))
             what = 4;
         const char *field = sfield == &info->topic   ? "topic"
                             : sfield == &info->bname ? "bname"
@@ -646,7 +571,7 @@ static void reset_topics(dec_t *d)
     for (size_t i = 0; i < d->out->topic_count; i++)
         topic_free_in(d->out, &d->out->topics[i]);
     d->out->topic_count = 0;
-    index_free(&d->topics_ix);
+    ns_hmap_clear(&d->topics_ix);
 }
 
 static void reset_mappings(dec_t *d)
@@ -654,7 +579,7 @@ static void reset_mappings(dec_t *d)
     for (size_t i = 0; i < d->out->mapping_count; i++)
         ns_mapping_info_free(&d->out->mappings[i]);
     d->out->mapping_count = 0;
-    index_free(&d->mappings_ix);
+    ns_hmap_clear(&d->mappings_ix);
 }
 
 static void reset_filter_servers(ns_register_body_t *b)
@@ -677,10 +602,10 @@ static int decode_wrapper(dec_t *d, jr_t *r, const jv_t *w, bool with_mapping)
     size_t kl;
     int rc;
     while ((rc = jr_member(r, &first, &k, &kl)) == 1) {
-        int what = jr_key_is(k, kl, "dataVersion")                                ? 1
-                   : jr_key_is(k, kl, "topicConfigTable")                         ? 2
-                   : with_mapping && jr_key_is(k, kl, "topicQueueMappingInfoMap") ? 3
-                                                                                  : 0;
+        int what = ns__key_is(k, kl, "dataVersion")                                ? 1
+                   : ns__key_is(k, kl, "topicConfigTable")                         ? 2
+                   : with_mapping && ns__key_is(k, kl, "topicQueueMappingInfoMap") ? 3
+                                                                                   : 0;
         jv_t v;
         if (!jr_value(r, &v))
             return SYNTAX(d);
@@ -764,8 +689,13 @@ static int decode_filter_array(dec_t *d, jr_t *r, const jv_t *v)
     return rc < 0 ? SYNTAX(d) : 0;
 }
 
+/* A JSON body holds a topic per ~150 bytes (a broker's TopicConfig), at most: the hint sizes
+ * the name index once instead of doubling it. */
+#define JSON_TOPIC_BYTES 150
+
 static int decode_json(dec_t *d, const uint8_t *body, size_t len, int32_t version)
 {
+    d->topics_hint = len / JSON_TOPIC_BYTES;
     jr_t r;
     jr_init(&r, body, len);
     jv_t root;
@@ -786,9 +716,9 @@ static int decode_json(dec_t *d, const uint8_t *body, size_t len, int32_t versio
         size_t kl;
         int mrc;
         while ((mrc = jr_member(&r, &first, &k, &kl)) == 1) {
-            int what = jr_key_is(k, kl, "topicConfigSerializeWrapper") ? 1
-                       : jr_key_is(k, kl, "filterServerList")          ? 2
-                                                                       : 0;
+            int what = ns__key_is(k, kl, "topicConfigSerializeWrapper") ? 1
+                       : ns__key_is(k, kl, "filterServerList")          ? 2
+                                                                        : 0;
             jv_t v;
             if (!jr_value(&r, &v)) {
                 rc = SYNTAX(d);
@@ -1029,6 +959,21 @@ static int zin_int(zin_t *z, int32_t *v, char *err, size_t errlen)
     return 0;
 }
 
+/* Reads the count of a list whose items take at least min_item bytes each (what names it in
+ * errors): NS_ETOOBIG above NS_REGISTER_MAX_TOPICS or when the inflated rest cannot hold that
+ * many items. */
+static int zin_count(zin_t *z, const char *what, size_t min_item, int32_t *count, char *err,
+                     size_t errlen)
+{
+    int rc = zin_int(z, count, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (*count > NS_REGISTER_MAX_TOPICS)
+        return fail(err, errlen, NS_ETOOBIG, "%s %d over %d", what, (int)*count,
+                    NS_REGISTER_MAX_TOPICS);
+    return *count > 0 ? zin_fits(z, what, (uint64_t)*count * min_item, err, errlen) : 0;
+}
+
 /* Reads a length-prefixed item; *p points into the inflater's buffer until the next read. */
 static int zin_item(zin_t *z, const char *what, const uint8_t **p, size_t *n, char *err,
                     size_t errlen)
@@ -1059,12 +1004,12 @@ static int zin_item(zin_t *z, const char *what, const uint8_t **p, size_t *n, ch
 static bool line_int32(const char *s, size_t n, int32_t *out)
 {
     if (n == 0 || n > 9)
-        return ns_json_parse_int32_text(s, n, out);
+        return ns_java_parse_int(s, n, out);
     int32_t v = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned d = (unsigned)(unsigned char)s[i] - '0';
         if (d > 9)
-            return ns_json_parse_int32_text(s, n, out);
+            return ns_java_parse_int(s, n, out);
         v = v * 10 + (int32_t)d;
     }
     *out = v;
@@ -1161,19 +1106,10 @@ static int decode_compressed(dec_t *d, const uint8_t *body, size_t len, int32_t 
     if (rc < 0)
         goto out;
 
-    rc = zin_int(&z, &count, d->err, d->errlen);
+    rc = zin_count(&z, "topic count", MIN_TOPIC_ITEM, &count, d->err, d->errlen);
     if (rc < 0)
         goto out;
-    if (count > NS_REGISTER_MAX_TOPICS) {
-        rc = fail(d->err, d->errlen, NS_ETOOBIG, "topic count %d over %d", (int)count,
-                  NS_REGISTER_MAX_TOPICS);
-        goto out;
-    }
-    if (count > 0) {
-        rc = zin_fits(&z, "topic count", (uint64_t)count * MIN_TOPIC_ITEM, d->err, d->errlen);
-        if (rc < 0)
-            goto out;
-    }
+    ns_hmap_reserve(&d->topics_ix, (size_t)(count > 0 ? count : 0)); /* no regrowth */
     for (int32_t i = 0; i < count; i++) {
         if ((i + 1) % CPU_CHECK_TOPICS == 0) {
             rc = zin_cpu_check(&z, d->err, d->errlen);
@@ -1195,19 +1131,10 @@ static int decode_compressed(dec_t *d, const uint8_t *body, size_t len, int32_t 
     if (rc < 0 || version < NS_VERSION_V5_0_0)
         goto out;
 
-    rc = zin_int(&z, &count, d->err, d->errlen);
+    rc = zin_count(&z, "mapping count", 4u, &count, d->err, d->errlen);
     if (rc < 0)
         goto out;
-    if (count > NS_REGISTER_MAX_TOPICS) {
-        rc = fail(d->err, d->errlen, NS_ETOOBIG, "mapping count %d over %d", (int)count,
-                  NS_REGISTER_MAX_TOPICS);
-        goto out;
-    }
-    if (count > 0) {
-        rc = zin_fits(&z, "mapping count", (uint64_t)count * 4u, d->err, d->errlen);
-        if (rc < 0)
-            goto out;
-    }
+    ns_hmap_reserve(&d->mappings_ix, (size_t)(count > 0 ? count : 0));
     for (int32_t i = 0; i < count; i++) {
         rc = zin_item(&z, "mapping info", &p, &n, d->err, d->errlen);
         if (rc < 0)
@@ -1244,14 +1171,18 @@ int ns_register_body_decode_limited(const uint8_t *body, size_t len, int32_t ver
     out->has_filter_servers = version >= NS_VERSION_V3_0_11;
     if (body == NULL || len == 0)
         return 0;
-    dec_t d = {.out = out, .err = err, .errlen = errlen};
+    dec_t d = {.out = out,
+               .topics_ix = NS_HMAP_INIT(NULL),
+               .mappings_ix = NS_HMAP_INIT(NULL),
+               .err = err,
+               .errlen = errlen};
     int rc;
     if (compressed && version >= NS_VERSION_V3_0_11)
         rc = decode_compressed(&d, body, len, version, lim);
     else
         rc = decode_json(&d, body, len, version);
-    index_free(&d.topics_ix);
-    index_free(&d.mappings_ix);
+    ns_hmap_clear(&d.topics_ix);
+    ns_hmap_clear(&d.mappings_ix);
     ns_buf_free(&d.name_buf);
     if (rc < 0)
         ns_register_body_free(out);
@@ -1283,27 +1214,6 @@ uint32_t ns_body_crc32(const uint8_t *data, size_t len)
     return ns_crc32(0, data, len) & 0x7FFFFFFFu;
 }
 
-/* Eight bytes per step (xxhash64's round and avalanche), the tail byte by byte. */
-static uint64_t id_round(uint64_t h, uint64_t w)
-{
-    h += w * 0xC2B2AE3D27D4EB4FULL;
-    h = (h << 31) | (h >> 33);
-    return h * 0x9E3779B185EBCA87ULL;
-}
-
-static uint64_t id_hash(uint64_t h, const uint8_t *p, size_t n)
-{
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = id_round(h, w);
-    }
-    for (; i < n; i++)
-        h = id_round(h, p[i]);
-    return id_round(h, n);
-}
-
 uint64_t ns_register_body_identity(const uint8_t *body, size_t len, bool compressed)
 {
     static const char key[] = "\"mappingDataVersion\":{";
@@ -1321,12 +1231,11 @@ uint64_t ns_register_body_identity(const uint8_t *body, size_t len, bool compres
             }
         }
     }
-    uint64_t h = 0x27D4EB2F165667C5ULL ^ (compressed ? 1u : 0u);
-    h = id_hash(h, body, skip_from);
-    h = id_hash(h, body + skip_to, len - skip_to);
-    h ^= h >> 33;
-    h *= 0xC2B2AE3D27D4EB4FULL;
-    h ^= h >> 29;
+    uint8_t format = compressed ? 1 : 0;
+    uint64_t h = ns_hmap_hash_add(ns_hmap_hash_begin(), &format, 1);
+    h = ns_hmap_hash_add(h, body, skip_from);
+    h = ns_hmap_hash_add(h, body + skip_to, len - skip_to);
+    h = ns_hmap_hash_end(h);
     return h ? h : 1;
 }
 

@@ -5,8 +5,11 @@
 
 #include <string.h>
 
+#include "ns_buf.h"
 #include "ns_cmd.h"
 #include "ns_cmd_codec.h"
+#include "ns_utf8.h"
+#include "codec_int.h"
 
 #define FALLBACK 1
 
@@ -65,22 +68,12 @@ static inline bool lit(scan_t *s, const char *l, size_t n)
 }
 #define LIT(s, l) lit((s), (l), sizeof(l) - 1)
 
-/* Word-at-a-time tests on 8 bytes, exact for the lowest flagged byte (borrows only run
- * upwards): a byte equal to zero; a byte below 0x20. */
-#define ONES UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
-static inline uint64_t any_zero(uint64_t x)
-{
-    return (x - ONES) & ~x & HIGHS;
-}
-
 /* Flags the bytes that end or spoil a plain ASCII string: '"', '\\', below 0x20, 0x7f and
- * above. The lowest flagged byte is exact. */
+ * above (codec_int.h: the lowest flagged byte is exact). */
 static inline uint64_t stop_bytes(uint64_t x)
 {
-    return any_zero(x ^ (ONES * '"')) | any_zero(x ^ (ONES * '\\')) |
-           ((x - ONES * 0x20) & ~x & HIGHS) | any_zero(x ^ (ONES * 0x7f)) | (x & HIGHS);
+    return ns__swar_eq(x, '"') | ns__swar_eq(x, '\\') | ns__swar_below(x, 0x20) |
+           ns__swar_eq(x, 0x7f) | ns__swar_high(x);
 }
 
 /* A string of printable ASCII without escapes (0x20..0x7e, no '"' or '\\'): the complete
@@ -97,7 +90,7 @@ static bool ascii_str(scan_t *s, const uint8_t **str, size_t *len)
         memcpy(&x, q, 8);
         uint64_t m = stop_bytes(x);
         if (m != 0) {
-            q += (unsigned)__builtin_ctzll(m) / 8;
+            q += ns__swar_first(m);
             break;
         }
         q += 8;
@@ -121,36 +114,12 @@ static bool ascii_str(scan_t *s, const uint8_t **str, size_t *len)
 static bool int32_val(scan_t *s, int32_t *out)
 {
     ws(s);
-    const uint8_t *q = s->p;
-    bool neg = q < s->end && *q == '-';
-    if (neg)
-        q++;
-    const uint8_t *digits = q;
-    int64_t acc = 0;
-    while (q < s->end && (unsigned)(*q - '0') < 10 && q - digits < 11)
-        acc = acc * 10 + (*q++ - '0');
-    size_t n = (size_t)(q - digits);
-    if (n == 0 || n > 10 || (digits[0] == '0' && n > 1))
-        return false;
-    if (q < s->end && (*q == '.' || *q == 'e' || *q == 'E' || (unsigned)(*q - '0') < 10))
-        return false;
-    if (neg)
-        acc = -acc;
-    if (acc < INT32_MIN || acc > INT32_MAX)
+    int64_t acc;
+    const uint8_t *q = ns__json_int10(s->p, s->end, false, &acc);
+    if (q == NULL || acc < INT32_MIN || acc > INT32_MAX)
         return false;
     *out = (int32_t)acc;
     s->p = q;
-    return true;
-}
-
-static bool java_true(const uint8_t *v, size_t n)
-{
-    static const char t[] = "true";
-    if (n != 4)
-        return false;
-    for (size_t i = 0; i < 4; i++)
-        if ((v[i] | 0x20) != (uint8_t)t[i])
-            return false;
     return true;
 }
 
@@ -200,7 +169,7 @@ static bool json_ext(scan_t *s, unsigned *seen, ns_route_req_t *out)
                 return false;
             ws(s);
             if (ascii_str(s, &v, &vl))
-                out->accept_standard_json = java_true(v, vl);
+                out->accept_standard_json = ns_java_parse_bool((const char *)v, vl);
             else if (LIT(s, "true"))
                 out->accept_standard_json = true;
             else if (LIT(s, "false"))
@@ -278,8 +247,8 @@ static unsigned digits8(const uint8_t *p, uint64_t *value)
 {
     uint64_t x;
     memcpy(&x, p, 8);
-    const uint64_t hi = UINT64_C(0xF0F0F0F0F0F0F0F0), three = ONES * 0x30;
-    uint64_t bad = ((x & hi) ^ three) | (((x + ONES * 0x06) & hi) ^ three);
+    const uint64_t hi = UINT64_C(0xF0F0F0F0F0F0F0F0), three = NS__SWAR_ONES * 0x30;
+    uint64_t bad = ((x & hi) ^ three) | (((x + NS__SWAR_ONES * 0x06) & hi) ^ three);
     unsigned n = bad == 0 ? 8 : (unsigned)__builtin_ctzll(bad) / 8;
     if (n == 0)
         return 0;
@@ -412,11 +381,6 @@ static int scan_json(const uint8_t *h, size_t len, ns_route_req_t *out)
     return 0;
 }
 
-static uint32_t be32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
 static bool printable(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -431,16 +395,16 @@ static int scan_binary(const uint8_t *h, size_t len, ns_route_req_t *out)
 {
     if (len < 21)
         return FALLBACK;
-    out->code = (int16_t)(uint16_t)((h[0] << 8) | h[1]);
+    out->code = (int16_t)ns_read_be16(h);
     if (out->code != NS_ROUTE_REQ_CODE)
         return FALLBACK;
     out->language = h[2] <= NS_LANG_NODE_JS ? h[2] : NS_LANG_UNKNOWN;
-    out->version = (int16_t)(uint16_t)((h[3] << 8) | h[4]);
-    out->opaque = (int32_t)be32(h + 5);
-    out->flag = (int32_t)be32(h + 9);
-    if (be32(h + 13) != 0) /* a remark */
+    out->version = (int16_t)ns_read_be16(h + 3);
+    out->opaque = (int32_t)ns_read_be32(h + 5);
+    out->flag = (int32_t)ns_read_be32(h + 9);
+    if (ns_read_be32(h + 13) != 0) /* a remark */
         return FALLBACK;
-    uint32_t elen = be32(h + 17);
+    uint32_t elen = ns_read_be32(h + 17);
     if (elen > len - 21)
         return FALLBACK;
     const uint8_t *p = h + 21, *end = p + elen;
@@ -448,11 +412,11 @@ static int scan_binary(const uint8_t *h, size_t len, ns_route_req_t *out)
     while (p < end) {
         if ((size_t)(end - p) < 6)
             return FALLBACK;
-        size_t kl = (size_t)((p[0] << 8) | p[1]);
+        size_t kl = ns_read_be16(p);
         if (kl > (size_t)(end - p) - 6)
             return FALLBACK;
         const uint8_t *k = p + 2;
-        uint32_t vl = be32(k + kl);
+        uint32_t vl = ns_read_be32(k + kl);
         const uint8_t *v = k + kl + 4;
         if (vl == 0 || vl > (size_t)(end - v) || !printable(v, vl))
             return FALLBACK;
@@ -465,7 +429,7 @@ static int scan_binary(const uint8_t *h, size_t len, ns_route_req_t *out)
         } else if (KEY_IS(k, kl, "acceptStandardJsonOnly")) {
             if (!once(&seen, X_ACCEPT))
                 return FALLBACK;
-            out->accept_standard_json = java_true(v, vl);
+            out->accept_standard_json = ns_java_parse_bool((const char *)v, vl);
         } else {
             return FALLBACK;
         }

@@ -17,16 +17,42 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config_int.h"
 #include "ns_atomic_file.h"
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
+#include "ns_persist.h"
 #include "ns_proxy.h"
 #include "ns_sniff.h"
+#include "ns_strmap.h"
 #include "ns_tls.h"
 #include "ns_utf8.h"
 #include "ns_version.h"
+
+/* The writes of configStorePath (318). The changes and the requests waiting for them are under
+ * cfg->lock; write_lock serialises the writes (the persister's, or the updating threads'
+ * without one). A failed write keeps the change in force (as Java does) and answers its
+ * requests with the error; the file is written again, after a growing pause, until the disk
+ * takes it. */
+typedef struct config_waiter {
+    uint64_t seq;
+    ns_persist_done_fn *done;
+    void *arg;
+} config_waiter_t;
+
+struct ns_config_saving {
+    pthread_mutex_t write_lock;
+    uint64_t changes;         /* updates applied (cfg->lock) */
+    uint64_t durable;         /* updates known on disk (cfg->lock) */
+    config_waiter_t *waiters; /* oldest first (cfg->lock) */
+    size_t waiter_count, waiter_cap;
+    ns_persister_t *persister; /* NULL: the updating thread writes */
+    int slot;
+    unsigned failures; /* failed writes in a row (write_lock): one ERROR per streak */
+    uint64_t retry_ms; /* the pause before the next try after a failure (write_lock) */
+};
 
 typedef enum opt_type { T_STR, T_BOOL, T_INT, T_LONG } opt_type_t;
 
@@ -601,11 +627,28 @@ static const opt_t opts[] = {
      "(mqnamesrv) A TLS handshake or PROXY protocol header begun but not "
      "finished in this many ms closes the connection (Netty's SslHandler waits "
      "10 s)."},
+    /* Ours: session resumption (operations.md, TLS). Never remote: a longer lifetime keeps
+     * ticket keys longer (less forward secrecy), and both are limits of what TLS may cost. 7200
+     * s is OpenSSL's session timeout; 604800 s (7 days) is TLS 1.3's longest ticket lifetime. */
+    {"tlsSessionTimeoutSeconds", NULL, T_LONG, G_EXT, R_NEVER, D_TEXT, "7200",
+     OFF(tls.session_timeout_s), RANGE(0, 604800),
+     "(mqnamesrv) How long a TLS session may be resumed after its full handshake, in seconds "
+     "(TLS 1.3 and TLS 1.2 session tickets, TLS 1.2 session ids; resuming does not extend it); a "
+     "resumed session keeps the client certificate its full handshake verified. Ticket keys are "
+     "random, rotate at this period and are erased after "
+     "two; a certificate reload starts new ones, so sessions from before it get a full "
+     "handshake. 0: no resumption, every handshake is a full one."},
+    {"tlsSessionCacheSize", NULL, T_LONG, G_EXT, R_NEVER, D_TEXT, "4096",
+     OFF(tls.session_cache_size), RANGE(0, 131072),
+     "(mqnamesrv) TLS 1.2 sessions remembered for clients without ticket support, which resume "
+     "by session id: about 1 KB each, 6 KB with a client certificate; the oldest is forgotten "
+     "first, and clients with tickets take no room. 0: none, only tickets resume."},
     {"proxyProtocolTrustedProxies", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(tls.proxy_trusted),
      NOR,
      "(mqnamesrv) Peers allowed to open with a PROXY protocol header: IP "
-     "addresses and CIDR blocks, comma-separated; empty: any peer (as Java); "
-     "none: no peer."},
+     "addresses and CIDR blocks, comma-separated; empty: any peer (as Java; "
+     "with aclEnable=true their client addresses are then ignored); none: no "
+     "peer."},
 };
 
 #define NOPTS NS_ARRAY_SIZE(opts)
@@ -745,7 +788,7 @@ static const char *home_dir(void)
 static bool java_parse_num(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     int64_t r;
-    if (!ns_json_parse_int64_text(s, strlen(s), &r) || r < lo || r > hi)
+    if (!ns_java_parse_long(s, strlen(s), &r) || r < lo || r > hi)
         return false;
     *out = r;
     return true;
@@ -778,10 +821,8 @@ static char *java_trim_dup(const char *s)
 
 static ssize_t extra_find(const ns_config_t *cfg, const char *key)
 {
-    for (size_t i = 0; i < cfg->extra_count; i++)
-        if (strcmp(cfg->extra_keys[i], key) == 0)
-            return (ssize_t)i;
-    return -1;
+    uintptr_t at = cfg->extra_index != NULL ? (uintptr_t)ns_strmap_get(cfg->extra_index, key) : 0;
+    return (ssize_t)at - 1;
 }
 
 static void retire(ns_config_t *cfg, char *s)
@@ -804,11 +845,17 @@ static void extra_put(ns_config_t *cfg, const char *key, const char *value, bool
         cfg->extra_values[i] = ns_xstrdup(value);
         return;
     }
-    cfg->extra_keys = ns_xrealloc(cfg->extra_keys, (cfg->extra_count + 1) * sizeof(char *));
-    cfg->extra_values = ns_xrealloc(cfg->extra_values, (cfg->extra_count + 1) * sizeof(char *));
+    if (cfg->extra_count == cfg->extra_cap) {
+        cfg->extra_cap = cfg->extra_cap ? cfg->extra_cap * 2 : 16;
+        cfg->extra_keys = ns_xrealloc(cfg->extra_keys, cfg->extra_cap * sizeof(char *));
+        cfg->extra_values = ns_xrealloc(cfg->extra_values, cfg->extra_cap * sizeof(char *));
+    }
+    if (cfg->extra_index == NULL)
+        cfg->extra_index = ns_strmap_new(NULL);
     cfg->extra_keys[cfg->extra_count] = ns_xstrdup(key);
     cfg->extra_values[cfg->extra_count] = ns_xstrdup(value);
     cfg->extra_count++;
+    ns_strmap_put(cfg->extra_index, key, (void *)(uintptr_t)cfg->extra_count, NULL);
 }
 
 /* ---- applying one value ------------------------------------------------------------------ */
@@ -870,7 +917,7 @@ static int convert(const opt_t *o, const char *value, bool strict, opt_value_t *
         return 1;
     }
     case T_BOOL:
-        v->b = strcasecmp(value, "true") == 0;
+        v->b = ns_java_parse_bool(value, strlen(value));
         if (strict && !v->b && strcasecmp(value, "false") != 0) {
             /* Java takes anything but "true" as false; a typo there silently disables a
              * feature, so the strict loader asks for one of the two words. */
@@ -1035,6 +1082,8 @@ void ns_config_init_defaults(ns_config_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     pthread_mutex_init(&cfg->lock, NULL);
+    cfg->saving = ns_xcalloc(1, sizeof(*cfg->saving));
+    pthread_mutex_init(&cfg->saving->write_lock, NULL);
     for (size_t i = 0; i < NOPTS; i++) {
         const opt_t *o = &opts[i];
         char buf[32];
@@ -1086,6 +1135,9 @@ void ns_config_free(ns_config_t *cfg)
     }
     free(cfg->extra_keys);
     free(cfg->extra_values);
+    ns_strmap_free(cfg->extra_index);
+    cfg->extra_index = NULL;
+    cfg->extra_cap = 0;
     for (size_t i = 0; i < cfg->retired_count; i++)
         free(cfg->retired[i]);
     free(cfg->retired);
@@ -1093,6 +1145,13 @@ void ns_config_free(ns_config_t *cfg)
     cfg->extra_keys = cfg->extra_values = cfg->retired = NULL;
     cfg->extra_count = cfg->retired_count = 0;
     cfg->config_file = NULL;
+    if (cfg->saving != NULL) {
+        NS_ASSERT(cfg->saving->waiter_count == 0);
+        free(cfg->saving->waiters);
+        pthread_mutex_destroy(&cfg->saving->write_lock);
+        free(cfg->saving);
+        cfg->saving = NULL;
+    }
     pthread_mutex_destroy(&cfg->lock);
 }
 
@@ -1119,24 +1178,36 @@ typedef struct pair {
 
 typedef struct pair_list {
     pair_t *v;
-    size_t n;
+    size_t n, cap;
+    ns_strmap_t *index; /* key -> position + 1 (so that a repeated key costs one look-up) */
 } pair_list_t;
+
+#define PAIR_LIST_INIT                                                                             \
+    {                                                                                              \
+        NULL, 0, 0, NULL                                                                           \
+    }
 
 /* Java's Properties is a Hashtable: a repeated key keeps its last value. We keep the first
  * position (for stable error order) and the last value and line. */
 static int collect_pair(void *arg, const char *key, const char *value, int line)
 {
     pair_list_t *l = arg;
-    for (size_t i = 0; i < l->n; i++) {
-        if (strcmp(l->v[i].key, key) == 0) {
-            free(l->v[i].value);
-            l->v[i].value = ns_xstrdup(value);
-            l->v[i].line = line;
-            return 0;
-        }
+    if (l->index == NULL)
+        l->index = ns_strmap_new(NULL);
+    uintptr_t at = (uintptr_t)ns_strmap_get(l->index, key);
+    if (at != 0) {
+        pair_t *p = &l->v[at - 1];
+        free(p->value);
+        p->value = ns_xstrdup(value);
+        p->line = line;
+        return 0;
     }
-    l->v = ns_xrealloc(l->v, (l->n + 1) * sizeof(pair_t));
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 32;
+        l->v = ns_xrealloc(l->v, l->cap * sizeof(pair_t));
+    }
     l->v[l->n++] = (pair_t){ns_xstrdup(key), ns_xstrdup(value), line};
+    ns_strmap_put(l->index, key, (void *)(uintptr_t)l->n, NULL);
     return 0;
 }
 
@@ -1147,8 +1218,62 @@ static void pair_list_free(pair_list_t *l)
         free(l->v[i].value);
     }
     free(l->v);
-    l->v = NULL;
-    l->n = 0;
+    ns_strmap_free(l->index);
+    *l = (pair_list_t)PAIR_LIST_INIT;
+}
+
+/* The UTF-8 byte order mark Windows editors (Notepad) put at the start of a file. */
+static const char utf8_bom[3] = {'\xEF', '\xBB', '\xBF'};
+
+/* Reads a properties file an operator names (-c, tls.config.file) into pairs: at most
+ * NS_CONFIG_FILE_MAX bytes of a regular file (ns_afile_read: a FIFO or /dev/zero is refused
+ * before anything is read). A UTF-8 byte order mark is skipped; a UTF-16 file (a byte order
+ * mark FF FE or FE FF, or a NUL among its first two bytes: ASCII saved as UTF-16) is refused,
+ * since every key would be read wrong. Java reads all of these as ISO-8859-1 and so takes the
+ * first key of a file with a BOM for an unknown one (docs/compatibility.md). Returns 0, -errno,
+ * NS_ENOTREG, NS_ETOOBIG, NS_ECONFIG (UTF-16) or NS_EPROTO (a malformed \uXXXX, Java's
+ * IllegalArgumentException), with "path: reason" or "path:line: reason" in err. When text_out is
+ * not NULL, the file's text is handed to it (the caller frees it), on success. */
+static int read_properties_file(const char *path, pair_list_t *pairs, ns_buf_t *text_out, char *err,
+                                size_t errlen)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = ns_afile_read(path, NS_CONFIG_FILE_MAX, &text);
+    if (rc == NS_ETOOBIG)
+        ns_set_err(err, errlen, "%s: larger than %u bytes (a config file holds a few KB)", path,
+                   NS_CONFIG_FILE_MAX);
+    else if (rc == NS_ENOTREG)
+        ns_set_err(err, errlen, "%s: not a regular file (a FIFO, a device or a socket)", path);
+    else if (rc < 0)
+        ns_set_err(err, errlen, "%s: %s", path, strerror(-rc));
+    if (rc < 0)
+        goto out;
+    const char *data = (const char *)text.data;
+    size_t len = text.len;
+    if ((len >= 2 && ((uint8_t)data[0] == 0xFF && (uint8_t)data[1] == 0xFE)) ||
+        (len >= 2 && ((uint8_t)data[0] == 0xFE && (uint8_t)data[1] == 0xFF)) ||
+        (len >= 2 && (data[0] == '\0' || data[1] == '\0'))) {
+        ns_set_err(err, errlen,
+                   "%s: the file is UTF-16 (Windows \"Unicode\"); save it as UTF-8 or ASCII", path);
+        rc = NS_ECONFIG;
+        goto out;
+    }
+    if (len >= sizeof(utf8_bom) && memcmp(data, utf8_bom, sizeof(utf8_bom)) == 0) {
+        data += sizeof(utf8_bom);
+        len -= sizeof(utf8_bom);
+    }
+    int bad_line = 0;
+    if (ns_properties_parse(data, len, collect_pair, pairs, &bad_line) < 0) {
+        ns_set_err(err, errlen, "%s:%d: Malformed \\uxxxx encoding.", path, bad_line);
+        rc = NS_EPROTO;
+    }
+    if (rc >= 0 && text_out != NULL) {
+        *text_out = text;
+        text = (ns_buf_t)NS_BUF_INIT;
+    }
+out:
+    ns_buf_free(&text);
+    return rc;
 }
 
 /* Apache's own config files (conf/controller/cluster-3n-namesrv-plugin/namesrv-n0.conf ...) begin
@@ -1202,20 +1327,11 @@ static bool in_blocks(int blocks[][2], size_t n, int line)
 
 int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen)
 {
+    pair_list_t pairs = PAIR_LIST_INIT;
     ns_buf_t text = NS_BUF_INIT;
-    pair_list_t pairs = {NULL, 0};
-    int rc = ns_afile_read(path, SIZE_MAX, &text);
-    if (rc < 0) {
-        ns_set_err(err, errlen, "%s: %s", path, strerror(-rc));
+    int rc = read_properties_file(path, &pairs, &text, err, errlen);
+    if (rc < 0)
         goto out;
-    }
-    int bad_line = 0;
-    rc = ns_properties_parse((const char *)text.data, text.len, collect_pair, &pairs, &bad_line);
-    if (rc < 0) {
-        ns_set_err(err, errlen, "%s:%d: Malformed \\uxxxx encoding.", path, bad_line);
-        rc = NS_EPROTO;
-        goto out;
-    }
     int blocks[MAX_XML_BLOCKS][2];
     size_t nblocks = xml_comment_blocks((const char *)text.data, text.len, blocks);
     for (size_t b = 0; b < nblocks; b++)
@@ -1267,28 +1383,29 @@ static void tls_file_warn(bool live, const char *fmt, ...)
 
 int ns_config_load_tls_file(ns_config_t *cfg, bool live, char *err, size_t errlen)
 {
+    /* The file is read without the lock (a slow file system must not hold up 318 and 319),
+     * then checked and applied under it. */
     if (live)
         pthread_mutex_lock(&cfg->lock);
     char *path = cfg->tls.config_file != NULL ? ns_xstrdup(cfg->tls.config_file) : NULL;
-    ns_buf_t text = NS_BUF_INIT;
-    pair_list_t pairs = {NULL, 0};
+    if (live)
+        pthread_mutex_unlock(&cfg->lock);
+    pair_list_t pairs = PAIR_LIST_INIT;
     int rc = 0;
+    bool locked = false;
     struct stat st;
     /* Java: "Tls config file doesn't exist, skip it" unless a readable regular file. */
     if (path == NULL || path[0] == '\0' || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
         access(path, R_OK) != 0)
         goto out;
-    rc = ns_afile_read(path, SIZE_MAX, &text);
+    rc = read_properties_file(path, &pairs, NULL, err, errlen);
     if (rc < 0) {
-        ns_set_err(err, errlen, "%s: %s", path, strerror(-rc));
-        goto out;
-    }
-    int bad_line = 0;
-    if (ns_properties_parse((const char *)text.data, text.len, collect_pair, &pairs, &bad_line) <
-        0) {
-        ns_set_err(err, errlen, "%s:%d: Malformed \\uxxxx encoding.", path, bad_line);
         rc = NS_ECONFIG;
         goto out;
+    }
+    if (live) {
+        pthread_mutex_lock(&cfg->lock);
+        locked = true;
     }
     /* All or nothing: every value is checked before any is applied. */
     for (size_t i = 0; i < pairs.n; i++) {
@@ -1312,10 +1429,9 @@ int ns_config_load_tls_file(ns_config_t *cfg, bool live, char *err, size_t errle
     }
     rc = 1;
 out:
-    if (live)
+    if (locked)
         pthread_mutex_unlock(&cfg->lock);
     pair_list_free(&pairs);
-    ns_buf_free(&text);
     free(path);
     return rc;
 }
@@ -1542,31 +1658,128 @@ static int write_atomic(const char *path, const void *data, size_t len)
     return ns_afile_write(path, data, len, &o, NULL, NULL);
 }
 
-/* Java's MixAll.string2File: mkdirs, previous content -> <path>.bak, then the new content. */
-static int persist_locked(ns_config_t *cfg)
+/* Java's MixAll.string2File: mkdirs, previous content -> <path>.bak, then the new content
+ * (atomically here). Returns 0 or -errno. Not static, never inlined: the fault tests name it
+ * (fiu's enable_stack_by_name) to fail exactly the config file's writes. */
+__attribute__((noinline)) int ns__config_write_file(const char *path, const ns_buf_t *body)
 {
-    const char *path = cfg->config_store_path;
     if (path == NULL || path[0] == '\0')
         return -ENOENT;
-    ns_buf_t body = NS_BUF_INIT, prev = NS_BUF_INIT;
-    int rc = ns_afile_read(path, SIZE_MAX, &prev);
+    ns_buf_t prev = NS_BUF_INIT;
+    int rc = ns_afile_read(path, NS_CONFIG_FILE_MAX, &prev);
     if (rc == 0) {
         size_t blen = strlen(path) + 5;
         char *bak = ns_xmalloc(blen);
         snprintf(bak, blen, "%s.bak", path);
         rc = write_atomic(bak, prev.data, prev.len);
         free(bak);
-        if (rc < 0)
-            goto out;
-    } else if (rc != -ENOENT) {
-        goto out;
+    } else if (rc == -ENOENT) {
+        rc = 0;
     }
-    dump_sorted_locked(cfg, &body, DUMP_FILE);
-    rc = write_atomic(path, body.data, body.len);
-out:
-    ns_buf_free(&body);
+    if (rc == 0)
+        rc = write_atomic(path, body->data, body->len);
     ns_buf_free(&prev);
     return rc;
+}
+
+#define RETRY_FIRST_MS 500u
+#define RETRY_MAX_MS 30000u
+
+/* Writes the config file if an update is not on disk yet and answers the requests the write
+ * covered. Returns what ns_persist_flush_fn says. */
+static uint64_t flush_config(void *arg)
+{
+    ns_config_t *cfg = arg;
+    ns_config_saving_t *sv = cfg->saving;
+    pthread_mutex_lock(&sv->write_lock);
+    pthread_mutex_lock(&cfg->lock);
+    if (sv->durable == sv->changes) {
+        pthread_mutex_unlock(&cfg->lock);
+        pthread_mutex_unlock(&sv->write_lock);
+        return 0;
+    }
+    uint64_t covered = sv->changes;
+    char *path = cfg->config_store_path ? ns_xstrdup(cfg->config_store_path) : NULL;
+    ns_buf_t body = NS_BUF_INIT;
+    dump_sorted_locked(cfg, &body, DUMP_FILE);
+    pthread_mutex_unlock(&cfg->lock);
+
+    uint64_t t0 = ns_metrics_clock();
+    int rc = ns__config_write_file(path, &body);
+    ns_metrics_observe_since(NS_H_PERSIST_CONFIG, t0);
+    ns_buf_free(&body);
+    if (rc != 0) {
+        NS_METRIC_INC(PERSIST_FAIL_CONFIG);
+        if (sv->failures++ == 0)
+            NS_LOG_E("persist string2File error: %s: %s (the update is in force; the file is "
+                     "written again until the disk takes it; logged once until then)",
+                     path ? path : "(null)", ns_strerror(rc));
+        sv->retry_ms = sv->retry_ms ? sv->retry_ms * 2 : RETRY_FIRST_MS;
+        if (sv->retry_ms > RETRY_MAX_MS)
+            sv->retry_ms = RETRY_MAX_MS;
+    } else {
+        NS_METRIC_INC(PERSIST_WRITES_CONFIG);
+        if (sv->failures > 0)
+            NS_LOG_W("persist config %s: written again after %u failed write(s)", path,
+                     sv->failures);
+        sv->failures = 0;
+        sv->retry_ms = 0;
+    }
+    free(path);
+
+    pthread_mutex_lock(&cfg->lock);
+    size_t n = 0;
+    while (n < sv->waiter_count && sv->waiters[n].seq <= covered)
+        n++;
+    config_waiter_t *answered = NULL;
+    if (n > 0) {
+        answered = ns_xmalloc(n * sizeof(*answered));
+        memcpy(answered, sv->waiters, n * sizeof(*answered));
+        memmove(sv->waiters, sv->waiters + n, (sv->waiter_count - n) * sizeof(*answered));
+        sv->waiter_count -= n;
+    }
+    if (rc == 0)
+        sv->durable = covered;
+    bool pending = sv->durable != sv->changes;
+    pthread_mutex_unlock(&cfg->lock);
+    uint64_t next = !pending ? 0 : rc == 0 ? NS_PERSIST_AGAIN : sv->retry_ms;
+    pthread_mutex_unlock(&sv->write_lock);
+
+    for (size_t i = 0; i < n; i++)
+        answered[i].done(answered[i].arg, rc);
+    free(answered);
+    return next;
+}
+
+void ns_config_use_persister(ns_config_t *cfg, ns_persister_t *persister)
+{
+    cfg->saving->persister = persister;
+    if (persister != NULL)
+        cfg->saving->slot = ns_persister_add(persister, flush_config, cfg);
+}
+
+/* An update was applied (cfg->lock held): numbers it and records its request. */
+static void record_update_locked(ns_config_t *cfg, ns_persist_done_fn *done, void *arg)
+{
+    ns_config_saving_t *sv = cfg->saving;
+    uint64_t seq = ++sv->changes;
+    if (done == NULL)
+        return;
+    if (sv->waiter_count == sv->waiter_cap) {
+        sv->waiter_cap = sv->waiter_cap ? sv->waiter_cap * 2 : 4;
+        sv->waiters = ns_xrealloc(sv->waiters, sv->waiter_cap * sizeof(*sv->waiters));
+    }
+    sv->waiters[sv->waiter_count++] = (config_waiter_t){seq, done, arg};
+}
+
+static void request_write(ns_config_t *cfg)
+{
+    ns_config_saving_t *sv = cfg->saving;
+    if (sv->persister != NULL)
+        ns_persister_kick(sv->persister, sv->slot);
+    else
+        while (flush_config(cfg) == NS_PERSIST_AGAIN) {
+        }
 }
 
 static const opt_t *find_opt(const char *key, bool for_update)
@@ -1591,6 +1804,18 @@ static bool refused_remotely(const ns_config_t *cfg, const char *key, const char
                              size_t whylen)
 {
     const opt_t *o = find_opt(key, false);
+    /* A line break would make the value a line of its own in the 319 text, which readers
+     * (mqadmin, nsadmin) take for another key: productEnvName=x\nkvConfigPath=/evil. Java
+     * takes it; we refuse it (docs/compatibility.md, "318 and the config file"). Only for keys
+     * the update stores: unknown ones are ignored (mergeIfExist). */
+    bool stored = (o != NULL && o->group != G_CLIENT) || extra_find(cfg, key) >= 0;
+    if (stored && strpbrk(value, "\r\n") != NULL) {
+        ns_set_err(why, whylen,
+                   "Can not update config %s remotely: the value holds a line break (CR or LF), "
+                   "which GET_NAMESRV_CONFIG would show as two lines.",
+                   o != NULL ? o->key : "(a key of the config file)");
+        return true;
+    }
     if (o == NULL)
         return false;
     if (o->group == G_CLIENT) {
@@ -1629,13 +1854,14 @@ static bool refused_remotely(const ns_config_t *cfg, const char *key, const char
     return true;
 }
 
-ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len,
-                                           char *why, size_t whylen)
+ns_config_update_result_t ns_config_update_async(ns_config_t *cfg, const char *text, size_t len,
+                                                 char *why, size_t whylen, ns_persist_done_fn *done,
+                                                 void *arg)
 {
     if (why != NULL && whylen > 0)
         why[0] = '\0';
     ns_buf_t clean = NS_BUF_INIT;
-    pair_list_t pairs = {NULL, 0};
+    pair_list_t pairs = PAIR_LIST_INIT;
     ns_config_update_result_t res = NS_CONFIG_UPDATE_OK;
 
     /* Java: new String(body, UTF-8), then getBytes(UTF-8) into Properties.load (ISO-8859-1). */
@@ -1667,18 +1893,53 @@ ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, s
             NS_LOG_I("updateConfig %s=%s", k, v);
             set_property(cfg, pairs.v[i].key, pairs.v[i].value, false, SET_UPDATE, NULL, 0);
         }
-        int rc = persist_locked(cfg);
-        if (rc < 0) {
-            NS_METRIC_INC(PERSIST_FAIL_CONFIG);
-            NS_LOG_E("persist string2File error: %s: %s",
-                     cfg->config_store_path ? cfg->config_store_path : "(null)", strerror(-rc));
-            res = NS_CONFIG_UPDATE_PERSIST_FAILED;
-        }
+        record_update_locked(cfg, done, arg);
     }
     pthread_mutex_unlock(&cfg->lock);
+    if (res == NS_CONFIG_UPDATE_OK)
+        request_write(cfg);
 out:
     pair_list_free(&pairs);
     ns_buf_free(&clean);
+    return res;
+}
+
+/* ns_config_update waits here for its write. */
+typedef struct update_wait {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool done;
+    int rc;
+} update_wait_t;
+
+static void on_update_written(void *arg, int rc)
+{
+    update_wait_t *w = arg;
+    pthread_mutex_lock(&w->lock);
+    w->rc = rc;
+    w->done = true;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+}
+
+ns_config_update_result_t ns_config_update(ns_config_t *cfg, const char *text, size_t len,
+                                           char *why, size_t whylen)
+{
+    update_wait_t w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+    ns_config_update_result_t res =
+        ns_config_update_async(cfg, text, len, why, whylen, on_update_written, &w);
+    if (res == NS_CONFIG_UPDATE_OK) {
+        pthread_mutex_lock(&w.lock);
+        while (!w.done)
+            pthread_cond_wait(&w.cond, &w.lock);
+        pthread_mutex_unlock(&w.lock);
+        if (w.rc != 0) {
+            res = NS_CONFIG_UPDATE_PERSIST_FAILED;
+            ns_set_err(why, whylen, "%s", ns_strerror(w.rc));
+        }
+    }
+    pthread_cond_destroy(&w.cond);
+    pthread_mutex_destroy(&w.lock);
     return res;
 }
 
@@ -1755,7 +2016,7 @@ ns_config_update_result_t ns_config_update_controller(ns_config_t *cfg, const ch
     if (why != NULL && whylen > 0)
         why[0] = '\0';
     ns_buf_t clean = NS_BUF_INIT;
-    pair_list_t pairs = {NULL, 0};
+    pair_list_t pairs = PAIR_LIST_INIT;
     ns_config_update_result_t res = NS_CONFIG_UPDATE_OK;
     ns_utf8_decode_java(text, len, &clean, NS_UTF8_KEEP_NUL);
     if (ns_properties_parse((const char *)clean.data, clean.len, collect_pair, &pairs, NULL) < 0) {

@@ -4,6 +4,7 @@
 #ifndef NS_CONFIG_INT_H
 #define NS_CONFIG_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ns_atomic_file.h"
@@ -31,6 +32,16 @@ void ns__kv_fail_next(int step, int err);
 /* Calls hook(arg) at the start of every file write, with write_lock held and the table lock
  * not held (NULL removes it). For tests that check what may run while the disk is busy. */
 void ns__kv_set_persist_hook(void (*hook)(void *), void *arg);
+
+/* Writes one serialized store to kvConfig.json (atomically, with the .bak): 0 or -errno, with
+ * *renamed (the file holds the new content, even after a failed directory fsync) and *step
+ * (the step that failed). The fault tests fail exactly this function's system calls (fiu's
+ * enable_stack_by_name), so it is never inlined. */
+int ns__kv_write_file(ns_kv_t *kv, const ns_buf_t *buf, bool *renamed, ns_afile_step_t *step);
+
+/* Writes the 318 config file (the previous content to <path>.bak first, as Java does, then the
+ * new one atomically): 0 or -errno. Named by the fault tests, as ns__kv_write_file is. */
+int ns__config_write_file(const char *path, const ns_buf_t *body);
 
 /* ns_kv_load's parser over data[0..len) (need not be NUL-terminated), for the fuzzer: same
  * results, without the file. */

@@ -23,19 +23,35 @@
 #include "ns_json_tree.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
+#include "ns_persist.h"
 #include "ns_strmap.h"
 #include "ns_utf8.h"
 
 /* Two locks, so that readers (GET_KV_CONFIG and route answers with orderTopicConf, on the I/O
- * loops) never wait for a disk: `lock` guards the table and is held only for memory work;
- * `write_lock` serialises the changes, each of which holds it across its file write and fsync,
- * so a change can still be rolled back without another change in between. */
+ * loops) never wait for a disk: `lock` guards the table, the changes not known on disk yet and
+ * the requests waiting for them, and is held only for memory work; `write_lock` serialises the
+ * file writes (the persister's flush, or a caller's without a persister), each of which holds
+ * it across its write and fsync, so that a failed write is undone with no other write in
+ * between. */
+typedef struct undo undo_t;
+typedef struct waiter waiter_t;
+
 struct ns_kv {
-    pthread_mutex_t lock;       /* guards table (memory only) */
-    pthread_mutex_t write_lock; /* held by one put or delete for its whole persist */
+    pthread_mutex_t lock;       /* guards table, seq, undo*, waiter*, rewrite */
+    pthread_mutex_t write_lock; /* held by one flush for its whole write */
     char *path;                 /* kvConfig.json; NULL = memory only */
     ns_strmap_t *table;         /* namespace -> ns_strmap_t * (key -> char *, NULL = no value) */
-    atomic_ulong generation;    /* bumped by every successful put and delete */
+    atomic_ulong generation;    /* bumped by every change and every undo */
+    uint64_t seq;               /* changes made so far (numbers them) */
+    undo_t *undo;               /* the changes not known on disk, oldest first */
+    size_t undo_count, undo_cap;
+    waiter_t *waiters; /* requests answered when a write holding their change ends */
+    size_t waiter_count, waiter_cap;
+    bool rewrite;              /* the file took content that was then undone: write again */
+    ns_persister_t *persister; /* writes the file; NULL: the changing thread writes it */
+    int slot;                  /* the store's slot in persister */
+    unsigned failures;         /* failed writes in a row (write_lock): one ERROR per streak */
+    uint64_t retry_ms;         /* pause before the next rewrite after a failure (write_lock) */
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -105,22 +121,6 @@ static char *path_with_suffix(const char *path, const char *suffix)
     return s;
 }
 
-/* Writes all len bytes (retrying short writes and EINTR). Returns 0 or -errno. */
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, data + done, len - done);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        done += (size_t)n;
-    }
-    return 0;
-}
-
 /* Reads the whole file at path into a malloc'd, NUL-terminated buffer. Returns 0, -errno
  * (-ENOENT for a missing file) or NS_ETOOBIG. */
 static int read_file(const char *path, char **data, size_t *len)
@@ -142,7 +142,7 @@ static int write_plain(const char *path, const void *data, size_t len)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0)
         return -errno;
-    int rc = write_all(fd, data, len);
+    int rc = ns_afile_write_all(fd, data, len);
     if (close(fd) != 0 && rc == 0)
         rc = -errno;
     return rc;
@@ -181,10 +181,12 @@ out:
     return rc;
 }
 
-/* Writes a serialized store to its file. *renamed tells whether the file now holds the new
- * content even on failure. Returns 0 or -errno, logged at ERROR. Caller holds write_lock (not
- * lock: readers go on meanwhile). */
-static int persist_bytes(ns_kv_t *kv, ns_buf_t *buf, bool *renamed)
+/* Writes a serialized store to its file (the persister's thread, or the caller's without one).
+ * *renamed tells whether the file now holds the new content even on failure. Returns 0 or
+ * -errno. Caller holds write_lock (not lock: readers go on meanwhile). Not static, never inlined:
+ * the fault tests name it (fiu's enable_stack_by_name) to fail exactly the KV store's writes. */
+__attribute__((noinline)) int ns__kv_write_file(ns_kv_t *kv, const ns_buf_t *buf, bool *renamed,
+                                                ns_afile_step_t *step)
 {
     *renamed = false;
     if (persist_hook != NULL)
@@ -194,58 +196,203 @@ static int persist_bytes(ns_kv_t *kv, ns_buf_t *buf, bool *renamed)
     char *real = realpath(kv->path, NULL);
     /* Java's string2File: missing directories made, the previous content kept as .bak. */
     const ns_afile_opts_t opts = {.make_dirs = true, .before_rename = keep_backup};
-    ns_afile_step_t step = NS_AFILE_STEP_NONE;
     int rc =
-        ns_afile_write(real != NULL ? real : kv->path, buf->data, buf->len, &opts, &step, renamed);
+        ns_afile_write(real != NULL ? real : kv->path, buf->data, buf->len, &opts, step, renamed);
     free(real);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Changes, their undo and the requests waiting for the disk (all under `lock`). */
+
+/* What undoes one change. */
+typedef enum undo_kind {
+    UNDO_NOTHING,       /* a delete that removed nothing */
+    UNDO_REMOVE_NS,     /* the change created the namespace (with its one key) */
+    UNDO_REMOVE_KEY,    /* the change created the key */
+    UNDO_RESTORE_VALUE, /* the change replaced or removed the key's value: `old` goes back */
+} undo_kind_t;
+
+typedef struct undo {
+    uint64_t seq; /* the change's number */
+    undo_kind_t kind;
+    char *ns, *key; /* owned */
+    char *old;      /* owned; NULL = no value (a key stored without one) */
+} undo_t;
+
+typedef struct waiter {
+    uint64_t seq; /* answered once a write holding change `seq` ended */
+    ns_persist_done_fn *done;
+    void *arg;
+} waiter_t;
+
+static void undo_free(undo_t *u)
+{
+    free(u->ns);
+    free(u->key);
+    free(u->old);
+}
+
+/* Undoes u in the table (the newest change first: a namespace a change created holds only that
+ * change's key by the time it is undone). Caller holds lock. */
+static void undo_apply_locked(ns_kv_t *kv, undo_t *u)
+{
+    ns_strmap_t *keys = ns_strmap_get(kv->table, u->ns);
+    switch (u->kind) {
+    case UNDO_NOTHING:
+        break;
+    case UNDO_REMOVE_NS:
+        ns_strmap_remove(kv->table, u->ns, NULL);
+        break;
+    case UNDO_REMOVE_KEY:
+        if (keys != NULL)
+            ns_strmap_remove(keys, u->key, NULL);
+        break;
+    case UNDO_RESTORE_VALUE:
+        if (keys != NULL) {
+            ns_strmap_put(keys, u->key, u->old, NULL);
+            u->old = NULL;
+        }
+        break;
+    }
+    undo_free(u);
+}
+
+/* Records a change just made (lock held) and the request waiting for it (done may be NULL). */
+static void record_change_locked(ns_kv_t *kv, undo_t u, ns_persist_done_fn *done, void *arg)
+{
+    u.seq = ++kv->seq;
+    if (kv->undo_count == kv->undo_cap) {
+        kv->undo_cap = kv->undo_cap ? kv->undo_cap * 2 : 8;
+        kv->undo = ns_xrealloc(kv->undo, kv->undo_cap * sizeof(*kv->undo));
+    }
+    kv->undo[kv->undo_count++] = u;
+    if (done != NULL) {
+        if (kv->waiter_count == kv->waiter_cap) {
+            kv->waiter_cap = kv->waiter_cap ? kv->waiter_cap * 2 : 8;
+            kv->waiters = ns_xrealloc(kv->waiters, kv->waiter_cap * sizeof(*kv->waiters));
+        }
+        kv->waiters[kv->waiter_count++] = (waiter_t){u.seq, done, arg};
+    }
+    /* Readers see the change from now on (as in Java, which never waits for the disk): cached
+     * answers that embed KV values are stale. */
+    atomic_fetch_add(&kv->generation, 1);
+}
+
+/* Moves the waiters of changes up to `upto` into *out (allocated; *n set). Caller holds lock. */
+static waiter_t *take_waiters_locked(ns_kv_t *kv, uint64_t upto, size_t *n)
+{
+    size_t k = 0;
+    while (k < kv->waiter_count && kv->waiters[k].seq <= upto)
+        k++;
+    *n = k;
+    if (k == 0)
+        return NULL;
+    waiter_t *out = ns_xmalloc(k * sizeof(*out));
+    memcpy(out, kv->waiters, k * sizeof(*out));
+    memmove(kv->waiters, kv->waiters + k, (kv->waiter_count - k) * sizeof(*out));
+    kv->waiter_count -= k;
+    return out;
+}
+
+/* How long a failed rewrite waits before the next try (doubling up to the maximum). */
+#define RETRY_FIRST_MS 500u
+#define RETRY_MAX_MS 30000u
+
+/* Writes every change made so far in one file write, then answers the requests that waited for
+ * them: 0 when the write succeeded; on failure every change not on disk is undone (newest
+ * first, those made during the write included) and each of its requests gets the error, so the
+ * table holds again what the file holds. Runs on the persister thread, or on the caller's when
+ * the store has none. Returns what ns_persist_flush_fn says. */
+static uint64_t flush(void *arg)
+{
+    ns_kv_t *kv = arg;
+    pthread_mutex_lock(&kv->write_lock);
+    pthread_mutex_lock(&kv->lock);
+    if (kv->undo_count == 0 && !kv->rewrite) {
+        pthread_mutex_unlock(&kv->lock);
+        pthread_mutex_unlock(&kv->write_lock);
+        return 0;
+    }
+    ns_buf_t buf = NS_BUF_INIT;
+    serialize_locked(kv, &buf);
+    uint64_t covered = kv->seq;
+    kv->rewrite = false;
+    pthread_mutex_unlock(&kv->lock);
+
+    bool renamed = false;
+    ns_afile_step_t step = NS_AFILE_STEP_NONE;
+    uint64_t t0 = ns_metrics_clock();
+    int rc = kv->path != NULL ? ns__kv_write_file(kv, &buf, &renamed, &step) : 0;
+    if (kv->path != NULL)
+        ns_metrics_observe_since(NS_H_PERSIST_KV, t0);
+    ns_buf_free(&buf);
     if (rc != 0) {
         NS_METRIC_INC(PERSIST_FAIL_KV);
-        NS_LOG_E("persist kvconfig Exception, %s: %s failed: %s", kv->path,
-                 ns_afile_step_name(step), ns_strerror(rc));
+        if (kv->failures++ == 0)
+            NS_LOG_E("persist kvconfig Exception, %s: %s failed: %s (the changes not on disk are "
+                     "undone and answered with the error; logged once until a write succeeds)",
+                     kv->path, ns_afile_step_name(step), ns_strerror(rc));
+    } else if (kv->path != NULL) {
+        NS_METRIC_INC(PERSIST_WRITES_KV);
+        if (kv->failures > 0)
+            NS_LOG_W("persist kvconfig %s: written again after %u failed write(s)", kv->path,
+                     kv->failures);
+        kv->failures = 0;
     }
-    return rc;
-}
 
-/* Serializes the table under `lock`, then writes it without. Caller holds write_lock. */
-static int persist(ns_kv_t *kv, bool *renamed)
-{
-    *renamed = false;
-    if (kv->path == NULL)
-        return 0;
-    ns_buf_t buf = NS_BUF_INIT;
     pthread_mutex_lock(&kv->lock);
-    serialize_locked(kv, &buf);
+    size_t nw = 0;
+    waiter_t *answered;
+    if (rc == 0) {
+        size_t k = 0;
+        while (k < kv->undo_count && kv->undo[k].seq <= covered)
+            undo_free(&kv->undo[k++]);
+        memmove(kv->undo, kv->undo + k, (kv->undo_count - k) * sizeof(*kv->undo));
+        kv->undo_count -= k;
+        answered = take_waiters_locked(kv, covered, &nw);
+    } else {
+        while (kv->undo_count > 0)
+            undo_apply_locked(kv, &kv->undo[--kv->undo_count]);
+        answered = take_waiters_locked(kv, kv->seq, &nw);
+        atomic_fetch_add(&kv->generation, 1);
+        /* Only a failed directory fsync comes after the rename: the file then holds what was
+         * just undone, so the table is written again. */
+        kv->rewrite = renamed;
+    }
+    bool more = kv->undo_count > 0;
+    bool rewrite = kv->rewrite;
     pthread_mutex_unlock(&kv->lock);
-    int rc = persist_bytes(kv, &buf, renamed);
-    ns_buf_free(&buf);
-    return rc;
+    /* A rewrite is tried at once, then after a pause that doubles while it keeps failing. */
+    uint64_t next = more ? NS_PERSIST_AGAIN : 0;
+    if (rewrite) {
+        next = kv->retry_ms == 0 ? NS_PERSIST_AGAIN : kv->retry_ms;
+        kv->retry_ms = kv->retry_ms ? kv->retry_ms * 2 : RETRY_FIRST_MS;
+        if (kv->retry_ms > RETRY_MAX_MS)
+            kv->retry_ms = RETRY_MAX_MS;
+    } else {
+        kv->retry_ms = 0;
+    }
+    pthread_mutex_unlock(&kv->write_lock);
+
+    for (size_t i = 0; i < nw; i++)
+        answered[i].done(answered[i].arg, rc);
+    free(answered);
+    return next;
 }
 
-/* After a failed persist was rolled back in memory: when the new file had already replaced the
- * old one (only a failed directory fsync does that), write the rolled-back state again so that
- * file and memory agree. Best effort; a failure is logged by persist_bytes. Caller holds
- * write_lock. */
-static void repersist_after_rollback(ns_kv_t *kv, bool renamed)
+/* Has the change just recorded written: by the persister, or here and now without one. */
+static void request_write(ns_kv_t *kv)
 {
-    bool again = false;
-    if (renamed)
-        (void)persist(kv, &again);
+    if (kv->persister != NULL)
+        ns_persister_kick(kv->persister, kv->slot);
+    else
+        while (flush(kv) == NS_PERSIST_AGAIN) {
+        }
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Store. */
-
-/* The end of a write (kv->lock and kv->write_lock held, the change rolled back when rc != 0):
- * a saved change bumps the generation, a rolled-back one re-persists the restored table. */
-static void end_write(ns_kv_t *kv, int rc, bool renamed)
-{
-    if (rc == 0)
-        atomic_fetch_add(&kv->generation, 1);
-    pthread_mutex_unlock(&kv->lock);
-    if (rc != 0)
-        repersist_after_rollback(kv, renamed);
-    pthread_mutex_unlock(&kv->write_lock);
-}
 
 static void free_namespace(void *value)
 {
@@ -263,10 +410,22 @@ ns_kv_t *ns_kv_new(const char *path)
     return kv;
 }
 
+void ns_kv_use_persister(ns_kv_t *kv, ns_persister_t *persister)
+{
+    kv->persister = persister;
+    if (persister != NULL)
+        kv->slot = ns_persister_add(persister, flush, kv);
+}
+
 void ns_kv_free(ns_kv_t *kv)
 {
     if (kv == NULL)
         return;
+    NS_ASSERT(kv->waiter_count == 0);
+    for (size_t i = 0; i < kv->undo_count; i++)
+        undo_free(&kv->undo[i]);
+    free(kv->undo);
+    free(kv->waiters);
     ns_strmap_free(kv->table);
     pthread_mutex_destroy(&kv->lock);
     pthread_mutex_destroy(&kv->write_lock);
@@ -274,66 +433,87 @@ void ns_kv_free(ns_kv_t *kv)
     free(kv);
 }
 
-/* A change is visible to readers from the moment it is made, before it is on disk (as in
- * Java, which never waits for the disk); only the requester's answer waits for the file. */
-static int put_valid(ns_kv_t *kv, const char *ns, const char *key, const char *value)
+/* A change is visible to readers from the moment it is made, before it is on disk (as in Java,
+ * which never waits for the disk); only the requester's answer waits for the file. */
+static void put_valid(ns_kv_t *kv, const char *ns, const char *key, const char *value,
+                      ns_persist_done_fn *done, void *arg)
 {
-    pthread_mutex_lock(&kv->write_lock);
     pthread_mutex_lock(&kv->lock);
     ns_strmap_t *keys = ns_strmap_get(kv->table, ns);
     bool ns_created = keys == NULL;
     if (ns_created) {
         keys = ns_strmap_new(free);
         ns_strmap_put(kv->table, ns, keys, NULL);
+        NS_LOG_I("putKVConfig create new Namespace %s", ns);
     }
     void *old = NULL;
     bool key_created = ns_strmap_put(keys, key, value ? ns_xstrdup(value) : NULL, &old);
-    pthread_mutex_unlock(&kv->lock);
-    bool renamed = false;
-    int rc = persist(kv, &renamed);
-    pthread_mutex_lock(&kv->lock);
-    if (rc != 0) {
-        if (ns_created)
-            ns_strmap_remove(kv->table, ns, NULL);
-        else if (key_created)
-            ns_strmap_remove(keys, key, NULL);
-        else
-            ns_strmap_put(keys, key, old, NULL);
-    } else {
-        free(old);
-    }
-    end_write(kv, rc, renamed);
-    if (rc != 0)
-        return rc;
-    if (ns_created)
-        NS_LOG_I("putKVConfig create new Namespace %s", ns);
     NS_LOG_I("putKVConfig %s config item, Namespace: %s Key: %s Value: %s",
              key_created ? "create new" : "update", ns, key, value ? value : "null");
-    return 0;
+    undo_t u = {.kind = ns_created    ? UNDO_REMOVE_NS
+                        : key_created ? UNDO_REMOVE_KEY
+                                      : UNDO_RESTORE_VALUE,
+                .ns = ns_xstrdup(ns),
+                .key = ns_xstrdup(key),
+                .old = old};
+    record_change_locked(kv, u, done, arg);
+    pthread_mutex_unlock(&kv->lock);
+    request_write(kv);
 }
 
-static int delete_valid(ns_kv_t *kv, const char *ns, const char *key)
+static void delete_valid(ns_kv_t *kv, const char *ns, const char *key, ns_persist_done_fn *done,
+                         void *arg)
 {
-    pthread_mutex_lock(&kv->write_lock);
     pthread_mutex_lock(&kv->lock);
     ns_strmap_t *keys = ns != NULL ? ns_strmap_get(kv->table, ns) : NULL;
     void *old = NULL;
     bool removed = keys != NULL && key != NULL && ns_strmap_remove(keys, key, &old);
-    pthread_mutex_unlock(&kv->lock);
-    bool renamed = false;
-    int rc = persist(kv, &renamed);
-    pthread_mutex_lock(&kv->lock);
-    if (rc != 0 && removed)
-        ns_strmap_put(keys, key, old, NULL);
-    end_write(kv, rc, renamed);
-    if (rc != 0)
-        return rc;
     if (keys != NULL)
         NS_LOG_I("deleteKVConfig delete a config item, Namespace: %s Key: %s Value: %s", ns,
                  key ? key : "null", old ? (const char *)old : "null");
-    free(old);
-    return 0;
+    /* Java persists even when nothing was removed: so do we (the request waits for it). */
+    undo_t u = {.kind = removed ? UNDO_RESTORE_VALUE : UNDO_NOTHING,
+                .ns = ns_xstrdup(ns != NULL ? ns : ""),
+                .key = ns_xstrdup(key != NULL ? key : ""),
+                .old = old};
+    record_change_locked(kv, u, done, arg);
+    pthread_mutex_unlock(&kv->lock);
+    request_write(kv);
 }
+
+/* The synchronous calls wait here for their change's write. */
+typedef struct sync_wait {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool done;
+    int rc;
+} sync_wait_t;
+
+static void on_sync_done(void *arg, int rc)
+{
+    sync_wait_t *w = arg;
+    pthread_mutex_lock(&w->lock);
+    w->rc = rc;
+    w->done = true;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+}
+
+static int wait_sync(sync_wait_t *w)
+{
+    pthread_mutex_lock(&w->lock);
+    while (!w->done)
+        pthread_cond_wait(&w->cond, &w->lock);
+    pthread_mutex_unlock(&w->lock);
+    pthread_cond_destroy(&w->cond);
+    pthread_mutex_destroy(&w->lock);
+    return w->rc;
+}
+
+#define SYNC_WAIT_INIT                                                                             \
+    {                                                                                              \
+        PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0                              \
+    }
 
 static char *get_valid(ns_kv_t *kv, const char *ns, const char *key)
 {
@@ -368,16 +548,35 @@ static int table_json_valid(ns_kv_t *kv, const char *ns, ns_buf_t *out)
 /* The public entry points take Java text (ns_utf8.h), as the decoders of requests and of the
  * file produce it: two keys are one key exactly when Java's Strings are equal. */
 
+int ns_kv_put_async(ns_kv_t *kv, const char *ns, const char *key, const char *value,
+                    ns_persist_done_fn *done, void *arg)
+{
+    if (ns == NULL || key == NULL)
+        return NS_EINVAL;
+    put_valid(kv, ns, key, value, done, arg);
+    return 0;
+}
+
+void ns_kv_delete_async(ns_kv_t *kv, const char *ns, const char *key, ns_persist_done_fn *done,
+                        void *arg)
+{
+    delete_valid(kv, ns, key, done, arg);
+}
+
 int ns_kv_put(ns_kv_t *kv, const char *ns, const char *key, const char *value)
 {
     if (ns == NULL || key == NULL)
         return NS_EINVAL;
-    return put_valid(kv, ns, key, value);
+    sync_wait_t w = SYNC_WAIT_INIT;
+    put_valid(kv, ns, key, value, on_sync_done, &w);
+    return wait_sync(&w);
 }
 
 int ns_kv_delete(ns_kv_t *kv, const char *ns, const char *key)
 {
-    return delete_valid(kv, ns, key);
+    sync_wait_t w = SYNC_WAIT_INIT;
+    delete_valid(kv, ns, key, on_sync_done, &w);
+    return wait_sync(&w);
 }
 
 char *ns_kv_get(ns_kv_t *kv, const char *ns, const char *key)

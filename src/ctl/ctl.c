@@ -74,13 +74,6 @@ struct ns_ctl {
     unsigned ticks;
 };
 
-static uint64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static uint64_t loop_now(void *arg)
 {
     ns_ctl_t *ctl = arg;
@@ -129,7 +122,7 @@ static void on_job_reply(void *arg, ns_cmd_t *resp)
     const ns_ctl_proc_entry_t *e = ns__ctl_proc_lookup(job->code);
     if (e != NULL)
         ns__ctl_metrics_latency(job->ctl->metrics, ns__ctl_proc_index(e),
-                                mono_us() - job->submitted_us);
+                                ns_now_ns() / 1000u - job->submitted_us);
     job->send = resp != NULL;
     if (resp != NULL) {
         job->resp = *resp;
@@ -159,7 +152,7 @@ void ns_ctl_submit(ns_ctl_t *ctl, ns_ctl_job_t *job)
     job->next = NULL;
     job->ctl = ctl;
     job->code = job->req.code;
-    job->submitted_us = mono_us();
+    job->submitted_us = ns_now_ns() / 1000u;
     ns_port_hold(job->port);
     pthread_mutex_lock(&ctl->lock);
     if (ctl->stop) {

@@ -60,6 +60,14 @@ typedef struct ns_ctl_event {
 /* The entry format version written first in every entry (docs/controller.md, "The log"). */
 #define NS_CTL_EVENT_VERSION 1
 
+/* The binary form shared by log entries and snapshots: integers big-endian, a string as its
+ * byte length (be32) then its bytes, NS__CTL_NULL_LEN for null. ns__ctl_get_str returns a copy
+ * (caller frees), NULL for null (refused unless nullable) or when the reader failed; a NUL byte
+ * inside is refused (the tables hold C strings). */
+#define NS__CTL_NULL_LEN 0xFFFFFFFFu
+void ns__ctl_put_str(ns_buf_t *out, const char *s);
+char *ns__ctl_get_str(ns_rd_t *r, bool nullable);
+
 /* Appends the encoding of ev to out: version byte, type byte, then the type's fields (strings
  * as a be32 length, 0xFFFFFFFF for null, and the bytes; ids as be64; id sets as a be32 count and
  * the ids). */

@@ -60,7 +60,7 @@ static entry_t *find(const ns_ctl_live_t *lt, const char *cluster, const char *b
 ns_ctl_live_t *ns__ctl_live_new(void)
 {
     ns_ctl_live_t *lt = ns_xcalloc(1, sizeof(*lt));
-    lt->map = (ns_hmap_t)NS_HMAP_INIT;
+    lt->map = (ns_hmap_t)NS_HMAP_INIT(NULL); /* the entries belong to lt->order */
     return lt;
 }
 

@@ -64,22 +64,24 @@ struct ns_ctl_metrics {
     set_table_t active; /* replaced as a whole by each publish */
 };
 
+static void row_free(void *v)
+{
+    set_row_t *r = v;
+    free(r->key);
+    free(r);
+}
+
 ns_ctl_metrics_t *ns__ctl_metrics_new(void)
 {
     ns_ctl_metrics_t *m = ns_xcalloc(1, sizeof(*m));
     pthread_mutex_init(&m->lock, NULL);
-    m->elections.map = (ns_hmap_t)NS_HMAP_INIT;
-    m->active.map = (ns_hmap_t)NS_HMAP_INIT;
+    ns_hmap_init(&m->elections.map, row_free);
+    ns_hmap_init(&m->active.map, row_free);
     return m;
 }
 
 static void table_clear(set_table_t *t)
 {
-    for (size_t i = ns_hmap_next(&t->map, 0); i < t->map.cap; i = ns_hmap_next(&t->map, i + 1)) {
-        set_row_t *r = t->map.slots[i].val;
-        free(r->key);
-        free(r);
-    }
     ns_hmap_clear(&t->map);
     t->n = 0;
 }
@@ -185,7 +187,7 @@ static void count_active(void *arg, const char *cluster, const char *broker)
 
 void ns__ctl_metrics_publish_active(ns_ctl_metrics_t *m, const ns_ctl_live_t *lt, uint64_t now_ms)
 {
-    set_table_t fresh = {.map = NS_HMAP_INIT};
+    set_table_t fresh = {.map = NS_HMAP_INIT(row_free)};
     ns__ctl_live_foreach_active(lt, now_ms, count_active, &fresh);
     pthread_mutex_lock(&m->lock);
     set_table_t old = m->active;
@@ -250,8 +252,8 @@ static void write_sets(ns_ctl_metrics_t *m, set_table_t *t, const ns_ctl_metrics
 {
     ns_buf_t mid = NS_BUF_INIT, l = NS_BUF_INIT;
     pthread_mutex_lock(&m->lock);
-    for (size_t i = ns_hmap_next(&t->map, 0); i < t->map.cap; i = ns_hmap_next(&t->map, i + 1)) {
-        const set_row_t *r = t->map.slots[i].val;
+    NS_HMAP_FOREACH(&t->map, slot) {
+        const set_row_t *r = slot->val;
         for (int k = 0; k < (elections ? NRESULTS : 1); k++) {
             if (elections && r->v[k] == 0)
                 continue;

@@ -268,7 +268,7 @@ int ns__ctl_raft_open(struct uv_loop_s *loop, struct raft_uv_transport *transpor
     rf->tracer = (struct raft_tracer){.impl = rf, .enabled = true, .emit = on_trace};
     raft_uv_set_tracer(&rf->io, &rf->tracer);
     const ns_ctl_peer_t *self = &o->peers[o->self];
-    rv = raft_init(rf->r, &rf->io, &rf->fsm.fsm, (raft_id)(o->self + 1), self->addr);
+    rv = raft_init(rf->r, &rf->io, &rf->fsm.fsm, (raft_id)o->self + 1, self->addr);
     if (rv != 0) {
         ns_set_err(err, errlen, "Raft: %s", raft_errmsg(rf->r));
         raft_uv_close(&rf->io);
@@ -277,7 +277,7 @@ int ns__ctl_raft_open(struct uv_loop_s *loop, struct raft_uv_transport *transpor
         return NS_CTL_ERAFT;
     }
     for (size_t i = 0; i < o->npeers && rv == 0; i++)
-        rv = raft_configuration_add(&conf, (raft_id)(i + 1), o->peers[i].addr, RAFT_VOTER);
+        rv = raft_configuration_add(&conf, (raft_id)i + 1, o->peers[i].addr, RAFT_VOTER);
     if (rv == 0) {
         rv = raft_bootstrap(rf->r, &conf);
         if (rv == RAFT_CANTBOOTSTRAP)

@@ -17,6 +17,7 @@
 #include "ns_json.h"
 #include "ns_json_tree.h"
 #include "ns_proc.h"
+#include "ns_utf8.h"
 
 /* The controller answers from a CompletableFuture: Java's exception is its ExecutionException. */
 #define EXC_NPE "java.util.concurrent.ExecutionException: java.lang.NullPointerException: "
@@ -771,7 +772,7 @@ static bool parse_id_list(const char *list, int64_t **ids, size_t *n, ns_buf_t *
         const char *semi = memchr(p, ';', (size_t)(end - p));
         const char *e = semi ? semi : end;
         int64_t v;
-        if (!ns_json_parse_int64_text(p, (size_t)(e - p), &v)) {
+        if (!ns_java_parse_long(p, (size_t)(e - p), &v)) {
             ns_buf_appendf(why, "java.lang.NumberFormatException: For input string: \"%.*s\"",
                            (int)(e - p), p);
             free(*ids);
@@ -855,8 +856,8 @@ size_t ns__ctl_rim_need_reelect(const ns_ctl_state_t *st, const ns_ctl_alive_t *
     const ns_hmap_t *m = &st->sync;
     *names = ns_xcalloc(m->count + 1, sizeof(char *));
     size_t n = 0;
-    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1)) {
-        const ns_ctl_sync_t *s = m->slots[i].val;
+    NS_HMAP_FOREACH(m, slot) {
+        const ns_ctl_sync_t *s = slot->val;
         if (!s->has_master || is_alive(alive, s->cluster, s->name, s->master))
             continue;
         const ns_ctl_replicas_t *rep = ns__ctl_replicas_get(st, s->name);

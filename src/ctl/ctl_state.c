@@ -21,12 +21,6 @@
 
 #define SNAP_MAGIC "NSCTLSNP"
 #define SNAP_VERSION 1u
-#define NULL_LEN 0xFFFFFFFFu
-
-void ns__ctl_state_init(ns_ctl_state_t *st)
-{
-    *st = (ns_ctl_state_t){.replicas = NS_HMAP_INIT, .sync = NS_HMAP_INIT};
-}
 
 static void replicas_free(ns_ctl_replicas_t *r)
 {
@@ -52,14 +46,25 @@ static void sync_free(ns_ctl_sync_t *s)
     free(s);
 }
 
+static void replicas_free_val(void *r)
+{
+    replicas_free(r);
+}
+
+static void sync_free_val(void *s)
+{
+    sync_free(s);
+}
+
+void ns__ctl_state_init(ns_ctl_state_t *st)
+{
+    /* Both tables own their values. */
+    *st = (ns_ctl_state_t){.replicas = NS_HMAP_INIT(replicas_free_val),
+                           .sync = NS_HMAP_INIT(sync_free_val)};
+}
+
 void ns__ctl_state_clear(ns_ctl_state_t *st)
 {
-    for (size_t i = ns_hmap_next(&st->replicas, 0); i < st->replicas.cap;
-         i = ns_hmap_next(&st->replicas, i + 1))
-        replicas_free(st->replicas.slots[i].val);
-    for (size_t i = ns_hmap_next(&st->sync, 0); i < st->sync.cap;
-         i = ns_hmap_next(&st->sync, i + 1))
-        sync_free(st->sync.slots[i].val);
     ns_hmap_clear(&st->replicas);
     ns_hmap_clear(&st->sync);
 }
@@ -289,23 +294,6 @@ void ns__ctl_state_apply(ns_ctl_state_t *st, const ns_ctl_event_t *ev)
 
 /* ---- snapshot ----------------------------------------------------------------------------- */
 
-static void put_str(ns_buf_t *out, const char *s)
-{
-    if (s == NULL) {
-        ns_buf_append_be32(out, NULL_LEN);
-        return;
-    }
-    size_t n = strlen(s);
-    ns_buf_append_be32(out, (uint32_t)n);
-    ns_buf_append(out, s, n);
-}
-
-static void put_i64(ns_buf_t *out, int64_t v)
-{
-    ns_buf_append_be32(out, (uint32_t)((uint64_t)v >> 32));
-    ns_buf_append_be32(out, (uint32_t)(uint64_t)v);
-}
-
 /* Both entry types start with their name: a pointer to either is a pointer to its name. */
 static int cmp_name(const void *a, const void *b)
 {
@@ -319,8 +307,8 @@ static void **sorted_values(const ns_hmap_t *m, size_t *n)
 {
     void **v = ns_xcalloc(m->count + 1, sizeof(void *));
     size_t k = 0;
-    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
-        v[k++] = m->slots[i].val;
+    NS_HMAP_FOREACH(m, slot)
+        v[k++] = slot->val;
     qsort(v, k, sizeof(void *), cmp_name);
     *n = k;
     return v;
@@ -339,14 +327,14 @@ void ns__ctl_state_snapshot(const ns_ctl_state_t *st, ns_buf_t *out)
     ns_buf_append_be32(out, (uint32_t)n);
     for (size_t i = 0; i < n; i++) {
         const ns_ctl_replicas_t *r = v[i];
-        put_str(out, r->name);
-        put_str(out, r->cluster);
-        put_i64(out, r->next_id);
+        ns__ctl_put_str(out, r->name);
+        ns__ctl_put_str(out, r->cluster);
+        ns_buf_append_be64(out, (uint64_t)(r->next_id));
         ns_buf_append_be32(out, (uint32_t)r->nmembers);
         for (size_t j = 0; j < r->nmembers; j++) {
-            put_i64(out, r->members[j].id);
-            put_str(out, r->members[j].addr);
-            put_str(out, r->members[j].check_code);
+            ns_buf_append_be64(out, (uint64_t)(r->members[j].id));
+            ns__ctl_put_str(out, r->members[j].addr);
+            ns__ctl_put_str(out, r->members[j].check_code);
         }
     }
     free(v);
@@ -354,68 +342,25 @@ void ns__ctl_state_snapshot(const ns_ctl_state_t *st, ns_buf_t *out)
     ns_buf_append_be32(out, (uint32_t)n);
     for (size_t i = 0; i < n; i++) {
         const ns_ctl_sync_t *s = v[i];
-        put_str(out, s->name);
-        put_str(out, s->cluster);
+        ns__ctl_put_str(out, s->name);
+        ns__ctl_put_str(out, s->cluster);
         ns_buf_append_be32(out, (uint32_t)s->master_epoch);
         ns_buf_append_be32(out, (uint32_t)s->sss_epoch);
         ns_buf_append_char(out, s->has_master ? 1 : 0);
-        put_i64(out, s->master);
+        ns_buf_append_be64(out, (uint64_t)(s->master));
         ns_buf_append_be32(out, (uint32_t)s->nsss);
         for (size_t j = 0; j < s->nsss; j++)
-            put_i64(out, s->sss[j]);
+            ns_buf_append_be64(out, (uint64_t)(s->sss[j]));
     }
     free(v);
     ns_buf_append_be32(out, ns_crc32(0, out->data + start, out->len - start));
 }
 
-typedef struct reader {
-    const uint8_t *p, *end;
-    bool bad;
-} reader_t;
-
-static uint32_t get_be32(reader_t *r)
-{
-    if (r->bad || r->end - r->p < 4) {
-        r->bad = true;
-        return 0;
-    }
-    uint32_t v = ns_read_be32(r->p);
-    r->p += 4;
-    return v;
-}
-
-static int64_t get_i64(reader_t *r)
-{
-    uint64_t hi = get_be32(r);
-    return (int64_t)((hi << 32) | get_be32(r));
-}
-
-static char *get_str(reader_t *r, bool nullable)
-{
-    uint32_t n = get_be32(r);
-    if (r->bad)
-        return NULL;
-    if (n == NULL_LEN) {
-        if (!nullable)
-            r->bad = true;
-        return NULL;
-    }
-    if ((size_t)(r->end - r->p) < n || memchr(r->p, '\0', n) != NULL) {
-        r->bad = true;
-        return NULL;
-    }
-    char *s = ns_xstrndup((const char *)r->p, n);
-    r->p += n;
-    return s;
-}
-
 /* A count of items of at least `min_bytes` each that the rest of the input can hold. */
-static uint32_t get_count(reader_t *r, size_t min_bytes)
+static uint32_t get_count(ns_rd_t *r, size_t min_bytes)
 {
-    uint32_t n = get_be32(r);
-    if (!r->bad && (size_t)(r->end - r->p) / min_bytes < n)
-        r->bad = true;
-    return r->bad ? 0 : n;
+    uint32_t n = ns_rd_be32(r);
+    return ns_rd_fits(r, n, min_bytes) ? n : 0;
 }
 
 int ns__ctl_state_restore(ns_ctl_state_t *st, const uint8_t *data, size_t len)
@@ -424,69 +369,69 @@ int ns__ctl_state_restore(ns_ctl_state_t *st, const uint8_t *data, size_t len)
         return NS_EPROTO;
     if (ns_crc32(0, data, len - 4) != ns_read_be32(data + len - 4))
         return NS_ECRC;
-    reader_t r = {data + 8, data + len - 4, false};
-    if (get_be32(&r) != SNAP_VERSION)
+    ns_rd_t r = ns_rd_make(data + 8, len - 12);
+    if (ns_rd_be32(&r) != SNAP_VERSION)
         return NS_EPROTO;
     ns_ctl_state_t fresh;
     ns__ctl_state_init(&fresh);
     uint32_t n = get_count(&r, 24);
-    for (uint32_t i = 0; i < n && !r.bad; i++) {
-        char *name = get_str(&r, false);
-        char *cluster = get_str(&r, true);
-        if (r.bad || ns_hmap_gets(&fresh.replicas, name) != NULL) {
+    for (uint32_t i = 0; i < n && !r.failed; i++) {
+        char *name = ns__ctl_get_str(&r, false);
+        char *cluster = ns__ctl_get_str(&r, true);
+        if (r.failed || ns_hmap_gets(&fresh.replicas, name) != NULL) {
             free(name);
             free(cluster);
-            r.bad = true;
+            ns_rd_fail(&r);
             break;
         }
         ns_ctl_replicas_t *rep = ns_xcalloc(1, sizeof(*rep));
         rep->name = name;
         rep->cluster = cluster;
-        rep->next_id = get_i64(&r);
+        rep->next_id = (int64_t)ns_rd_be64(&r);
         uint32_t m = get_count(&r, 16);
         rep->members = ns_xcalloc(m + 1, sizeof(ns_ctl_member_t));
-        for (uint32_t j = 0; j < m && !r.bad; j++) {
+        for (uint32_t j = 0; j < m && !r.failed; j++) {
             ns_ctl_member_t *mb = &rep->members[rep->nmembers];
-            mb->id = get_i64(&r);
-            mb->addr = get_str(&r, false);
-            mb->check_code = get_str(&r, false);
+            mb->id = (int64_t)ns_rd_be64(&r);
+            mb->addr = ns__ctl_get_str(&r, false);
+            mb->check_code = ns__ctl_get_str(&r, false);
             rep->nmembers++;
             if (j > 0 && mb->id <= rep->members[j - 1].id)
-                r.bad = true; /* ours are written ascending */
+                ns_rd_fail(&r); /* ours are written ascending */
         }
         put_replicas(&fresh, rep);
     }
     n = get_count(&r, 29);
-    for (uint32_t i = 0; i < n && !r.bad; i++) {
-        char *name = get_str(&r, false);
-        char *cluster = get_str(&r, true);
-        if (r.bad || ns_hmap_gets(&fresh.sync, name) != NULL) {
+    for (uint32_t i = 0; i < n && !r.failed; i++) {
+        char *name = ns__ctl_get_str(&r, false);
+        char *cluster = ns__ctl_get_str(&r, true);
+        if (r.failed || ns_hmap_gets(&fresh.sync, name) != NULL) {
             free(name);
             free(cluster);
-            r.bad = true;
+            ns_rd_fail(&r);
             break;
         }
         ns_ctl_sync_t *s = ns_xcalloc(1, sizeof(*s));
         s->name = name;
         s->cluster = cluster;
-        s->master_epoch = (int32_t)get_be32(&r);
-        s->sss_epoch = (int32_t)get_be32(&r);
-        uint8_t hm = r.p < r.end ? *r.p++ : (r.bad = true, 0);
+        s->master_epoch = (int32_t)ns_rd_be32(&r);
+        s->sss_epoch = (int32_t)ns_rd_be32(&r);
+        uint8_t hm = r.p < r.end ? *r.p++ : (r.failed = true, 0);
         s->has_master = hm == 1;
         if (hm > 1)
-            r.bad = true;
-        s->master = get_i64(&r);
+            ns_rd_fail(&r);
+        s->master = (int64_t)ns_rd_be64(&r);
         uint32_t m = get_count(&r, 8);
         s->sss = ns_xcalloc(m + 1, sizeof(int64_t));
-        for (uint32_t j = 0; j < m && !r.bad; j++) {
-            s->sss[j] = get_i64(&r);
+        for (uint32_t j = 0; j < m && !r.failed; j++) {
+            s->sss[j] = (int64_t)ns_rd_be64(&r);
             s->nsss++;
             if (j > 0 && s->sss[j] <= s->sss[j - 1])
-                r.bad = true;
+                ns_rd_fail(&r);
         }
         put_sync(&fresh, s);
     }
-    if (r.bad || r.p != r.end) {
+    if (r.failed || r.p != r.end) {
         ns__ctl_state_clear(&fresh);
         return NS_EPROTO;
     }

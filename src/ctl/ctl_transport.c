@@ -32,6 +32,7 @@
 #include <uv.h>
 
 #include "ns_common.h"
+#include "ns_utf8.h"
 #include "ns_log.h"
 
 /* The handshake's protocol version (canonical/raft src/uv_tcp.h; cowsql/raft keeps it). */
@@ -71,14 +72,6 @@ struct incoming {
     incoming_t *next;
     bool handed; /* the stream went to Raft */
 };
-
-static uint64_t get_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
 
 bool ns_ctl_is_raft_handshake(const uint8_t *first, size_t len)
 {
@@ -186,7 +179,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         }
         if (in->nread < sizeof(in->preamble))
             return;
-        uint64_t len = get_le64(in->preamble + 16);
+        uint64_t len = ns_read_le64(in->preamble + 16);
         if (len == 0 || len > MAX_ADDRESS_LEN || len % 8 != 0) {
             refuse(in, "a handshake address of a bad length");
             return;
@@ -204,7 +197,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         refuse(in, "a handshake address without its end");
         return;
     }
-    uint64_t id = get_le64(in->preamble + 8);
+    uint64_t id = ns_read_le64(in->preamble + 8);
     const ns_ctl_peer_t *p = check_peer(in, id, in->address);
     if (p == NULL) {
         char why[400];
@@ -293,7 +286,7 @@ void ns__ctl_transport_accept(ns_ctl_transport_t *t, int fd, const char *peer_ip
 /* The text form of a connected socket's peer address ("?" when unknown). */
 static void peer_ip_of(int fd, char *out, size_t outlen)
 {
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = {.ss_family = AF_UNSPEC};
     socklen_t len = sizeof(ss);
     snprintf(out, outlen, "?");
     if (getpeername(fd, (struct sockaddr *)&ss, &len) != 0)
@@ -343,8 +336,13 @@ int ns__ctl_transport_listen_self(ns_ctl_transport_t *t, const char *addr, char 
         return NS_EINVAL;
     }
     snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
+    int32_t port;
+    if (!ns_java_parse_int(colon + 1, strlen(colon + 1), &port) || port <= 0 || port > 65535) {
+        ns_set_err(err, errlen, "bad peer address %s", addr);
+        return NS_EINVAL;
+    }
     struct sockaddr_in sa;
-    int rc = uv_ip4_addr(host, atoi(colon + 1), &sa);
+    int rc = uv_ip4_addr(host, port, &sa);
     if (rc == 0) {
         t->listener = ns_xcalloc(1, sizeof(uv_tcp_t));
         uv_tcp_init(t->loop, t->listener);

@@ -79,6 +79,9 @@ struct ns_conn {
     ns_conn_t *resume_next;   /* that list */
     bool sent_registration;   /* has sent a request marked NS_PROC_REGISTERS (REGISTER_BROKER):
                                  brokers may be bound to it */
+    bool answer_pending;      /* a request run on this loop waits for its later answer (a KV
+                                 write, the disk): nothing more is read or decoded until it is
+                                 back (counted in jobs meanwhile), so answers keep their order */
     ns_conn_guard_t guard;    /* its share of the budgets */
     /* Last, so that the fields above keep the offsets (and cache lines) of a plaintext build. */
     ns_tls_t *tls;                 /* the TLS session, or NULL: plaintext */
@@ -542,12 +545,14 @@ static void bad_frame(ns_conn_t *conn, ns_metric_id_t reason, const char *why, c
 }
 
 /* Reads from the connection exactly when nothing holds it back: it is open and not shutting
- * down or closing, and not waiting for its requests at the worker or for output room. */
+ * down or closing, and not waiting for its requests at the worker, for a later answer or for
+ * output room. */
 static void update_reading(ns_conn_t *conn)
 {
     bool want = !conn->closing && !conn->handle_closed && !conn->loop->stopping &&
                 !conn->close_after_replies && !conn->guard.worker_full &&
-                !conn->guard.output_wait && !conn->yielded && !conn->peek_wait;
+                !conn->guard.output_wait && !conn->yielded && !conn->peek_wait &&
+                !conn->answer_pending;
     if (want == !conn->reads_paused)
         return;
     conn->reads_paused = !want;
@@ -561,10 +566,31 @@ static void update_reading(ns_conn_t *conn)
         ns__conn_close(conn, uv_strerror(rc));
 }
 
-/* Sends a request to the worker: the job takes the decoded request, with a copy of its body
- * (the frame lives in a read buffer that is reused at once). Its `bytes` are already taken
- * from the worker-queue budget. */
-static void submit_job(ns_conn_t *conn, ns_cmd_t *req, const ns_proc_entry_t *entry, size_t bytes)
+/* What a handler run on this loop sees of the server and of the connection. */
+static ns_ctx_t loop_ctx(ns_conn_t *conn)
+{
+    ns_server_t *server = conn->loop->server;
+    return (ns_ctx_t){
+        .route = server->route,
+        .kv = server->kv,
+        .config = server->cfg,
+        .conn_id = conn->id,
+        .peer = conn->peer,
+        /* The loop's cached time (same monotonic clock, updated every iteration): a clock
+         * read per request cost more than the heartbeat it stamps. */
+        .now_ms = uv_now(&conn->loop->loop),
+        .start_ms = server->start_ms,
+        .going_away = __atomic_load_n(&server->going_away, __ATOMIC_RELAXED),
+        .scratch = &conn->loop->scratch,
+        .acl = server->acl,
+        .route_cache = conn->loop->route_cache,
+    };
+}
+
+/* A job for a request: it takes the decoded request, with a copy of its body (the frame lives
+ * in a read buffer that is reused at once). */
+static ns_job_t *make_job(ns_conn_t *conn, ns_cmd_t *req, const ns_proc_entry_t *entry,
+                          size_t bytes)
 {
     ns_job_t *job = ns_xmalloc(bytes);
     job->bytes = bytes;
@@ -584,22 +610,74 @@ static void submit_job(ns_conn_t *conn, ns_cmd_t *req, const ns_proc_entry_t *en
     job->dropped = false;
     job->entry = entry;
     job->known_broker = conn->guard.known_broker;
+    job->ran_on_loop = false;
     job->expired = NULL;
     job->expired_count = 0;
+    return job;
+}
+
+/* Sends a request to the worker. Its `bytes` are already taken from the worker-queue budget. */
+static void submit_job(ns_conn_t *conn, ns_cmd_t *req, const ns_proc_entry_t *entry, size_t bytes)
+{
+    ns_job_t *job = make_job(conn, req, entry, bytes);
+    job->bytes = bytes;
     conn->used_worker = true;
     conn->sent_registration |= (ns_proc_flags(entry) & NS_PROC_REGISTERS) != 0;
     conn->jobs++;
     ns__worker_submit(conn->loop->server->worker, job);
 }
 
-/* A request of conn is back from the worker or the controller (on the loop's thread) with the
- * `bytes` it held of the worker-queue budget: its reply (resp, NULL for none) goes out unless
+/* A loop-run request's later answer is ready (any thread): back to the loop, as a worker job
+ * comes back. */
+static void on_loop_later_answered(ns_proc_later_t *later, bool send)
+{
+    ns_job_t *job = (ns_job_t *)(void *)((char *)later - offsetof(ns_job_t, later));
+    job->send = send;
+    ns__worker_port_return(job);
+}
+
+/* Runs a request of a LOOP row marked NS_PROC_ANSWERS_LATER here (a KV write: memory now, the
+ * disk on the persister), with a later answer of its own. While it waits, the connection reads
+ * and decodes nothing more (answer_pending); the answer comes back through the loop's port and
+ * on_job_done sends it and resumes. A handler that answers at once (a refusal) is answered at
+ * once. */
+static void run_with_later_answer(ns_conn_t *conn, ns_cmd_t *req, const ns_proc_entry_t *entry)
+{
+    ns_job_t *job = make_job(conn, req, entry, sizeof(ns_job_t) + req->body_len);
+    job->bytes = 0; /* not in the worker queue: nothing of its budget */
+    job->ran_on_loop = true;
+    job->later.answered = on_loop_later_answered;
+    ns_ctx_t ctx = loop_ctx(conn);
+    ctx.later = &job->later;
+    bool send = ns_proc_dispatch_entry(&ctx, entry, &job->req, &job->resp);
+    ns_cmd_free(&job->req);
+    if (!ctx.deferred) {
+        if (send)
+            queue_reply(conn, &job->resp);
+        ns_cmd_free(&job->resp);
+        free(job);
+        return;
+    }
+    /* On this thread, before the loop can run the answer's return: counted now. */
+    conn->jobs++;
+    conn->answer_pending = true;
+    ns_port_hold(conn->loop->port);
+    update_reading(conn);
+    ns_proc_later_release(&job->later);
+}
+
+/* A request of conn is back from the worker, the controller or a later answer (on the loop's
+ * thread) with the `bytes` it held of the worker-queue budget: its reply (resp, NULL for none) goes out unless
  * the connection closed meanwhile; a closed connection is freed with its last request. */
-static void request_back(ns_conn_t *conn, size_t bytes, ns_cmd_t *resp)
+static void request_back(ns_conn_t *conn, size_t bytes, ns_cmd_t *resp, bool ran_on_loop)
 {
     conn->jobs--;
     bool may_resume = ns_conn_guard_worker_done(&conn->guard, conn->jobs, bytes,
                                                 &conn->loop->server->limits.guard);
+    if (ran_on_loop) { /* a later answer of a request run here: the connection reads again */
+        conn->answer_pending = false;
+        may_resume = true;
+    }
     if (conn->handle_closed) {
         if (conn->jobs == 0)
             conn_free(conn);
@@ -621,14 +699,14 @@ static void request_back(ns_conn_t *conn, size_t bytes, ns_cmd_t *resp)
     }
 }
 
-/* A request is back from the worker: a registration's answer says whether the connection is a
+/* A request is back from the worker or its later answer: a registration's answer says whether the connection is a
  * known broker's. */
 static void on_job_done(ns_job_t *job)
 {
     ns_conn_t *conn = job->owner;
     if (!conn->handle_closed && (ns_proc_flags(job->entry) & NS_PROC_REGISTERS) && job->send)
         conn->guard.known_broker = job->resp.code == NS_RES_SUCCESS;
-    request_back(conn, job->bytes, job->send ? &job->resp : NULL);
+    request_back(conn, job->bytes, job->send ? &job->resp : NULL, job->ran_on_loop);
     ns_cmd_free(&job->resp);
     free(job);
 }
@@ -645,7 +723,7 @@ typedef struct ctl_request {
 static void on_ctl_request_done(ns_port_item_t *item)
 {
     ctl_request_t *r = (ctl_request_t *)(void *)item;
-    request_back(r->conn, r->bytes, r->job.send ? &r->job.resp : NULL);
+    request_back(r->conn, r->bytes, r->job.send ? &r->job.resp : NULL, false);
     ns_cmd_free(&r->job.resp);
     free(r);
 }
@@ -668,27 +746,6 @@ static void submit_ctl(ns_conn_t *conn, ns_cmd_t *req, size_t bytes)
     conn->jobs++;
     conn->sent_to_ctl = true;
     ns_ctl_submit(conn->loop->server->ctl, &r->job);
-}
-
-/* What a handler run on this loop sees of the server and of the connection. */
-static ns_ctx_t loop_ctx(ns_conn_t *conn)
-{
-    ns_server_t *server = conn->loop->server;
-    return (ns_ctx_t){
-        .route = server->route,
-        .kv = server->kv,
-        .config = server->cfg,
-        .conn_id = conn->id,
-        .peer = conn->peer,
-        /* The loop's cached time (same monotonic clock, updated every iteration): a clock
-         * read per request cost more than the heartbeat it stamps. */
-        .now_ms = uv_now(&conn->loop->loop),
-        .start_ms = server->start_ms,
-        .going_away = __atomic_load_n(&server->going_away, __ATOMIC_RELAXED),
-        .scratch = &conn->loop->scratch,
-        .acl = server->acl,
-        .route_cache = conn->loop->route_cache,
-    };
 }
 
 /* A frame on the controller port: its code's row of the controller's service passes the gate
@@ -772,6 +829,12 @@ static bool handle_frame(ns_conn_t *conn, const ns_frame_t *frame)
     }
     /* The one lookup of this frame: the job carries the row to the worker. */
     const ns_proc_entry_t *entry = ns_proc_lookup(req.code);
+    if (server->worker != NULL && conn->jobs == 0 &&
+        (ns_proc_flags(entry) & NS_PROC_ANSWERS_LATER) && ns_proc_runs_on_loop(entry)) {
+        __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
+        run_with_later_answer(conn, &req, entry); /* takes req */
+        return true;
+    }
     if (server->worker != NULL && (conn->jobs > 0 || !ns_proc_runs_on_loop(entry))) {
         size_t bytes = sizeof(ns_job_t) + req.body_len;
         ns_guard_admit_t admit =
@@ -830,7 +893,8 @@ static size_t handle_frames(ns_conn_t *conn, const uint8_t *data, size_t len, bo
 {
     size_t max_frame = conn->loop->server->limits.frame_max;
     size_t pos = 0;
-    for (size_t frames = 0; !conn->closing && !conn->close_after_replies; frames++) {
+    for (size_t frames = 0; !conn->closing && !conn->close_after_replies && !conn->answer_pending;
+         frames++) {
         if (frames == YIELD_FRAMES || conn->batch_bytes >= YIELD_REPLY_BYTES) {
             *yield = pos < len;
             break;
@@ -969,6 +1033,23 @@ static void take_proxy_header(ns_conn_t *conn, const ns_proxy_header_t *h)
         NS_LOG_D("connection %s id=%llu: PROXY v%d header without a client address (%s)",
                  conn->peer, (unsigned long long)conn->id, h->version,
                  h->local ? "LOCAL" : "UNKNOWN or UNIX");
+        return;
+    }
+    if (!conn->loop->server->tls.proxy_addr_trusted) {
+        /* Any peer may send a header (proxyProtocolTrustedProxies is empty) and ACL is on: the
+         * address is a claim that must not pass a white list. Said once per process; the start
+         * WARN says what to configure. */
+        static bool said; /* atomic */
+        if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+            NS_LOG_W("connection %s: PROXY v%d header names client %s:%u, ignored: aclEnable=true "
+                     "and proxyProtocolTrustedProxies is empty (set it to the load balancers' "
+                     "addresses); further headers are ignored without a word",
+                     conn->peer, h->version, h->src_addr, (unsigned)h->src_port);
+        else
+            NS_LOG_D("connection %s id=%llu: PROXY v%d header names client %s:%u, ignored "
+                     "(proxyProtocolTrustedProxies is empty)",
+                     conn->peer, (unsigned long long)conn->id, h->version, h->src_addr,
+                     (unsigned)h->src_port);
         return;
     }
     char proxy[sizeof(conn->peer)];
@@ -1274,21 +1355,6 @@ static void conn_start(ns_io_loop_t *loop, ns_conn_t *conn, ns_service_t service
         ns__conn_close(conn, uv_strerror(rc));
 }
 
-void ns__conn_accept(ns_io_loop_t *loop, ns_listener_t *listener)
-{
-    ns_conn_t *conn = ns_xcalloc(1, sizeof(*conn));
-    conn->loop = loop;
-    uv_tcp_init(&loop->loop, &conn->handle);
-    conn->handle.data = conn;
-    int rc = uv_accept((uv_stream_t *)&listener->tcp, (uv_stream_t *)&conn->handle);
-    if (rc != 0) {
-        NS_LOG_W("accept failed: %s", uv_strerror(rc));
-        uv_close((uv_handle_t *)&conn->handle, free_conn_handle);
-        return;
-    }
-    conn_start(loop, conn, listener->service);
-}
-
 void ns__conn_adopt(ns_io_loop_t *loop, int fd, ns_service_t service)
 {
     ns_conn_t *conn = ns_xcalloc(1, sizeof(*conn));
@@ -1334,6 +1400,17 @@ void ns__conn_check_budgets(ns_io_loop_t *loop, uint64_t now_ms)
             NS_METRIC_INC(CUT_FRAME_TOO_SLOW);
             ns__conn_close(c, "frame too slow");
         }
+    }
+}
+
+void ns__conn_forgive_stall(ns_io_loop_t *loop, uint64_t stalled_ms)
+{
+    for (ns_conn_t *c = loop->conns; c != NULL; c = c->next) {
+        c->last_active_ms += stalled_ms;
+        if (c->preamble_deadline_ms != 0)
+            c->preamble_deadline_ms += stalled_ms;
+        if (c->guard.partial_bytes > 0)
+            c->guard.partial_since_ms += stalled_ms;
     }
 }
 

@@ -16,6 +16,8 @@ struct ns_jobq_conn {
     uint64_t seq;                /* when it joined its lane's heap (ties) */
     size_t pos;                  /* index in its lane's heap, or NOT_WAITING */
     int lane;                    /* 0 KNOWN, 1 OTHER */
+    int parked;                  /* items waiting for a later answer (-1 for a moment when the
+                                    answer came before ns_jobq_done): no turn unless 0 */
     bool closed;                 /* ns_jobq_close_conn ran */
 };
 
@@ -116,19 +118,16 @@ static void leave(ns_jobq_t *q, ns_jobq_conn_t *c)
 
 void ns_jobq_init(ns_jobq_t *q, uint64_t new_conn_cost)
 {
-    *q = (ns_jobq_t){.new_conn_cost = new_conn_cost, .conns = NS_HMAP_INIT};
+    *q = (ns_jobq_t){.new_conn_cost = new_conn_cost, .conns = NS_HMAP_INIT(free)};
 }
 
 void ns_jobq_free(ns_jobq_t *q)
 {
     NS_ASSERT(q->count == 0);
-    for (size_t i = ns_hmap_next(&q->conns, 0); i < q->conns.cap;
-         i = ns_hmap_next(&q->conns, i + 1))
-        free(q->conns.slots[i].val);
     ns_hmap_clear(&q->conns);
     free(q->lanes[0].v);
     free(q->lanes[1].v);
-    *q = (ns_jobq_t){.new_conn_cost = q->new_conn_cost, .conns = NS_HMAP_INIT};
+    *q = (ns_jobq_t){.new_conn_cost = q->new_conn_cost, .conns = NS_HMAP_INIT(free)};
 }
 
 void ns_jobq_push(ns_jobq_t *q, ns_jobq_item_t *item)
@@ -157,7 +156,7 @@ void ns_jobq_push(ns_jobq_t *q, ns_jobq_item_t *item)
     else
         c->head = item;
     c->tail = item;
-    if (c->pos == NOT_WAITING && c != q->running)
+    if (c->pos == NOT_WAITING && c != q->running && c->parked == 0)
         join(q, c);
 }
 
@@ -201,7 +200,7 @@ ns_jobq_item_t *ns_jobq_pop(ns_jobq_t *q)
     return item;
 }
 
-void ns_jobq_done(ns_jobq_t *q, uint64_t cost)
+void ns_jobq_done(ns_jobq_t *q, uint64_t cost, bool park)
 {
     ns_jobq_conn_t *c = q->running;
     if (c == NULL)
@@ -211,7 +210,19 @@ void ns_jobq_done(ns_jobq_t *q, uint64_t cost)
         cost = 1;
     c->vtime += cost;
     c->cost = (3 * c->cost + cost) / 4;
-    if (c->head != NULL)
+    if (park)
+        c->parked++;
+    if (c->head != NULL && c->parked == 0)
+        join(q, c);
+}
+
+void ns_jobq_unpark(ns_jobq_t *q, uint64_t conn)
+{
+    ns_jobq_conn_t *c = find(q, conn);
+    if (c == NULL)
+        return;
+    c->parked--;
+    if (c->parked == 0 && c->head != NULL && c->pos == NOT_WAITING && c != q->running)
         join(q, c);
 }
 
@@ -260,9 +271,8 @@ ns_jobq_item_t *ns_jobq_close_conn(ns_jobq_t *q, uint64_t conn, ns_jobq_pick_fn 
 ns_jobq_item_t *ns_jobq_take_closed(ns_jobq_t *q)
 {
     ns_jobq_item_t *taken = NULL, **tail = &taken;
-    for (size_t i = ns_hmap_next(&q->conns, 0); i < q->conns.cap;
-         i = ns_hmap_next(&q->conns, i + 1)) {
-        ns_jobq_conn_t *c = q->conns.slots[i].val;
+    NS_HMAP_FOREACH(&q->conns, e) {
+        ns_jobq_conn_t *c = e->val;
         if (!c->closed || c->head == NULL)
             continue;
         for (ns_jobq_item_t *it = c->head; it != NULL; it = it->next)
@@ -290,9 +300,8 @@ void ns_jobq_forget(ns_jobq_t *q, uint64_t conn)
 void ns_jobq_foreach(const ns_jobq_t *q, void (*fn)(const ns_jobq_item_t *item, void *arg),
                      void *arg)
 {
-    for (size_t i = ns_hmap_next(&q->conns, 0); i < q->conns.cap;
-         i = ns_hmap_next(&q->conns, i + 1)) {
-        const ns_jobq_conn_t *c = q->conns.slots[i].val;
+    NS_HMAP_FOREACH(&q->conns, e) {
+        const ns_jobq_conn_t *c = e->val;
         for (const ns_jobq_item_t *it = c->head; it != NULL; it = it->next)
             fn(it, arg);
     }

@@ -46,6 +46,9 @@
  * with many connections gets many shares (brokers keep their own lane). Jobs of one
  * connection keep their order.
  *
+ * A connection whose item was parked (its answer comes later, from another thread: a write
+ * waiting for the disk) has no turn until it is unparked; the others go on meanwhile.
+ *
  * Intrusive and pure: items are embedded in the caller's jobs, nothing here locks or blocks
  * (the worker holds its mutex around every call). A connection's record lives from its first
  * item until ns_jobq_forget. */
@@ -93,14 +96,21 @@ void ns_jobq_free(ns_jobq_t *q);
  * connection. */
 void ns_jobq_push(ns_jobq_t *q, ns_jobq_item_t *item);
 
-/* Removes and returns the next item to run, or NULL when empty. Items outside CONTROL must be
- * followed by ns_jobq_done() before the next pop. */
+/* Removes and returns the next item to run, or NULL when none may run (empty, or only items of
+ * parked connections). Items outside CONTROL must be followed by ns_jobq_done() before the
+ * next pop. */
 ns_jobq_item_t *ns_jobq_pop(ns_jobq_t *q);
 
 /* The item popped last (outside CONTROL) has run and cost `cost` (any unit, the same for
  * every call: the worker passes nanoseconds of its time); its connection waits for its turn
- * again. */
-void ns_jobq_done(ns_jobq_t *q, uint64_t cost);
+ * again, unless `park`: its answer comes later, and its connection's next items wait for
+ * ns_jobq_unpark. */
+void ns_jobq_done(ns_jobq_t *q, uint64_t cost, bool park);
+
+/* The parked item of connection `conn` has its answer: the connection's next items may run.
+ * May come before the ns_jobq_done that parks it (the answer was quicker than the worker); a
+ * no-op for a connection the queue forgot. */
+void ns_jobq_unpark(ns_jobq_t *q, uint64_t conn);
 
 /* Moves connection `conn` to `lane` (KNOWN or OTHER) for its queued and future items, if the
  * queue knows it: a registration just succeeded or failed. */
@@ -296,11 +306,15 @@ struct ns_job {
     /* REQUEST: the row of its code, looked up once per frame (its handler and flags, read by
      * the worker and by the loop when the job is back); NULL: a code not served. */
     const ns_proc_entry_t *entry;
-    uint64_t *expired;    /* SCAN: the connections of the brokers it expired (owned) */
-    size_t expired_count; /* SCAN: entries in expired */
-    uint64_t queued_at;   /* ns_metrics_clock() at submission (0: metrics do not time) */
-    size_t bytes;         /* REQUEST: size of this allocation (the worker-queue budget) */
-    uint8_t body[];       /* REQUEST: copy of the request body */
+    ns_proc_later_t later; /* REQUEST: its answer when it comes later (ns_proc.h) */
+    bool ran_on_loop;      /* REQUEST: run by its loop with a later answer, not by the worker
+                              (conn.c); it comes back through the port all the same */
+    ns_worker_t *worker;   /* REQUEST: the worker that ran it (set when it runs) */
+    uint64_t *expired;     /* SCAN: the connections of the brokers it expired (owned) */
+    size_t expired_count;  /* SCAN: entries in expired */
+    uint64_t queued_at;    /* ns_metrics_clock() at submission (0: metrics do not time) */
+    size_t bytes;          /* REQUEST: size of this allocation (the worker-queue budget) */
+    uint8_t body[];        /* REQUEST: copy of the request body */
 };
 
 /* What other threads ask of a loop (server.c's inbox). */
@@ -319,14 +333,22 @@ typedef struct ns_loop_msg {
 } ns_loop_msg_t;
 
 /* A listening socket on loop 0 and the service its connections inherit: listenPort (the
- * NameServer) and the controller port (the address of controllerDLegerSelfId). */
+ * NameServer) and the controller port (the address of controllerDLegerSelfId). Accepted here,
+ * not by libuv's uv_listen: at the process's fd limit, libuv closes pending connections at once
+ * (its reserve-fd trick) and, when its reserve fd is gone, retries accept() without end inside
+ * one callback (a spinning loop 0); server.c pauses the listener instead (accept_timer), as
+ * Netty does. */
 typedef struct ns_listener {
-    uv_tcp_t tcp;
-    struct ns_io_loop *loop; /* loop 0 */
-    ns_service_t service;
-    bool open;     /* tcp initialised (must be closed) */
-    int port;      /* the port actually bound */
-    char addr[64]; /* "ip:port" actually bound */
+    struct ns_io_loop *loop;  /* loop 0 */
+    ns_service_t service;     /* what its connections serve */
+    int fd;                   /* the socket, -1 = none */
+    uv_poll_t poll;           /* readable: connections wait to be accepted */
+    uv_timer_t accept_timer;  /* ends a pause of the listener */
+    bool open;                /* poll and accept_timer initialised (must be closed) */
+    bool accept_paused;       /* the listener waits for accept_timer */
+    unsigned accept_pauses;   /* pauses in a row (one WARN per streak) */
+    int port;                 /* the port actually bound */
+    char addr[64];            /* "ip:port" actually bound */
 } ns_listener_t;
 
 /* One I/O event loop and its connections. Loop 0 runs on the main thread and also owns the
@@ -339,6 +361,7 @@ struct ns_io_loop {
     ns_listener_t listeners[2]; /* loop 0 only: the listening sockets, by ns_service_t */
     uv_async_t wakeup;          /* the inbox below has messages, or stop was requested */
     uv_timer_t idle_timer;      /* closes connections idle past serverChannelMaxIdleTimeSeconds */
+    uint64_t last_idle_check_ms; /* uv_now at its last run (a much later run: the loop stalled) */
     uv_thread_t thread;         /* loops >= 1 only */
     pthread_mutex_t lock;       /* guards the inbox: inbox, inbox_count, inbox_cap, stop_requested,
                                    wakeup_closed */
@@ -366,6 +389,12 @@ struct ns_io_loop {
                            ciphertext is in read_buf meanwhile */
 };
 
+/* A periodic job (the broker scan, a loop's idle check) that runs this much later than due
+ * found the server stalled (SIGSTOP, a frozen VM, a starved process): the time it did not run
+ * is then not counted against brokers and connections. Smaller delays (a loaded machine) are
+ * ordinary. */
+#define NS_STALL_SLACK_MS 2000
+
 /* The connection limits, read from the configuration once at start: 318 persists changes of
  * these keys for the next start but does not apply them (docs/config.md), so a request can
  * neither cut every connection (serverChannelMaxIdleTimeSeconds=1) nor race with the loops. */
@@ -385,10 +414,28 @@ typedef struct ns_server_tls {
     ns_tls_ctx_t *client_ctx; /* the notifier's connections; NULL unless useTLS */
     uint64_t handshake_ms;    /* tlsHandshakeTimeoutMillis */
     ns_proxy_acl_t proxy_acl; /* proxyProtocolTrustedProxies */
-    uv_timer_t watch_timer;   /* on loop 0: did a certificate file change? */
-    bool watching;            /* watch_timer initialised (must be closed) */
-    bool reload_due;          /* a change was seen: reload at the next tick (files settle) */
+    /* A PROXY header's client address is taken as the peer: false when aclEnable=true and
+     * proxyProtocolTrustedProxies is empty (any peer may send a header, so its address proves
+     * nothing and must not pass a white list); the socket's address stays the peer then. */
+    bool proxy_addr_trusted;
+    bool reload_due; /* file passes only: a change was seen, reload at the next pass (files
+                        settle) */
 } ns_server_tls_t;
+
+/* The passes over the operator's files (server_files.c). Loop 0 owns every field, except that
+ * a pass reads pass_hup and pass_acl, written before it is queued. */
+typedef struct ns_server_files {
+    uv_timer_t timer;    /* loop 0: starts a pass every second unless one is under way */
+    uv_work_t work;      /* the pass, on libuv's thread pool */
+    bool running;        /* a pass is queued or under way */
+    bool hup;            /* SIGHUP seen: the next pass reloads everything */
+    bool pass_hup;       /* the pass under way is a SIGHUP pass */
+    bool pass_acl;       /* the pass under way looks at the ACL account file */
+    unsigned ticks;      /* passes started (the ACL file is looked at every other one) */
+    uint64_t started_ms; /* when the pass under way was queued (uv_now) */
+    bool stall_said;     /* the pass under way was reported as slow */
+    bool stopping;       /* shutdown: no new pass */
+} ns_server_files_t;
 
 struct ns_server {
     ns_config_t *cfg;
@@ -411,12 +458,15 @@ struct ns_server {
     uv_signal_t sigint;         /* on loops[0] */
     uv_signal_t sighup;         /* on loops[0]: reopen the log file (logrotate) */
     uv_timer_t scan_timer;      /* inactive-broker scan, on loops[0] */
+    uint64_t scan_interval_ms;  /* its interval, fixed at start (the worker reads it) */
+    int64_t clock_offset_ms;    /* wall minus monotonic clock at loop 0's last idle check; 0 =
+                                   not yet (server.c, loop 0) */
     uv_timer_t kv_log_timer;    /* periodic KV dump, on loops[0] */
     uv_timer_t stats_timer;     /* periodic traffic summary, on loops[0] */
     uv_timer_t go_away_timer;   /* ends a graceful shutdown's wait, on loops[0] */
-    uv_timer_t acl_timer;       /* looks for a changed account file (acl != NULL), on loops[0] */
     bool going_away;            /* graceful shutdown under way (atomic): answer GO_AWAY */
     ns_server_tls_t tls;        /* TLS and PROXY protocol (server_tls.c) */
+    ns_server_files_t files;    /* reading the ACL and certificate files (server_files.c) */
     char bound_addr[64];        /* "ip:port" of the first listener (the NameServer's, or the
                                    controller's with controller_only) */
     int bound_port;             /* its port (listenPort 0 = ephemeral) */
@@ -441,28 +491,38 @@ void ns__notifier_close(ns_notifier_t *n);
 /* After loop 0 has run dry and no thread posts any more (the worker has stopped). */
 void ns__notifier_free(ns_notifier_t *n);
 
-/* server_tls.c, on loop 0 */
+/* server_tls.c */
 
 /* Reads the TLS settings, builds the server context (unless tls.server.mode is disabled) and the
  * notifier's (when useTLS), logs what is in force and starts watching the certificate files. A
  * context that cannot be built is logged (ERROR) and TLS connections are refused until a
  * reload succeeds, as Java's server runs on without its SslContext. */
 void ns__server_tls_start(ns_server_t *server);
-/* SIGHUP: reads tls.config.file again and rebuilds the contexts (open connections keep their
- * sessions). */
+/* A file pass (server_files.c, may block): SIGHUP: reads tls.config.file again and rebuilds
+ * the contexts (open connections keep their sessions). */
 void ns__server_tls_reload(ns_server_t *server, const char *why);
+/* A file pass: rebuilds the contexts when a certificate, key or trust file changed since the
+ * last pass but one (a change is loaded one pass after it was seen, so that a certificate and
+ * its key replaced one after the other load together). */
+void ns__server_tls_watch(ns_server_t *server);
 /* Appends the TLS counters to the minute's traffic summary (nothing when TLS is off). */
 void ns__server_tls_stats(ns_server_t *server, char *out, size_t outlen);
-/* Shutdown: stops watching. */
-void ns__server_tls_stop(ns_server_t *server);
 /* After every loop has stopped (no session is left): frees the contexts. */
 void ns__server_tls_free(ns_server_t *server);
 
-/* conn.c */
+/* server_files.c, on loop 0 */
 
-/* Accepts one pending connection of `listener` (on `loop`, loop 0) and starts reading it; it
- * inherits the listener's service. */
-void ns__conn_accept(ns_io_loop_t *loop, ns_listener_t *listener);
+/* Starts the timer of the file passes (after ns__server_tls_start). */
+void ns__server_files_start(ns_server_t *server);
+/* Starts a pass now unless one is under way (then reports it once when it is slow). */
+void ns__server_files_kick(ns_server_t *server);
+/* SIGHUP: the next pass (now, or when the one under way ends) reloads the ACL file, reads
+ * tls.config.file and rebuilds the TLS contexts. */
+void ns__server_files_hup(ns_server_t *server);
+/* Shutdown: no new pass; a queued one is cancelled, one under way ends on its own. */
+void ns__server_files_stop(ns_server_t *server);
+
+/* conn.c */
 
 /* Adopts an already accepted socket handed over by loop 0 (takes ownership of fd), of a
  * listener of `service`. */
@@ -474,6 +534,10 @@ void ns__conn_close(ns_conn_t *conn, const char *why);
 
 /* Closes the connection with this id if it is open on `loop`. */
 void ns__conn_close_by_id(ns_io_loop_t *loop, uint64_t id, const char *why);
+
+/* The loop did not run for stalled_ms (stopped, a frozen VM, starved): that time does not count
+ * against its connections (idle timeouts, frame and handshake deadlines). */
+void ns__conn_forgive_stall(ns_io_loop_t *loop, uint64_t stalled_ms);
 
 /* Closes every connection idle longer than idle_ms at now_ms. */
 void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms);
@@ -508,6 +572,11 @@ void ns__worker_stop(ns_worker_t *w);
 /* Queues a job (takes ownership until it is done). With job->port set, call on that port's
  * loop thread: the job comes back there and job->done runs; without, the worker frees it. */
 void ns__worker_submit(ns_worker_t *w, ns_job_t *job);
+
+/* A request its loop ran itself whose answer comes later from another thread (conn.c), held on
+ * its port (ns_port_hold, loop thread) so that the loop waits for it at shutdown: hands it back
+ * (any thread); its done callback runs on the loop. */
+void ns__worker_port_return(ns_job_t *job);
 
 /* Queues a CONN_CLOSED job (no port). Any thread. */
 void ns__worker_submit_conn_closed(ns_worker_t *w, uint64_t conn_id);

@@ -18,7 +18,9 @@
  *     worker: unregisters brokers silent past their heartbeat timeout and closes their
  *     connections (not for mqcontroller: it has no NameServer brokers);
  *   - KV dump, every 10 min (first after 1 min), as Java logs it;
- *   - traffic summary, every minute.
+ *   - traffic summary, every minute;
+ *   - a pass over the ACL and certificate files, every second, run on libuv's thread pool
+ *     (server_files.c): reading a file may block.
  * Every loop also closes connections idle past serverChannelMaxIdleTimeSeconds. */
 #include "net_int.h"
 
@@ -27,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ns_budget.h"
@@ -46,15 +50,9 @@
 #define IDLE_CHECK_INTERVAL_MS 1000
 /* How long shutdown waits for queued replies to reach slow peers before cutting them off. */
 #define DRAIN_TIMEOUT_MS 3000
-/* How often loop 0 looks whether the ACL account file changed (one stat). */
-#define ACL_POLL_MS 2000
 
 static void begin_shutdown(ns_server_t *server);
-
-static void free_handle(uv_handle_t *handle)
-{
-    free(handle);
-}
+static void on_listener_closed(uv_handle_t *handle);
 
 ns_server_t *ns_server_new(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv)
 {
@@ -139,9 +137,41 @@ static void on_wakeup(uv_async_t *handle)
 
 /* ---- per-loop lifecycle ----------------------------------------------------------------- */
 
+/* A step of the wall clock against the monotonic one larger than this is logged: NTP slews by at
+ * most 0.5 ms a second, so anything this large is a step (a VM resumed, date -s). */
+#define CLOCK_JUMP_MIN_MS 1000
+
+/* Loop 0, every second: expiry and timeouts run on the monotonic clock, so a step of the wall
+ * clock changes nothing but log times; an operator reading the log is told. */
+static void check_wall_clock(ns_server_t *server)
+{
+    int64_t offset = ns_wall_ms() - (int64_t)ns_now_ms();
+    int64_t jump = offset - server->clock_offset_ms;
+    if (server->clock_offset_ms != 0 && (jump > CLOCK_JUMP_MIN_MS || jump < -CLOCK_JUMP_MIN_MS)) {
+        NS_METRIC_INC(CLOCK_JUMPS);
+        NS_LOG_W("the wall clock jumped %s by %lld ms: broker expiry, idle and other timeouts "
+                 "run on the monotonic clock and are not affected (log times jump)",
+                 jump > 0 ? "forward" : "back", (long long)(jump > 0 ? jump : -jump));
+    }
+    server->clock_offset_ms = offset != 0 ? offset : 1;
+}
+
 static void on_idle_check(uv_timer_t *timer)
 {
     ns_io_loop_t *loop = timer->data;
+    uint64_t now = uv_now(&loop->loop);
+    uint64_t gap = now - loop->last_idle_check_ms;
+    if (loop->last_idle_check_ms != 0 && gap > IDLE_CHECK_INTERVAL_MS + NS_STALL_SLACK_MS) {
+        uint64_t stalled = gap - IDLE_CHECK_INTERVAL_MS;
+        NS_METRIC_INC(STALL_IDLE);
+        NS_LOG_I("I/O loop %u did not run for %llu ms: its connections' idle time and deadlines "
+                 "do not count it",
+                 loop->index, (unsigned long long)stalled);
+        ns__conn_forgive_stall(loop, stalled);
+    }
+    loop->last_idle_check_ms = now;
+    if (loop->index == 0)
+        check_wall_clock(loop->server);
     ns_health_loop_beat(loop->index, uv_now(&loop->loop));
     /* Idle connections, and TLS handshakes or PROXY headers past their deadline. */
     ns__conn_close_idle(loop, uv_now(&loop->loop), loop->server->limits.idle_ms);
@@ -156,9 +186,13 @@ static void stop_loop(ns_io_loop_t *loop)
     if (loop->stopping)
         return;
     loop->stopping = true;
-    for (size_t i = 0; i < NS_ARRAY_SIZE(loop->listeners); i++)
-        if (loop->listeners[i].open)
-            uv_close((uv_handle_t *)&loop->listeners[i].tcp, NULL);
+    for (size_t i = 0; i < NS_ARRAY_SIZE(loop->listeners); i++) {
+        ns_listener_t *l = &loop->listeners[i];
+        if (l->open) {
+            uv_close((uv_handle_t *)&l->poll, on_listener_closed);
+            uv_close((uv_handle_t *)&l->accept_timer, NULL);
+        }
+    }
     uv_close((uv_handle_t *)&loop->idle_timer, NULL);
     pthread_mutex_lock(&loop->lock);
     loop->wakeup_closed = true;
@@ -175,6 +209,8 @@ static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
 {
     loop->server = server;
     loop->index = index;
+    for (size_t i = 0; i < NS_ARRAY_SIZE(loop->listeners); i++)
+        loop->listeners[i].fd = -1;
     int rc = uv_loop_init(&loop->loop);
     if (rc != 0)
         return rc;
@@ -222,44 +258,90 @@ static void loop_thread_main(void *arg)
 
 /* ---- listener ------------------------------------------------------------------------- */
 
-static void on_connection(uv_stream_t *stream, int status)
+/* Connections accepted per wakeup of a listener: loop 0's own connections get their turn
+ * between bursts of new ones. */
+#define ACCEPT_BATCH 64
+/* How long a listener pauses when no descriptor is left for a new connection: Netty's
+ * ServerBootstrapAcceptor stops reading its server channel for 1 s on the same error. */
+#define ACCEPT_PAUSE_MS 1000
+
+static void on_listener_readable(uv_poll_t *poll, int status, int events);
+
+static void on_accept_timer(uv_timer_t *timer)
 {
-    ns_listener_t *listener = stream->data;
-    ns_io_loop_t *loop0 = listener->loop;
-    ns_server_t *server = loop0->server;
-    if (status < 0) {
-        NS_LOG_W("accept failed: %s", uv_strerror(status));
-        return;
-    }
-    static unsigned next_loop;
-    unsigned target = server->loop_count > 1 ? next_loop++ % server->loop_count : 0;
-    if (target == 0) {
-        ns__conn_accept(loop0, listener);
-        return;
-    }
-    /* Hand the socket to another loop: accept it here, pass a duplicate of the descriptor,
-     * close ours. Connections are long-lived, so one wakeup per connection costs nothing. */
-    uv_tcp_t *tmp = ns_xmalloc(sizeof(*tmp));
-    uv_tcp_init(&loop0->loop, tmp);
-    int rc = uv_accept(stream, (uv_stream_t *)tmp);
-    if (rc != 0)
-        NS_LOG_W("accept failed: %s", uv_strerror(rc));
-    if (rc == 0) {
-        uv_os_fd_t fd;
-        if (uv_fileno((uv_handle_t *)tmp, &fd) == 0) {
-            int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-            if (dup_fd >= 0)
-                post_msg(&server->loops[target], (ns_loop_msg_t){.kind = NS_LOOP_ADOPT_FD,
-                                                                 .service = listener->service,
-                                                                 .u.fd = dup_fd});
-            else
-                NS_LOG_W("accept: dup failed: %s", strerror(errno));
-        }
-    }
-    uv_close((uv_handle_t *)tmp, free_handle);
+    ns_listener_t *l = timer->data;
+    l->accept_paused = false;
+    uv_poll_start(&l->poll, UV_READABLE, on_listener_readable);
 }
 
-/* Binds host:port for `service` on loop 0 and listens. Returns 0, or a libuv code (logged). */
+/* No descriptor is left for the next connection: stop accepting for a while. The connections
+ * wait in the kernel's backlog (beyond it, new SYNs are dropped and clients retry), and are
+ * accepted once descriptors are free again; the process does not spin on accept(). */
+static void pause_listener(ns_listener_t *l, int err)
+{
+    uv_poll_stop(&l->poll);
+    l->accept_paused = true;
+    uv_timer_start(&l->accept_timer, on_accept_timer, ACCEPT_PAUSE_MS, 0);
+    NS_METRIC_INC(ACCEPT_PAUSES);
+    if (l->accept_pauses++ == 0) {
+        struct rlimit rl;
+        long limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                         ? (long)rl.rlim_cur
+                         : -1;
+        NS_LOG_W("accept on %s failed: %s (open files limit %ld): not accepting for %d ms at a "
+                 "time until descriptors are free; new connections wait in the backlog, the open "
+                 "ones are served (logged once until a connection is accepted again)",
+                 l->addr, strerror(err), limit, ACCEPT_PAUSE_MS);
+    }
+}
+
+/* Hands an accepted socket of a listener to the next loop (round robin, loop 0 included); the
+ * connection inherits the listener's service. */
+static void hand_out(ns_server_t *server, const ns_listener_t *l, int fd)
+{
+    static unsigned next_loop;
+    unsigned target = server->loop_count > 1 ? next_loop++ % server->loop_count : 0;
+    if (target == 0)
+        ns__conn_adopt(&server->loops[0], fd, l->service);
+    else
+        post_msg(&server->loops[target],
+                 (ns_loop_msg_t){.kind = NS_LOOP_ADOPT_FD, .service = l->service, .u.fd = fd});
+}
+
+static void on_listener_readable(uv_poll_t *poll, int status, int events)
+{
+    ns_listener_t *l = poll->data;
+    NS_UNUSED(events);
+    if (status < 0) {
+        pause_listener(l, -status);
+        return;
+    }
+    for (int i = 0; i < ACCEPT_BATCH; i++) {
+        int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            if (l->accept_pauses > 0) {
+                NS_LOG_I("accepting connections on %s again after %u pause(s) for want of a "
+                         "file descriptor",
+                         l->addr, l->accept_pauses);
+                l->accept_pauses = 0;
+            }
+            hand_out(l->loop->server, l, fd);
+            continue;
+        }
+        int err = errno;
+        if (err == EAGAIN || err == EWOULDBLOCK)
+            return;
+        /* A connection that went away before we took it, or a signal: the next one. */
+        if (err == ECONNABORTED || err == EINTR || err == EPROTO || err == EPERM)
+            continue;
+        /* EMFILE, ENFILE, ENOBUFS, ENOMEM (and anything unexpected): a pause, never a spin. */
+        pause_listener(l, err);
+        return;
+    }
+}
+
+/* Binds host:port for `service` on loop 0 and listens with the backlog of serverSocketBacklog.
+ * Returns 0 or -errno (logged). */
 static int listen_on(ns_server_t *server, ns_service_t service, const char *host, int port)
 {
     ns_io_loop_t *loop0 = &server->loops[0];
@@ -275,20 +357,30 @@ static int listen_on(ns_server_t *server, ns_service_t service, const char *host
         NS_LOG_E("bad bindAddress %s: %s", host, uv_strerror(rc));
         return rc;
     }
-    uv_tcp_init(&loop0->loop, &l->tcp);
-    l->tcp.data = l;
-    l->loop = loop0;
-    l->service = service;
-    l->open = true;
-    rc = uv_tcp_bind(&l->tcp, (const struct sockaddr *)&ss, 0);
-    if (rc == 0)
-        rc = uv_listen((uv_stream_t *)&l->tcp, server->cfg->server_socket_backlog, on_connection);
-    if (rc != 0) {
-        NS_LOG_E("Failed to bind %sto %s:%d: %s", what, host, port, uv_strerror(rc));
+    socklen_t sslen =
+        ss.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int on = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+        bind(fd, (const struct sockaddr *)&ss, sslen) != 0 ||
+        listen(fd, server->cfg->server_socket_backlog) != 0) {
+        rc = -errno;
+        if (fd >= 0)
+            close(fd);
+        NS_LOG_E("Failed to bind %sto %s:%d: %s", what, host, port, strerror(-rc));
         return rc;
     }
-    int sslen = sizeof(ss);
-    uv_tcp_getsockname(&l->tcp, (struct sockaddr *)&ss, &sslen);
+    l->loop = loop0;
+    l->service = service;
+    l->fd = fd;
+    uv_poll_init_socket(&loop0->loop, &l->poll, fd);
+    l->poll.data = l;
+    uv_timer_init(&loop0->loop, &l->accept_timer);
+    l->accept_timer.data = l;
+    l->open = true;
+    uv_poll_start(&l->poll, UV_READABLE, on_listener_readable);
+    sslen = sizeof(ss);
+    getsockname(fd, (struct sockaddr *)&ss, &sslen);
     l->port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
                                        : ntohs(((struct sockaddr_in *)&ss)->sin_port);
     snprintf(l->addr, sizeof(l->addr), "%s:%d", host, l->port);
@@ -317,6 +409,14 @@ static int listen_all(ns_server_t *server)
     server->bound_port = first->port;
     snprintf(server->bound_addr, sizeof(server->bound_addr), "%s", first->addr);
     return 0;
+}
+
+/* A listening socket closes once its poll handle has. */
+static void on_listener_closed(uv_handle_t *handle)
+{
+    ns_listener_t *l = handle->data;
+    close(l->fd);
+    l->fd = -1;
 }
 
 /* Writes the bound port to portFile via a temporary file and rename(), so a test polling for
@@ -402,7 +502,7 @@ static void on_stats(uv_timer_t *timer)
     size_t conns = 0;
     for (unsigned i = 0; i < server->loop_count; i++)
         conns += __atomic_load_n(&server->loops[i].conn_count, __ATOMIC_RELAXED);
-    char tls[120];
+    char tls[160];
     ns__server_tls_stats(server, tls, sizeof(tls));
     NS_LOG_I("[STATS] connections=%zu requests_last_min=%llu bad_frames_last_min=%llu "
              "requests_total=%llu%s",
@@ -420,8 +520,6 @@ static void on_sighup(uv_signal_t *sig, int signum)
 {
     (void)signum;
     ns_server_t *server = sig->data;
-    if (server->acl != NULL)
-        ns_acl_poll(server->acl, true);
     ns_traffic_log_reopen();
     const char *path = server->cfg->log_path;
     if (path != NULL && path[0] != '\0') {
@@ -432,13 +530,8 @@ static void on_sighup(uv_signal_t *sig, int signum)
         else
             NS_LOG_I("SIGHUP: log file %s reopened", path);
     }
-    ns__server_tls_reload(server, "SIGHUP");
-}
-
-static void on_acl_poll(uv_timer_t *timer)
-{
-    ns_server_t *server = timer->data;
-    ns_acl_poll(server->acl, false);
+    /* The ACL file, tls.config.file and the certificates: read off the loop. */
+    ns__server_files_hup(server);
 }
 
 void ns_server_set_acl(ns_server_t *server, ns_acl_t *acl)
@@ -530,6 +623,7 @@ static void start_loop0_jobs(ns_server_t *server)
     uint64_t scan_ms = server->cfg->scan_not_active_broker_interval > 0
                            ? (uint64_t)server->cfg->scan_not_active_broker_interval
                            : 5000;
+    server->scan_interval_ms = scan_ms;
     uv_timer_init(&loop0->loop, &server->scan_timer);
     server->scan_timer.data = server;
     if (!server->controller_only)
@@ -543,10 +637,6 @@ static void start_loop0_jobs(ns_server_t *server)
     uv_timer_start(&server->stats_timer, on_stats, STATS_INTERVAL_MS, STATS_INTERVAL_MS);
     uv_timer_init(&loop0->loop, &server->go_away_timer);
     server->go_away_timer.data = server;
-    uv_timer_init(&loop0->loop, &server->acl_timer);
-    server->acl_timer.data = server;
-    if (server->acl != NULL)
-        uv_timer_start(&server->acl_timer, on_acl_poll, ACL_POLL_MS, ACL_POLL_MS);
 }
 
 /* Loop 0's thread: closes what start_loop0_jobs opened. */
@@ -559,7 +649,6 @@ static void stop_loop0_jobs(ns_server_t *server)
     uv_close((uv_handle_t *)&server->kv_log_timer, NULL);
     uv_close((uv_handle_t *)&server->stats_timer, NULL);
     uv_close((uv_handle_t *)&server->go_away_timer, NULL);
-    uv_close((uv_handle_t *)&server->acl_timer, NULL);
 }
 
 static void begin_shutdown(ns_server_t *server)
@@ -571,7 +660,7 @@ static void begin_shutdown(ns_server_t *server)
     /* Every connection closes now: their brokers stay in the table for the last snapshot. */
     ns_route_seal(server->route);
     stop_loop0_jobs(server);
-    ns__server_tls_stop(server);
+    ns__server_files_stop(server);
     pthread_mutex_lock(&server->hooks_lock);
     server->hooks_open = false; /* the controller runs on: what it sends now is dropped */
     pthread_mutex_unlock(&server->hooks_lock);
@@ -663,6 +752,7 @@ static int create_loops(ns_server_t *server)
 static void start_threads(ns_server_t *server)
 {
     ns__server_tls_start(server);
+    ns__server_files_start(server);
     server->notifier = ns__notifier_new(&server->loops[0]);
     server->worker = ns__worker_start(server);
     pthread_mutex_lock(&server->hooks_lock);

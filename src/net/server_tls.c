@@ -1,7 +1,9 @@
 /* TLS for the server: builds the contexts from the tls.* keys at start, watches the
  * certificate, key and trust files and reloads them when they change (Java's FileWatchService
  * in NamesrvController) or on SIGHUP, without touching open connections (their sessions keep
- * the context they began with). Runs on loop 0. The engine itself is tls.c / tls_ctx.c. */
+ * the context they began with). The start runs on the main thread before the loops; watching
+ * and reloads run in the file passes of server_files.c (they read files: never on an I/O
+ * loop), one at a time. The engine itself is tls.c / tls_ctx.c. */
 #include "net_int.h"
 
 #include <stdio.h>
@@ -9,10 +11,6 @@
 
 #include "ns_common.h"
 #include "ns_log.h"
-
-/* How often the files are looked at (Java: every 500 ms). A change is loaded one tick after it
- * was seen, so that a certificate and its key replaced one after the other load together. */
-#define WATCH_INTERVAL_MS 1000
 
 #define SERVER_CONSEQUENCE "TLS connections are refused"
 #define CLIENT_CONSEQUENCE "the notifier cannot reach brokers"
@@ -35,6 +33,8 @@ static ns_tls_settings_t server_settings(const ns_config_t *cfg)
         .trust_path = t->server_trust_cert_path,
         .ciphers = t->ciphers,
         .protocols = t->protocols,
+        .session_timeout_s = t->session_timeout_s,
+        .session_cache_size = t->session_cache_size,
     };
     if (t->server_need_client_auth != NULL)
         (void)ns_tls_client_auth_parse(t->server_need_client_auth, &s.client_auth); /* checked */
@@ -93,9 +93,8 @@ static void reload_all(ns_server_t *server, const char *why)
     }
 }
 
-static void on_watch(uv_timer_t *timer)
+void ns__server_tls_watch(ns_server_t *server)
 {
-    ns_server_t *server = timer->data;
     ns_server_tls_t *t = &server->tls;
     if (t->reload_due) {
         t->reload_due = false;
@@ -119,6 +118,13 @@ void ns__server_tls_start(ns_server_t *server)
                             &t->proxy_acl, why, sizeof(why)))
         t->proxy_acl.any = true;
     t->handshake_ms = (uint64_t)cfg->tls.handshake_timeout_ms;
+    t->proxy_addr_trusted = !(server->acl != NULL && t->proxy_acl.any);
+    if (!t->proxy_addr_trusted)
+        NS_LOG_W("aclEnable=true and proxyProtocolTrustedProxies is empty: PROXY protocol "
+                 "headers are accepted from any peer, but the client address they name is "
+                 "ignored (the white lists see the connection's own address). Behind a load "
+                 "balancer that sends PROXY headers, set proxyProtocolTrustedProxies to the "
+                 "balancers' addresses; without one, set it to none");
     NS_LOG_I("TLS: server mode %s (%s), tls.test.mode.enable=%s; PROXY protocol headers accepted "
              "from %s",
              ns_tls_mode_name(t->mode),
@@ -138,13 +144,6 @@ void ns__server_tls_start(ns_server_t *server)
         t->client_ctx = ns_tls_ctx_new(false);
         ns_tls_settings_t s = client_settings(cfg);
         load(t->client_ctx, "client", &s, "start", CLIENT_CONSEQUENCE);
-    }
-    if (t->server_ctx != NULL || t->client_ctx != NULL) {
-        ns_io_loop_t *loop0 = &server->loops[0];
-        uv_timer_init(&loop0->loop, &t->watch_timer);
-        t->watch_timer.data = server;
-        uv_timer_start(&t->watch_timer, on_watch, WATCH_INTERVAL_MS, WATCH_INTERVAL_MS);
-        t->watching = true;
     }
 }
 
@@ -171,16 +170,10 @@ void ns__server_tls_stats(ns_server_t *server, char *out, size_t outlen)
         return;
     ns_tls_stats_t st;
     ns_tls_ctx_stats(ctx, &st);
-    snprintf(out, outlen, " tls_handshakes_total=%llu tls_failures_total=%llu",
-             (unsigned long long)st.handshakes, (unsigned long long)st.failures);
-}
-
-void ns__server_tls_stop(ns_server_t *server)
-{
-    if (server->tls.watching) {
-        server->tls.watching = false;
-        uv_close((uv_handle_t *)&server->tls.watch_timer, NULL);
-    }
+    snprintf(out, outlen,
+             " tls_handshakes_total=%llu tls_resumed_total=%llu tls_failures_total=%llu",
+             (unsigned long long)st.handshakes, (unsigned long long)st.resumed,
+             (unsigned long long)st.failures);
 }
 
 void ns__server_tls_free(ns_server_t *server)

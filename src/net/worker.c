@@ -28,7 +28,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ns_budget.h"
@@ -55,22 +54,14 @@
 struct ns_worker {
     ns_server_t *server;
     pthread_t thread;
-    pthread_mutex_t lock; /* guards the queue, stop and shutting_down */
-    pthread_cond_t wake;  /* signalled when a job is queued or stop is set */
-    ns_jobq_t queue;      /* queued jobs (their qi) */
-    bool stop;            /* finish the queue, then exit */
-    bool shutting_down;   /* drop every queued request of a closed connection */
-    ns_buf_t scratch;     /* handlers' reusable buffer (worker thread only) */
+    pthread_mutex_t lock;  /* guards the queue, stop and shutting_down */
+    pthread_cond_t wake;   /* signalled when a job is queued or stop is set */
+    ns_jobq_t queue;       /* queued jobs (their qi) */
+    bool stop;             /* finish the queue, then exit */
+    bool shutting_down;    /* drop every queued request of a closed connection */
+    ns_buf_t scratch;      /* handlers' reusable buffer (worker thread only) */
+    uint64_t last_scan_ms; /* when the last scan ran (worker thread only); 0 = none yet */
 };
-
-/* Monotonic nanoseconds: what a job costs is how long it held the worker (a KV write waiting
- * for its fsync costs the others as much as a decode does). */
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static ns_job_t *job_of(ns_jobq_item_t *item)
 {
@@ -82,9 +73,30 @@ static const ns_job_t *const_job_of(const ns_jobq_item_t *item)
     return (const ns_job_t *)(const void *)((const char *)item - offsetof(ns_job_t, qi));
 }
 
-static void run_request(ns_worker_t *w, ns_job_t *job)
+static void port_return(ns_job_t *job);
+
+/* A deferred request's answer is ready (ns_proc.h, later answers), on the thread that finished
+ * it: its connection's next request may run, and the job goes back to its loop. */
+static void on_later_answered(ns_proc_later_t *later, bool send)
+{
+    ns_job_t *job = (ns_job_t *)(void *)((char *)later - offsetof(ns_job_t, later));
+    ns_worker_t *w = job->worker;
+    job->send = send;
+    pthread_mutex_lock(&w->lock);
+    ns_jobq_unpark(&w->queue, job->conn_id);
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    port_return(job);
+}
+
+/* Runs one request. Returns true when its answer comes later (a write waiting for the disk):
+ * the job then goes back to its loop from on_later_answered, maybe on another thread, and must
+ * not be touched here any more. */
+static bool run_request(ns_worker_t *w, ns_job_t *job)
 {
     ns_server_t *server = w->server;
+    job->worker = w;
+    job->later.answered = on_later_answered;
     ns_ctx_t ctx = {
         .route = server->route,
         .kv = server->kv,
@@ -97,9 +109,14 @@ static void run_request(ns_worker_t *w, ns_job_t *job)
         .scratch = &w->scratch,
         .acl = server->acl,
         .t0 = job->queued_at,
+        .later = &job->later,
     };
     job->send = ns_proc_dispatch_entry(&ctx, job->entry, &job->req, &job->resp);
     ns_cmd_free(&job->req);
+    if (ctx.deferred) {
+        ns_proc_later_release(&job->later);
+        return true;
+    }
     if ((ns_proc_flags(job->entry) & NS_PROC_REGISTERS) && job->send) {
         /* The connection's later jobs move with the outcome: a broker that just registered
          * goes first, one whose registration failed waits with the strangers. */
@@ -108,6 +125,7 @@ static void run_request(ns_worker_t *w, ns_job_t *job)
                          job->resp.code == NS_RES_SUCCESS ? NS_JOBQ_KNOWN : NS_JOBQ_OTHER);
         pthread_mutex_unlock(&w->lock);
     }
+    return false;
 }
 
 /* ---- the brokers whose registrations wait in the queue --------------------------------- */
@@ -129,11 +147,9 @@ static void collect_broker(const ns_jobq_item_t *item, void *arg)
     const char *addr = ns_cmd_ext_get(&job->req, "brokerAddr");
     if (cluster == NULL || addr == NULL || ns_hmap_get_pair(&set->keys, cluster, addr) != NULL)
         return;
-    size_t cl = strlen(cluster), al = strlen(addr);
-    char *key = ns_xmalloc(cl + al + 2);
-    memcpy(key, cluster, cl + 1);
-    memcpy(key + cl + 1, addr, al + 1);
-    ns_hmap_put(&set->keys, key, cl + al + 1, key);
+    size_t klen;
+    char *key = ns_hmap_pair_key(cluster, addr, &klen);
+    ns_hmap_put(&set->keys, key, klen, key);
 }
 
 static bool spare_queued(void *arg, const char *cluster, const char *addr)
@@ -142,21 +158,41 @@ static bool spare_queued(void *arg, const char *cluster, const char *addr)
     return ns_hmap_get_pair(&set->keys, cluster, addr) != NULL;
 }
 
+/* Java's scan, after the process was stopped longer than the brokers' timeout, expires every
+ * broker at once, before the registrations waiting in their sockets are read. Here the scan
+ * notices its own stall (much more time since its last run than its interval) and gives each
+ * broker a registration period to be heard first (ns_route_forgive_stall). */
+static void forgive_if_stalled(ns_worker_t *w, uint64_t now)
+{
+    uint64_t interval = w->server->scan_interval_ms;
+    uint64_t gap = now - w->last_scan_ms;
+    bool stalled = w->last_scan_ms != 0 && gap > 2 * interval && gap - interval > NS_STALL_SLACK_MS;
+    w->last_scan_ms = now;
+    if (!stalled)
+        return;
+    size_t spared = ns_route_forgive_stall(w->server->route, now);
+    NS_METRIC_INC(STALL_SCAN);
+    NS_METRIC_ADD(BROKERS_SPARED_STALL, spared);
+    NS_LOG_W("the server did not run for %llu ms (the broker scan is due every %llu ms): "
+             "stopped, frozen or starved; %zu broker(s) silent past their timeout get a "
+             "registration period (their timeout, at most %d ms) to be heard before they expire",
+             (unsigned long long)(gap - interval), (unsigned long long)interval, spared,
+             NS_ROUTE_STALL_GRACE_MAX_MS);
+}
+
 /* The scan runs here, so no registration is in progress meanwhile; the ones still queued (or
  * heartbeats queued behind them) keep their brokers alive. */
 static void run_scan(ns_worker_t *w, ns_job_t *job)
 {
     ns_server_t *server = w->server;
-    queued_brokers_t queued = {.keys = NS_HMAP_INIT};
+    forgive_if_stalled(w, ns_now_ms());
+    queued_brokers_t queued = {.keys = NS_HMAP_INIT(free)};
     pthread_mutex_lock(&w->lock);
     ns_jobq_foreach(&w->queue, collect_broker, &queued);
     pthread_mutex_unlock(&w->lock);
     job->expired = ns_xmalloc(SCAN_MAX_CLOSE * sizeof(uint64_t));
     job->expired_count = ns_route_scan_not_active_sparing(server->route, ns_now_ms(), spare_queued,
                                                           &queued, job->expired, SCAN_MAX_CLOSE);
-    for (size_t i = ns_hmap_next(&queued.keys, 0); i < queued.keys.cap;
-         i = ns_hmap_next(&queued.keys, i + 1))
-        free(queued.keys.slots[i].val);
     ns_hmap_clear(&queued.keys);
 }
 
@@ -185,13 +221,22 @@ static void port_return(ns_job_t *job)
     ns_port_post(job->port, &job->item);
 }
 
+void ns__worker_port_return(ns_job_t *job)
+{
+    port_return(job);
+}
+
 /* ---- running jobs ---------------------------------------------------------------------- */
 
-static void run(ns_worker_t *w, ns_job_t *job)
+/* Runs a job. Returns true when it parked its connection: a request whose answer comes later
+ * (the connection's next request waits for that answer, so its effects and answers stay in
+ * order). */
+static bool run(ns_worker_t *w, ns_job_t *job)
 {
+    bool deferred = false;
     switch (job->kind) {
     case NS_JOB_REQUEST:
-        run_request(w, job);
+        deferred = run_request(w, job);
         break;
     case NS_JOB_CONN_CLOSED:
         ns_route_on_conn_closed(w->server->route, job->conn_id);
@@ -204,10 +249,13 @@ static void run(ns_worker_t *w, ns_job_t *job)
         break;
     }
     forward_notices(w);
+    if (deferred)
+        return true;
     if (job->port != NULL)
         port_return(job); /* its loop frees it */
     else
         free(job);
+    return false;
 }
 
 static void *worker_main(void *arg)
@@ -221,9 +269,12 @@ static void *worker_main(void *arg)
 #endif
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        while (ns_jobq_count(&w->queue) == 0 && !w->stop)
+        ns_jobq_item_t *item;
+        /* Nothing to pop while the queue is empty, or holds only requests of connections
+         * parked behind a later answer (their answer wakes us). */
+        while ((item = ns_jobq_pop(&w->queue)) == NULL &&
+               !(w->stop && ns_jobq_count(&w->queue) == 0))
             pthread_cond_wait(&w->wake, &w->lock);
-        ns_jobq_item_t *item = ns_jobq_pop(&w->queue);
         pthread_mutex_unlock(&w->lock);
         if (item == NULL) /* stop, and the queue is empty */
             break;
@@ -231,15 +282,17 @@ static void *worker_main(void *arg)
         bool control = item->lane == NS_JOBQ_CONTROL;
         NS_METRIC_INC(WORKER_STARTED);
         ns_metrics_observe_since(NS_H_WORKER_WAIT, job->queued_at);
-        uint64_t t0 = control ? 0 : mono_ns();
+        uint64_t t0 = control ? 0 : ns_now_ns();
         ns_health_worker_begin(ns_now_ms());
-        run(w, job);
+        bool parked = run(w, job);
         ns_health_worker_end();
         if (!control) {
-            /* What the job cost the worker decides its connection's next turn. */
-            uint64_t cost = mono_ns() - t0;
+            /* What the job cost the worker (how long it held it: a KV write waiting for its
+             * fsync costs the others as much as a decode does) decides its connection's next
+             * turn. */
+            uint64_t cost = ns_now_ns() - t0;
             pthread_mutex_lock(&w->lock);
-            ns_jobq_done(&w->queue, cost);
+            ns_jobq_done(&w->queue, cost, parked);
             pthread_mutex_unlock(&w->lock);
         }
         if (w->scratch.cap > 64u * 1024u)

@@ -12,11 +12,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <microhttpd.h>
 
@@ -29,6 +31,18 @@
 #include "ns_procstat.h"
 #include "ns_version.h"
 
+/* One HTTP connection, from the library's STARTED notice to its CLOSED one (the library calls
+ * that before it closes the socket: while the entry is listed under `lock`, its fd is ours to
+ * shut down). */
+typedef struct http_conn {
+    int fd;
+    struct sockaddr_storage peer; /* the client's address (the port is ignored) */
+    uint64_t waiting_since_ms;    /* monotonic: the connection, or its last request, began */
+    bool waiting;                 /* no whole request yet (deadline and bounds apply) */
+    bool cut;                     /* shut down by us; the library closes it */
+    struct http_conn *prev, *next;
+} http_conn_t;
+
 struct ns_exporter {
     struct MHD_Daemon *daemon;
     ns_config_t *cfg;
@@ -36,6 +50,12 @@ struct ns_exporter {
     ns_kv_t *kv;
     ns_ctl_t *ctl; /* NULL: no controller */
     int port;
+    pthread_mutex_t lock;         /* guards conns and stop */
+    pthread_cond_t wake;          /* the reaper: stop asked */
+    http_conn_t *oldest, *newest; /* every connection, oldest first */
+    bool stop;
+    bool reaper_started;
+    pthread_t reaper; /* cuts requests past their deadline */
 };
 
 /* ---- the page --------------------------------------------------------------------------- */
@@ -93,6 +113,12 @@ static void write_server(const ns_metrics_snapshot_t *snap, ns_config_t *cfg, ns
           live ? 1 : 0);
     gauge(out, "mqnamesrv_ready", "1 when the server is ready to serve routes (as /readyz).",
           ready ? 1 : 0);
+    /* Counted by the log itself (below the metrics registry, which logs). */
+    ns_metrics_write_family(out, "mqnamesrv_log_write_failures_total", "counter",
+                            "Log lines the log file did not take (a full or failing disk); "
+                            "stdout still got them.");
+    ns_metrics_write_sample_u64(out, "mqnamesrv_log_write_failures_total", "",
+                                ns_log_file_failures());
     ns_buf_t labels = NS_BUF_INIT;
     ns_buf_append_str(&labels, "version=\"");
     ns_metrics_escape_label(&labels, ns_version());
@@ -175,6 +201,155 @@ void ns_exporter_render(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv, ns_buf
     write_process(out);
 }
 
+/* ---- slow clients ------------------------------------------------------------------------- */
+
+static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family)
+        return false;
+    if (a->ss_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+    if (a->ss_family == AF_INET6)
+        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                      &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
+    return false;
+}
+
+/* Caller holds lock. The library sees the end of the stream and closes the connection; the
+ * descriptor stays valid until its CLOSED notice, which takes the lock. */
+static void cut_locked(http_conn_t *c, const char *why)
+{
+    c->cut = true;
+    c->waiting = false;
+    shutdown(c->fd, SHUT_RDWR);
+    NS_LOG_D("metrics exporter: connection cut: %s", why);
+}
+
+/* Caller holds lock: the oldest connection still waiting for its request, of the client at
+ * `peer` (NULL: of any client), and how many such there are. */
+static http_conn_t *oldest_waiting_locked(ns_exporter_t *e, const struct sockaddr_storage *peer,
+                                          size_t *count)
+{
+    http_conn_t *first = NULL;
+    *count = 0;
+    for (http_conn_t *c = e->oldest; c != NULL; c = c->next) {
+        if (!c->waiting || (peer != NULL && !same_host(&c->peer, peer)))
+            continue;
+        if (first == NULL)
+            first = c;
+        (*count)++;
+    }
+    return first;
+}
+
+/* Caller holds lock: cuts what is past its deadline, then the oldest waiting connections of
+ * `peer`'s address and of all while there are too many. */
+static void enforce_locked(ns_exporter_t *e, const struct sockaddr_storage *peer, uint64_t now)
+{
+    for (http_conn_t *c = e->oldest; c != NULL; c = c->next)
+        if (c->waiting && now - c->waiting_since_ms >= NS_EXPORTER_DEADLINE_MS)
+            cut_locked(c, "request not whole within its deadline");
+    size_t n;
+    http_conn_t *victim;
+    while (peer != NULL && (victim = oldest_waiting_locked(e, peer, &n)) != NULL &&
+           n > NS_EXPORTER_MAX_PER_IP)
+        cut_locked(victim, "too many connections of one address waiting for their request");
+    while ((victim = oldest_waiting_locked(e, NULL, &n)) != NULL && n > NS_EXPORTER_MAX_CONNS)
+        cut_locked(victim, "too many connections waiting for their request");
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    ns_exporter_t *e = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *fd =
+            MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *addr =
+            MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        http_conn_t *c = ns_xcalloc(1, sizeof(*c));
+        c->fd = fd != NULL ? (int)fd->connect_fd : -1;
+        if (addr != NULL && addr->client_addr != NULL)
+            memcpy(&c->peer, addr->client_addr,
+                   addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                            : sizeof(struct sockaddr_in));
+        c->waiting = c->fd >= 0;
+        c->waiting_since_ms = ns_now_ms();
+        pthread_mutex_lock(&e->lock);
+        c->prev = e->newest;
+        if (e->newest != NULL)
+            e->newest->next = c;
+        else
+            e->oldest = c;
+        e->newest = c;
+        enforce_locked(e, &c->peer, c->waiting_since_ms);
+        pthread_mutex_unlock(&e->lock);
+        *socket_context = c;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context != NULL) {
+        http_conn_t *c = *socket_context;
+        pthread_mutex_lock(&e->lock);
+        if (c->prev != NULL)
+            c->prev->next = c->next;
+        else
+            e->oldest = c->next;
+        if (c->next != NULL)
+            c->next->prev = c->prev;
+        else
+            e->newest = c->prev;
+        pthread_mutex_unlock(&e->lock);
+        free(c);
+        *socket_context = NULL;
+    }
+}
+
+/* A whole request arrived (waiting: false) or was answered, and the next one on the
+ * connection may begin (true): its deadline starts now. */
+static void set_waiting(ns_exporter_t *e, struct MHD_Connection *mc, bool waiting)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    http_conn_t *c = info != NULL ? info->socket_context : NULL;
+    if (c == NULL)
+        return;
+    pthread_mutex_lock(&e->lock);
+    if (!c->cut) {
+        c->waiting = waiting;
+        c->waiting_since_ms = ns_now_ms();
+    }
+    pthread_mutex_unlock(&e->lock);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    NS_UNUSED(con_cls);
+    NS_UNUSED(toe);
+    set_waiting(cls, mc, true);
+}
+
+/* Cuts requests past their deadline, twice a second, when no new connection does it. */
+static void *reaper_main(void *arg)
+{
+    ns_exporter_t *e = arg;
+    pthread_setname_np(pthread_self(), "NSExporterReap");
+    pthread_mutex_lock(&e->lock);
+    while (!e->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += 500L * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&e->wake, &e->lock, &until);
+        if (!e->stop)
+            enforce_locked(e, NULL, ns_now_ms());
+    }
+    pthread_mutex_unlock(&e->lock);
+    return NULL;
+}
+
 /* ---- HTTP ------------------------------------------------------------------------------- */
 
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type,
@@ -203,6 +378,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     NS_UNUSED(upload);
     NS_UNUSED(upload_size);
     NS_UNUSED(con_cls);
+    set_waiting(e, c, false); /* the request is whole: answered now, whatever comes next */
     static const char *const text = "text/plain; charset=utf-8";
     ns_buf_t body = NS_BUF_INIT;
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
@@ -284,21 +460,31 @@ int ns_exporter_start(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv, ns_ctl_t
     e->route = route;
     e->kv = kv;
     e->ctl = ctl;
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&e->wake, &ca);
+    pthread_condattr_destroy(&ca);
     sigset_t saved;
-    ns_signals_block(&saved); /* its polling thread inherits the mask: signals go to loop 0 */
+    ns_signals_block(&saved); /* the threads inherit the mask: signals go to loop 0 */
+    /* No per-address limit of the library's: it would refuse a prober behind slow clients of
+     * its address; the bounds of connections waiting for a request are ours (above). */
     e->daemon = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, on_request, e, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)NS_EXPORTER_MAX_CONNS,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)NS_EXPORTER_MAX_PER_IP,
+        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)NS_EXPORTER_HARD_CONNS,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)NS_EXPORTER_TIMEOUT_S,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)NS_EXPORTER_MEMORY,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)64, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, e, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+        e, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)64, MHD_OPTION_LISTENING_ADDRESS_REUSE,
         (unsigned)1, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_END);
+    if (e->daemon != NULL)
+        e->reaper_started = pthread_create(&e->reaper, NULL, reaper_main, e) == 0;
     ns_signals_restore(&saved);
     if (e->daemon == NULL) {
         int err = errno ? -errno : NS_ECONFIG;
         NS_LOG_E("Failed to start the metrics exporter on %s:%d: %s", host, port, ns_strerror(err));
-        free(e);
+        ns_exporter_stop(e);
         return err;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(e->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -318,6 +504,16 @@ void ns_exporter_stop(ns_exporter_t *e)
 {
     if (e == NULL)
         return;
-    MHD_stop_daemon(e->daemon);
+    if (e->reaper_started) {
+        pthread_mutex_lock(&e->lock);
+        e->stop = true;
+        pthread_cond_signal(&e->wake);
+        pthread_mutex_unlock(&e->lock);
+        pthread_join(e->reaper, NULL);
+    }
+    if (e->daemon != NULL)
+        MHD_stop_daemon(e->daemon); /* every connection's CLOSED notice frees its entry */
+    pthread_cond_destroy(&e->wake);
+    pthread_mutex_destroy(&e->lock);
     free(e);
 }

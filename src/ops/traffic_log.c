@@ -21,30 +21,12 @@
 #include "ns_atomic_file.h"
 #include "ns_common.h"
 #include "ns_health.h"
+#include "ns_java_hashmap.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
 #include "ns_proc.h"
 
 /* ---- Java's iteration order ------------------------------------------------------------- */
-
-/* HashMap.hash(Integer): h ^ (h >>> 16). */
-static uint32_t java_hash(int32_t h)
-{
-    uint32_t u = (uint32_t)h;
-    return u ^ (u >> 16);
-}
-
-/* The capacity `new HashMap<>(n)` has after n puts: tableSizeFor(n), doubled whenever the size
- * passes 0.75 of it. */
-static size_t hashmap_capacity(size_t n)
-{
-    size_t cap = 1;
-    while (cap < n)
-        cap <<= 1;
-    while (n > cap * 3 / 4)
-        cap <<= 1;
-    return cap;
-}
 
 /* The table length of a ConcurrentHashMap grown from the default 16 by n inserts: it doubles
  * when the count reaches 0.75 of it. */
@@ -56,23 +38,14 @@ static size_t chm_capacity(size_t n)
     return cap;
 }
 
-/* Stable insertion sort of idx[0..n) by key(code[idx]) & mask. */
-static void sort_by_bucket(size_t *idx, size_t n, const int32_t *code, uint32_t mask, bool chm)
+/* Sorts idx[0..n) into the iteration order of a map of these Integer keys: a ConcurrentHashMap
+ * (chm; its spread clears the sign bit) or a HashMap. */
+static void sort_by_bucket(size_t *idx, size_t n, const int32_t *code, size_t table, bool chm)
 {
-    for (size_t i = 1; i < n; i++) {
-        size_t v = idx[i];
-        uint32_t kv = (chm ? java_hash(code[v]) & 0x7fffffffu : java_hash(code[v])) & mask;
-        size_t j = i;
-        while (j > 0) {
-            size_t u = idx[j - 1];
-            uint32_t ku = (chm ? java_hash(code[u]) & 0x7fffffffu : java_hash(code[u])) & mask;
-            if (ku <= kv)
-                break;
-            idx[j] = u;
-            j--;
-        }
-        idx[j] = v;
-    }
+    uint32_t spread[NS_TRAFFIC_MAX_CODES];
+    for (size_t i = 0; i < n; i++)
+        spread[i] = ns_java_hash_spread(code[i]) & (chm ? 0x7fffffffu : 0xffffffffu);
+    ns_java_hashmap_sort(idx, n, spread, table);
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -113,8 +86,8 @@ bool ns_traffic_dist_line(ns_traffic_dist_t *d, const int32_t *code, const uint6
     size_t idx[NS_TRAFFIC_MAX_CODES] = {0};
     for (size_t i = 0; i < d->n; i++)
         idx[i] = i;
-    sort_by_bucket(idx, d->n, d->code, (uint32_t)chm_capacity(d->n) - 1, true);
-    sort_by_bucket(idx, d->n, d->code, (uint32_t)hashmap_capacity(d->n) - 1, false);
+    sort_by_bucket(idx, d->n, d->code, chm_capacity(d->n), true);
+    sort_by_bucket(idx, d->n, d->code, ns_java_hashmap_table(d->n, d->n), false);
     size_t start = out->len;
     bool first = true;
     for (size_t k = 0; k < d->n; k++) {
@@ -150,43 +123,20 @@ static struct {
     ns_metrics_snapshot_t snap;
 } tl = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
-static int open_file(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash != NULL && slash != path) {
-        char *dir = ns_xstrndup(path, (size_t)(slash - path));
-        int rc = ns_afile_make_dirs(dir);
-        free(dir);
-        if (rc < 0)
-            return rc;
-    }
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    return fd < 0 ? -errno : fd;
-}
-
 static void write_line(const char *stamp, int port, const char *what, ns_buf_t *dist)
 {
     ns_buf_t line = NS_BUF_INIT;
     ns_buf_appendf(&line, "%s INFO NettyServerScheduler_1 - Port: %d, %s Distribution: %s\n", stamp,
                    port, what, ns_buf_cstr(dist));
-    const char *p = (const char *)line.data;
-    size_t left = line.len;
-    while (left > 0) {
-        ssize_t w = write(tl.fd, p, left);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break; /* a full disk loses traffic lines, nothing else */
-        p += w;
-        left -= (size_t)w;
-    }
+    /* A full disk loses traffic lines, nothing else. */
+    (void)ns_afile_write_all(tl.fd, line.data, line.len);
     ns_buf_free(&line);
 }
 
 static void tick(void)
 {
     if (__atomic_exchange_n(&tl.reopen, false, __ATOMIC_ACQ_REL)) {
-        int fd = open_file(tl.path);
+        int fd = ns_afile_open_append(tl.path, 0644);
         if (fd >= 0) {
             close(tl.fd);
             tl.fd = fd;
@@ -257,7 +207,7 @@ static void *traffic_main(void *arg)
 
 int ns_traffic_log_start(const char *path)
 {
-    int fd = open_file(path);
+    int fd = ns_afile_open_append(path, 0644);
     if (fd < 0) {
         NS_LOG_E("cannot open traffic log %s: %s", path, strerror(-fd));
         return fd;

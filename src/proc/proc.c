@@ -11,9 +11,10 @@
 
 /* A new request code is one row here, one handler, one test: everything the server must know
  * of it is in its row. Sorted by code: lookups are a binary search. LOOP marks the requests
- * the I/O loops answer themselves (route reads, broker heartbeats, single KV reads); everything
- * else runs on the server's worker thread, as Java runs everything but route reads on its
- * default executor. The access class decides who may send it when ACL is on. */
+ * the I/O loops answer themselves (route reads, broker heartbeats, single KV reads, and the KV
+ * writes, whose disk part runs on the persister and whose answer comes later); everything else
+ * runs on the server's worker thread, as Java runs everything but route reads on its default
+ * executor. The access class decides who may send it when ACL is on. */
 #define LOOP true
 #define WORKER false
 /* The access class: who may send the request when aclEnable=true (ns_acl.h). READ: anyone
@@ -25,18 +26,21 @@
 /* The last column, the flags (ns_proc.h): what happens to a request that waits at the worker
  * when its connection closes (OUTLIVES_CONN: it runs; ENDS_WITH_CONN: it comes back unrun;
  * every row has one of the two), whether it spares a broker from the expiry scan
- * (PROVES_ALIVE), whether it registers brokers on its connection (REGISTERS). */
+ * (PROVES_ALIVE), whether it registers brokers on its connection (REGISTERS), whether its answer
+ * may come later, once its write is on disk (ANSWERS_LATER). */
 #define OUTLIVES_CONN NS_PROC_OUTLIVES_CONN
 #define ENDS_WITH_CONN NS_PROC_ENDS_WITH_CONN
 #define PROVES_ALIVE NS_PROC_PROVES_ALIVE
 #define REGISTERS NS_PROC_REGISTERS
 #define CONTROLLER NS_PROC_CONTROLLER
 #define ADMIN_WHEN_DESIGNATED NS_PROC_ADMIN_WHEN_DESIGNATED
+#define ANSWERS_LATER NS_PROC_ANSWERS_LATER
 static const ns_proc_entry_t proc_table[] = {
-    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", proc_put_kv_config, WORKER, ADMIN, OUTLIVES_CONN},
+    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", proc_put_kv_config, LOOP, ADMIN,
+     OUTLIVES_CONN | ANSWERS_LATER},
     {NS_REQ_GET_KV_CONFIG, "GET_KV_CONFIG", proc_get_kv_config, LOOP, READ, ENDS_WITH_CONN},
-    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", proc_delete_kv_config, WORKER, ADMIN,
-     OUTLIVES_CONN},
+    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", proc_delete_kv_config, LOOP, ADMIN,
+     OUTLIVES_CONN | ANSWERS_LATER},
     {NS_REQ_REGISTER_BROKER, "REGISTER_BROKER", proc_register_broker, WORKER, BROKER,
      ENDS_WITH_CONN | PROVES_ALIVE | REGISTERS},
     {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", proc_unregister_broker, WORKER, BROKER,
@@ -66,7 +70,7 @@ static const ns_proc_entry_t proc_table[] = {
     {NS_REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST",
      proc_get_has_unit_sub_ununit_topic_list, WORKER, READ, ENDS_WITH_CONN},
     {NS_REQ_UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG", proc_update_namesrv_config, WORKER,
-     ADMIN, OUTLIVES_CONN},
+     ADMIN, OUTLIVES_CONN | ANSWERS_LATER},
     {NS_REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG", proc_get_namesrv_config, WORKER, READ,
      ENDS_WITH_CONN},
     {NS_REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION", proc_query_data_version, LOOP, BROKER,
@@ -230,9 +234,36 @@ bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const n
     NS_ASSERT(entry == NULL ? ns_proc_lookup(req->code) == NULL : entry->code == req->code);
     NS_ASSERT(entry == NULL || !(entry->flags & NS_PROC_CONTROLLER));
     uint64_t t0 = ctx->t0 ? ctx->t0 : ns_metrics_request_start();
+    unsigned slot = entry ? (unsigned)(entry - proc_table) + 1 : 0;
+    const char *name = entry ? entry->name : "unknown";
+    bool oneway = (req->flag & NS_FLAG_ONEWAY) != 0;
+    bool binary = req->serialize_type == NS_SERIALIZE_ROCKETMQ;
     ns_proc_reply_init(req, resp);
+    ctx->deferred = false;
+    if (ctx->later != NULL) {
+        /* Everything the later answer's log line and counters need, before the handler starts
+         * work that may end on another thread at once. */
+        ns_proc_later_t *l = ctx->later;
+        l->resp = resp;
+        l->holds = 1;
+        l->name = name;
+        l->peer = ctx->peer;
+        l->slot = slot;
+        l->code = req->code;
+        l->opaque = req->opaque;
+        l->version = req->version;
+        l->oneway = oneway;
+        l->binary = binary;
+        l->t0 = t0;
+    }
+
     if (gate(ctx, entry, req, resp)) {
         int rc = entry->fn(ctx, req, resp);
+        if (ctx->deferred) {
+            /* The handler answers later (ns_proc_later_done); resp is no longer ours. */
+            NS_ASSERT(rc == 0);
+            return false;
+        }
         if (rc < 0) {
             /* The handler failed for a reason of ours; Java answers SYSTEM_ERROR with the
              * exception text. Whatever the handler had put in resp is replaced. */
@@ -244,13 +275,9 @@ bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const n
                      entry->name, (int)req->opaque, ns_strerror(rc));
         }
     }
-    NS_LOG_D("peer=%s code=%d (%s) opaque=%d version=%d %s%s -> %d", ctx->peer ? ctx->peer : "-",
-             (int)req->code, entry ? entry->name : "unknown", (int)req->opaque, (int)req->version,
-             req->serialize_type == NS_SERIALIZE_ROCKETMQ ? "ROCKETMQ" : "JSON",
-             req->flag & NS_FLAG_ONEWAY ? " oneway" : "", (int)resp->code);
-    ns_metrics_request(entry ? (unsigned)(entry - proc_table) + 1 : 0, req->code, resp->code,
-                       !(req->flag & NS_FLAG_ONEWAY), t0);
-    if (req->flag & NS_FLAG_ONEWAY) {
+    ns__proc_log_and_count(ctx->peer, name, req->code, req->opaque, req->version, binary, oneway,
+                           resp->code, slot, t0);
+    if (oneway) {
         ns_cmd_free(resp);
         return false;
     }

@@ -8,6 +8,7 @@
 
 #include "ns_budget.h"
 #include "ns_common.h"
+#include "ns_hmap.h"
 #include "ns_json.h"
 #include "ns_json_tree.h"
 #include "ns_kv.h"
@@ -39,11 +40,6 @@
 #define AIOOBE_VALUE2VERSION                                                                       \
     "java.lang.ArrayIndexOutOfBoundsException: Index %d out of bounds for length 613, "            \
     "org.apache.rocketmq.common.MQVersion.value2Version(MQVersion.java:38)"
-
-static const char *peer_of(const ns_ctx_t *ctx)
-{
-    return ctx->peer ? ctx->peer : "-";
-}
 
 /* Answers as Java's exception path does: code 1, the text as remark, no ext fields. */
 static int exception_reply(ns_cmd_t *resp, const char *text)
@@ -80,23 +76,12 @@ static bool bom_reply(const ns_cmd_t *req, ns_cmd_t *resp)
     return true;
 }
 
-/* FNV-1a, 64 bits, over a field (with its length, so that fields cannot run into each other;
- * NULL differs from ""). */
-static uint64_t id_mix(uint64_t h, const void *p, size_t n)
+/* Hashes a field; NULL differs from "" (ns_hmap_hash_add hashes every piece's length). */
+static uint64_t id_add_str(uint64_t h, const char *s)
 {
-    const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-static uint64_t id_mix_str(uint64_t h, const char *s)
-{
-    uint64_t n = s ? strlen(s) : UINT64_MAX;
-    h = id_mix(h, &n, sizeof(n));
-    return s ? id_mix(h, s, (size_t)n) : h;
+    uint8_t present = s != NULL;
+    h = ns_hmap_hash_add(h, &present, 1);
+    return s ? ns_hmap_hash_add(h, s, strlen(s)) : h;
 }
 
 /* The identity of a registration for ns_route_register_repeat: every header field the route
@@ -105,7 +90,7 @@ static uint64_t id_mix_str(uint64_t h, const char *s)
  * 0. */
 static uint64_t registration_id(const ns_cmd_t *req)
 {
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = ns_hmap_hash_begin();
     static const char *const keys[] = {"clusterName",
                                        "brokerAddr",
                                        "brokerName",
@@ -115,11 +100,12 @@ static uint64_t registration_id(const ns_cmd_t *req)
                                        "heartbeatTimeoutMillis",
                                        "enableActingMaster"};
     for (size_t i = 0; i < NS_ARRAY_SIZE(keys); i++)
-        h = id_mix_str(h, ns_cmd_ext_get(req, keys[i]));
+        h = id_add_str(h, ns_cmd_ext_get(req, keys[i]));
     int32_t version = req->version;
     uint64_t body = ns_register_body_identity(req->body, req->body_len, false);
-    h = id_mix(h, &version, sizeof(version));
-    h = id_mix(h, &body, sizeof(body));
+    h = ns_hmap_hash_add(h, &version, sizeof(version));
+    h = ns_hmap_hash_add(h, &body, sizeof(body));
+    h = ns_hmap_hash_end(h);
     return h ? h : 1;
 }
 
@@ -143,7 +129,7 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
     if (crc != 0) {
         uint32_t got = req->body ? ns_body_crc32(req->body, req->body_len) : 0;
         if ((int64_t)got != (int64_t)crc) {
-            NS_LOG_W("receive registerBroker request,crc32 not match,from %s", peer_of(ctx));
+            NS_LOG_W("receive registerBroker request,crc32 not match,from %s", ns__proc_peer(ctx));
             resp->code = NS_RES_SYSTEM_ERROR;
             ns_cmd_set_remark(resp, "crc32 not match");
             return 0;
@@ -184,7 +170,7 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         .has_timeout = has_timeout,
         .timeout_ms = timeout,
         .has_acting_master = eam != NULL,
-        .acting_master = ns_parse_java_bool(eam),
+        .acting_master = eam != NULL && ns_java_parse_bool(eam, strlen(eam)),
         .conn_id = ctx->conn_id,
         .now_ms = ctx->now_ms,
         .body_id = body_id,
@@ -209,7 +195,7 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
     if (rc < 0) {
         /* Any peer can send these: the line is rate-limited, the counter is not. */
         ns_guard_event(rc == NS_ETOOBIG ? NS_GUARD_BODY_REFUSED : NS_GUARD_BODY_BAD, NS_LOG_WARN,
-                       "peer=%s register broker %s: bad body: %s", peer_of(ctx),
+                       "peer=%s register broker %s: bad body: %s", ns__proc_peer(ctx),
                        name ? name : "null", err);
         if (req->version < NS_VERSION_V3_0_11) {
             resp->code = NS_RES_SYSTEM_ERROR;
@@ -232,7 +218,7 @@ int proc_register_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         /* Java: a NullPointerException inside registerBroker is caught and logged there; the
          * empty result still answers 0. */
         NS_LOG_E("registerBroker Exception: null clusterName, brokerAddr or brokerName from %s",
-                 peer_of(ctx));
+                 ns__proc_peer(ctx));
         rc = 0;
     }
     ns_register_body_free(&body);

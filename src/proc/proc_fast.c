@@ -3,11 +3,13 @@
 
 #include <string.h>
 
+#include "ns_buf.h"
 #include "ns_common.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
 #include "ns_register_body.h"
 #include "ns_route_req.h"
+#include "proc_int.h"
 
 _Static_assert(NS_ROUTE_REQ_CODE == NS_REQ_GET_ROUTEINFO_BY_TOPIC, "the scanner's code");
 
@@ -25,48 +27,9 @@ static unsigned route_slot(void)
     return s;
 }
 
-static uint8_t *put_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-    return p + 4;
-}
-
 /* NS_SERVER_VERSION as text (checked below). */
 #define VERSION_TEXT "479"
 _Static_assert(NS_SERVER_VERSION == 479, "VERSION_TEXT must follow NS_SERVER_VERSION");
-
-/* Decimal int32, as ns_put_int writes it, two digits per step. */
-static uint8_t *put_int32(uint8_t *w, int32_t v)
-{
-    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930"
-                                   "31323334353637383940414243444546474849505152535455565758596061"
-                                   "62636465666768697071727374757677787980818283848586878889909192"
-                                   "93949596979899";
-    uint32_t u = (uint32_t)v;
-    if (v < 0) {
-        *w++ = '-';
-        u = 0u - u;
-    }
-    uint8_t tmp[10];
-    int i = 10;
-    while (u >= 100) {
-        uint32_t q = u / 100, r = u - q * 100;
-        i -= 2;
-        memcpy(tmp + i, pairs + 2 * r, 2);
-        u = q;
-    }
-    if (u >= 10) {
-        i -= 2;
-        memcpy(tmp + i, pairs + 2 * u, 2);
-    } else {
-        tmp[--i] = (uint8_t)('0' + u);
-    }
-    memcpy(w, tmp + i, (size_t)(10 - i));
-    return w + (10 - i);
-}
 
 #define PUT_LIT(w, lit) (memcpy((w), (lit), sizeof(lit) - 1), (w) + sizeof(lit) - 1)
 
@@ -77,18 +40,17 @@ static size_t write_success_header(uint8_t *w0, uint8_t type, int32_t opaque)
     uint8_t *w = w0;
     if (type == NS_SERIALIZE_JSON) {
         w = PUT_LIT(w, "{\"code\":0,\"flag\":1,\"language\":\"JAVA\",\"opaque\":");
-        w = put_int32(w, opaque);
+        w = (uint8_t *)ns_put_int((char *)w, opaque);
         w = PUT_LIT(w, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":" VERSION_TEXT "}");
     } else {
-        *w++ = 0; /* code */
-        *w++ = 0;
-        *w++ = NS_LANG_JAVA;
-        *w++ = (uint8_t)(NS_SERVER_VERSION >> 8);
-        *w++ = (uint8_t)NS_SERVER_VERSION;
-        w = put_be32(w, (uint32_t)opaque);
-        w = put_be32(w, NS_FLAG_RESPONSE);
-        w = put_be32(w, 0); /* remark */
-        w = put_be32(w, 0); /* ext fields */
+        ns_write_be16(w, 0); /* code */
+        w[2] = NS_LANG_JAVA;
+        ns_write_be16(w + 3, NS_SERVER_VERSION);
+        ns_write_be32(w + 5, (uint32_t)opaque);
+        ns_write_be32(w + 9, NS_FLAG_RESPONSE);
+        ns_write_be32(w + 13, 0); /* remark */
+        ns_write_be32(w + 17, 0); /* ext fields */
+        w += 21;
     }
     return (size_t)(w - w0);
 }
@@ -127,7 +89,7 @@ bool ns_proc_route_fast(ns_ctx_t *ctx, const ns_frame_t *frame, ns_buf_t *out)
     }
     size_t body_len = out->len - start - 8 - header_len;
     ns_frame_write_prefix(out->data + start, rr.serialize_type, header_len, body_len);
-    NS_LOG_D("peer=%s code=%d (%s) opaque=%d version=%d %s%s -> %d", ctx->peer ? ctx->peer : "-",
+    NS_LOG_D("peer=%s code=%d (%s) opaque=%d version=%d %s%s -> %d", ns__proc_peer(ctx),
              (int)rr.code, "GET_ROUTEINFO_BY_TOPIC", (int)rr.opaque, (int)rr.version,
              rr.serialize_type == NS_SERIALIZE_ROCKETMQ ? "ROCKETMQ" : "JSON", "", 0);
     ns_metrics_request(route_slot(), rr.code, NS_RES_SUCCESS, true, t0);

@@ -5,6 +5,17 @@
 
 #include "ns_proc.h"
 
+/* The peer's address for a log line ("-" when the request came from no connection). */
+static inline const char *ns__proc_peer(const ns_ctx_t *ctx)
+{
+    return ctx->peer ? ctx->peer : "-";
+}
+/* proc_later.c: the end of every request, answered now (proc.c) or later (ns_proc_later_done):
+ * one DEBUG line and the counters (ns_metrics_request with its slot and timing start). */
+void ns__proc_log_and_count(const char *peer, const char *name, int32_t code, int32_t opaque,
+                            int32_t version, bool binary, bool oneway, int32_t resp_code,
+                            unsigned slot, uint64_t t0);
+
 /* proc_kv.c */
 ns_proc_fn proc_put_kv_config;
 ns_proc_fn proc_get_kv_config;

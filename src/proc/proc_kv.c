@@ -17,12 +17,24 @@ static const char *or_null(const char *s)
 }
 
 /* Java stores the value and answers 0 even when writing the file failed (it only logs). We
- * answer 1 instead, the change rolled back, so that an acknowledged PUT is always on disk;
- * mqadmin then reports the failure. */
-static void persist_failed(ns_cmd_t *resp, int rc)
+ * answer 1 instead, the change undone, so that an acknowledged PUT is always on disk; mqadmin
+ * then reports the failure. */
+static void answer_persisted(ns_cmd_t *resp, int rc)
 {
+    if (rc == 0) {
+        resp->code = NS_RES_SUCCESS;
+        return;
+    }
     resp->code = NS_RES_SYSTEM_ERROR;
     ns_cmd_set_remark(resp, "persist kvConfig failed: %s", ns_strerror(rc));
+}
+
+/* The KV store's write of a deferred PUT or DELETE ended (the persister's thread). */
+static void on_kv_written(void *arg, int rc)
+{
+    ns_proc_later_t *later = arg;
+    answer_persisted(later->resp, rc);
+    ns_proc_later_done(later);
 }
 
 int proc_put_kv_config(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
@@ -34,13 +46,13 @@ int proc_put_kv_config(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
         ns_cmd_set_remark(resp, "namespace or key is null");
         return 0;
     }
-    /* A missing value is stored as Java's null: see ns_kv_put. */
-    int rc = ns_kv_put(ctx->kv, ns, key, ns_cmd_ext_get(req, "value"));
-    if (rc != 0) {
-        persist_failed(resp, rc);
-        return 0;
-    }
-    resp->code = NS_RES_SUCCESS;
+    /* A missing value is stored as Java's null: see ns_kv_put. The answer waits for the disk,
+     * on the persister's thread when the runner can wait (the worker), else here. */
+    const char *value = ns_cmd_ext_get(req, "value");
+    ns_proc_later_t *later = ns_proc_answer_later(ctx);
+    if (later != NULL)
+        return ns_kv_put_async(ctx->kv, ns, key, value, on_kv_written, later);
+    answer_persisted(resp, ns_kv_put(ctx->kv, ns, key, value));
     return 0;
 }
 
@@ -65,12 +77,14 @@ int proc_get_kv_config(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 
 int proc_delete_kv_config(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
-    int rc = ns_kv_delete(ctx->kv, ns_cmd_ext_get(req, "namespace"), ns_cmd_ext_get(req, "key"));
-    if (rc != 0) {
-        persist_failed(resp, rc);
+    const char *ns = ns_cmd_ext_get(req, "namespace");
+    const char *key = ns_cmd_ext_get(req, "key");
+    ns_proc_later_t *later = ns_proc_answer_later(ctx);
+    if (later != NULL) {
+        ns_kv_delete_async(ctx->kv, ns, key, on_kv_written, later);
         return 0;
     }
-    resp->code = NS_RES_SUCCESS;
+    answer_persisted(resp, ns_kv_delete(ctx->kv, ns, key));
     return 0;
 }
 

@@ -17,11 +17,6 @@
 /* A scratch buffer grown past this by one large answer is released after it. */
 #define SCRATCH_KEEP_BYTES (64u * 1024u)
 
-static const char *peer_of(const ns_ctx_t *ctx)
-{
-    return ctx->peer ? ctx->peer : "-";
-}
-
 /* StringUtils.isBlank: null, empty or only whitespace. */
 static bool is_blank(const char *s)
 {
@@ -33,10 +28,12 @@ static bool is_blank(const char *s)
     return true;
 }
 
-static void set_body(ns_cmd_t *resp, ns_buf_t *b)
+/* Answers SUCCESS with the bytes of b as the body (b is left empty). */
+static int reply_body(ns_cmd_t *resp, ns_buf_t *b)
 {
     ns_cmd_set_body_buf(resp, b);
-    ns_buf_free(b);
+    resp->code = NS_RES_SUCCESS;
+    return 0;
 }
 
 int proc_get_routeinfo_by_topic(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
@@ -90,7 +87,16 @@ int proc_get_broker_cluster_info(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *r
     (void)req;
     ns_buf_t b = NS_BUF_INIT;
     ns_route_get_cluster_info(ctx->route, &b);
-    set_body(resp, &b);
+    return reply_body(resp, &b);
+}
+
+/* The answer of 205 and 327: how many topics changed, logged as Java logs it. */
+static int perm_changed(ns_ctx_t *ctx, ns_cmd_t *resp, const char *what, const char *name,
+                        const char *count_key, int n)
+{
+    NS_LOG_I("%s write perm of broker[%s], client: %s, %d", what, name ? name : "null",
+             ns__proc_peer(ctx), n);
+    ns_cmd_ext_setf(resp, count_key, "%d", n);
     resp->code = NS_RES_SUCCESS;
     return 0;
 }
@@ -98,29 +104,22 @@ int proc_get_broker_cluster_info(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *r
 int proc_wipe_write_perm_of_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     const char *name = ns_cmd_ext_get(req, "brokerName");
-    int n = ns_route_wipe_write_perm(ctx->route, name);
-    NS_LOG_I("wipe write perm of broker[%s], client: %s, %d", name ? name : "null", peer_of(ctx),
-             n);
-    ns_cmd_ext_setf(resp, "wipeTopicCount", "%d", n);
-    resp->code = NS_RES_SUCCESS;
-    return 0;
+    return perm_changed(ctx, resp, "wipe", name, "wipeTopicCount",
+                        ns_route_wipe_write_perm(ctx->route, name));
 }
 
 int proc_add_write_perm_of_broker(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     const char *name = ns_cmd_ext_get(req, "brokerName");
-    int n = ns_route_add_write_perm(ctx->route, name);
-    NS_LOG_I("add write perm of broker[%s], client: %s, %d", name ? name : "null", peer_of(ctx), n);
-    ns_cmd_ext_setf(resp, "addTopicCount", "%d", n);
-    resp->code = NS_RES_SUCCESS;
-    return 0;
+    return perm_changed(ctx, resp, "add", name, "addTopicCount",
+                        ns_route_add_write_perm(ctx->route, name));
 }
 
 int proc_get_all_topic_list_from_nameserver(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     (void)req;
     bool enabled = NS_CFG_GET(ctx->config->enable_all_topic_list);
-    NS_LOG_W("getAllTopicListFromNameserver %s enable %s", peer_of(ctx),
+    NS_LOG_W("getAllTopicListFromNameserver %s enable %s", ns__proc_peer(ctx),
              enabled ? "true" : "false");
     if (!enabled) {
         resp->code = NS_RES_SYSTEM_ERROR;
@@ -129,9 +128,7 @@ int proc_get_all_topic_list_from_nameserver(ns_ctx_t *ctx, const ns_cmd_t *req, 
     }
     ns_buf_t b = NS_BUF_INIT;
     ns_route_get_all_topic_list(ctx->route, &b);
-    set_body(resp, &b);
-    resp->code = NS_RES_SUCCESS;
-    return 0;
+    return reply_body(resp, &b);
 }
 
 int proc_delete_topic_in_namesrv(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
@@ -158,9 +155,7 @@ int proc_get_topics_by_cluster(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *res
         return 0;
     ns_buf_t b = NS_BUF_INIT;
     ns_route_get_topics_by_cluster(ctx->route, ns_cmd_ext_get(req, "cluster"), &b);
-    set_body(resp, &b);
-    resp->code = NS_RES_SUCCESS;
-    return 0;
+    return reply_body(resp, &b);
 }
 
 int proc_get_system_topic_list_from_ns(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
@@ -168,9 +163,7 @@ int proc_get_system_topic_list_from_ns(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cm
     (void)req;
     ns_buf_t b = NS_BUF_INIT;
     ns_route_get_system_topic_list(ctx->route, &b);
-    set_body(resp, &b);
-    resp->code = NS_RES_SUCCESS;
-    return 0;
+    return reply_body(resp, &b);
 }
 
 static int unit_list(ns_ctx_t *ctx, ns_cmd_t *resp, ns_route_unit_kind_t kind)
@@ -179,9 +172,7 @@ static int unit_list(ns_ctx_t *ctx, ns_cmd_t *resp, ns_route_unit_kind_t kind)
         return 0;
     ns_buf_t b = NS_BUF_INIT;
     ns_route_get_unit_topic_list(ctx->route, kind, &b);
-    set_body(resp, &b);
-    resp->code = NS_RES_SUCCESS;
-    return 0;
+    return reply_body(resp, &b);
 }
 
 int proc_get_unit_topic_list(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)

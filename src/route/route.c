@@ -38,7 +38,7 @@ static void write_lock(ns_route_t *r)
 static void write_unlock(ns_route_t *r)
 {
     r->writing = false;
-    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+    ns__route_unlock(r);
     NS_ASSERT(pthread_mutex_unlock(&r->write_mutex) == 0);
 }
 
@@ -53,7 +53,7 @@ static void topics_grow_outside_lock(ns_route_t *r)
 {
     if (r->topics.cap < GROW_OUTSIDE_LOCK_SLOTS || !ns_hmap_needs_grow(&r->topics))
         return;
-    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+    ns__route_unlock(r);
     size_t cap;
     ns_hmap_slot_t *slots = ns_hmap_grown_slots(&r->topics, &cap);
     NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
@@ -67,19 +67,9 @@ static void write_step(ns_route_t *r)
 {
     if (--r->slice_left > 0)
         return;
-    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+    ns__route_unlock(r);
     NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
     r->slice_left = WRITE_SLICE;
-}
-
-static void rdlock(ns_route_t *r)
-{
-    NS_ASSERT(pthread_rwlock_rdlock(&r->lock) == 0);
-}
-
-static void unlock(ns_route_t *r)
-{
-    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
 }
 
 /* Persistent state changed (what a snapshot holds and route answers show): the snapshot's dirty
@@ -97,17 +87,6 @@ static bool str_eq_or_null(const char *a, const char *b)
 static const char *str_or_null(const char *s)
 {
     return s ? s : "null";
-}
-
-/* "cluster\0addr\0" as one owned key; *klen excludes the final NUL. */
-static char *make_pair_key(const char *cluster, const char *addr, size_t *klen)
-{
-    size_t c = strlen(cluster), a = strlen(addr);
-    char *k = ns_xmalloc(c + 1 + a + 1);
-    memcpy(k, cluster, c + 1);
-    memcpy(k + c + 1, addr, a + 1);
-    *klen = c + 1 + a;
-    return k;
 }
 
 ns__route_qd_t *ns__route_find_qd_locked(const ns__route_topic_t *t, const char *bname, size_t *pos)
@@ -212,8 +191,10 @@ static void bd_clear(ns__route_bname_t *b)
     b->has_bd = false;
 }
 
-static void bname_destroy(ns__route_bname_t *b)
+/* The bnames map's value destructor (and the end of a released record). */
+static void bname_destroy(void *p)
 {
+    ns__route_bname_t *b = p;
     bd_clear(b);
     free(b->topics);
     ns__route_bname_json_free(b);
@@ -287,6 +268,7 @@ static bool cluster_add_name(ns_route_t *r, const char *cluster, const char *nam
     ns__route_cluster_t *c = cluster_get(r, cluster);
     if (c == NULL) {
         c = ns_xcalloc(1, sizeof(*c));
+        ns_hmap_init(&c->names, free);
         c->name = ns_xstrdup(cluster);
         ns_hmap_put(&r->clusters, c->name, strlen(c->name), c);
     }
@@ -297,11 +279,9 @@ static bool cluster_add_name(ns_route_t *r, const char *cluster, const char *nam
     return true;
 }
 
-static void cluster_destroy(ns__route_cluster_t *c)
+static void cluster_destroy(void *p)
 {
-    for (size_t i = ns_hmap_next(&c->names, 0); i < c->names.cap;
-         i = ns_hmap_next(&c->names, i + 1))
-        free(c->names.slots[i].val);
+    ns__route_cluster_t *c = p;
     ns_hmap_clear(&c->names);
     free(c->name);
     free(c);
@@ -439,8 +419,9 @@ static ns__route_topic_t **bname_topics(const ns__route_bname_t *b, size_t *n)
 
 /* ---- live and filter entries ------------------------------------------------------------ */
 
-static void live_destroy(ns__route_live_t *l)
+static void live_destroy(void *p)
 {
+    ns__route_live_t *l = p;
     free(l->key);
     free(l->ha_addr);
     free(l);
@@ -457,8 +438,9 @@ static bool live_remove(ns_route_t *r, const char *cluster, const char *addr)
     return true;
 }
 
-static void filter_destroy(ns__route_filter_t *f)
+static void filter_destroy(void *p)
 {
+    ns__route_filter_t *f = p;
     for (size_t i = 0; i < f->n; i++)
         free(f->servers[i]);
     free(f->servers);
@@ -489,7 +471,7 @@ static bool filter_set(ns_route_t *r, const char *cluster, const char *addr, cha
     }
     filter_remove(r, cluster, addr);
     ns__route_filter_t *f = ns_xcalloc(1, sizeof(*f));
-    f->key = make_pair_key(cluster, addr, &f->klen);
+    f->key = ns_hmap_pair_key(cluster, addr, &f->klen);
     f->servers = ns_xmalloc(n * sizeof(*f->servers));
     for (size_t i = 0; i < n; i++)
         f->servers[i] = ns_xstrdup(servers[i] ? servers[i] : "");
@@ -560,8 +542,9 @@ static void mapping_put(ns_route_t *r, const ns_mapping_info_t *info, const char
     }
 }
 
-static void mapping_destroy(ns__route_mapping_t *m)
+static void mapping_destroy(void *p)
 {
+    ns__route_mapping_t *m = p;
     for (size_t i = 0; i < m->n; i++)
         ns_mapping_info_free(&m->infos[i]);
     free(m->infos);
@@ -582,41 +565,27 @@ ns_route_t *ns_route_new(const ns_config_t *cfg)
     NS_ASSERT(pthread_rwlock_init(&r->lock, &attr) == 0);
     pthread_rwlockattr_destroy(&attr);
     NS_ASSERT(pthread_mutex_init(&r->write_mutex, NULL) == 0);
+    /* Each map owns its records (the cluster sets own their name copies, cluster_add_name). */
+    ns_hmap_init(&r->topics, free);
+    ns_hmap_init(&r->bnames, bname_destroy);
+    ns_hmap_init(&r->clusters, cluster_destroy);
+    ns_hmap_init(&r->live, live_destroy);
+    ns_hmap_init(&r->filters, filter_destroy);
+    ns_hmap_init(&r->mappings, mapping_destroy);
+    ns_hmap_init(&r->conns, free);
     ns__route_notices_init(r);
     return r;
 }
 
 void ns__route_clear(ns_route_t *r)
 {
-    ns_hmap_t *m;
-    m = &r->topics;
-    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
-        free(m->slots[i].val);
-    ns_hmap_clear(m);
-    m = &r->bnames;
-    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
-        bname_destroy(m->slots[i].val);
-    ns_hmap_clear(m);
-    m = &r->clusters;
-    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
-        cluster_destroy(m->slots[i].val);
-    ns_hmap_clear(m);
-    m = &r->live;
-    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
-        live_destroy(m->slots[i].val);
-    ns_hmap_clear(m);
-    m = &r->filters;
-    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
-        filter_destroy(m->slots[i].val);
-    ns_hmap_clear(m);
-    m = &r->mappings;
-    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
-        mapping_destroy(m->slots[i].val);
-    ns_hmap_clear(m);
-    m = &r->conns;
-    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
-        free(m->slots[i].val);
-    ns_hmap_clear(m);
+    ns_hmap_clear(&r->topics);
+    ns_hmap_clear(&r->bnames);
+    ns_hmap_clear(&r->clusters);
+    ns_hmap_clear(&r->live);
+    ns_hmap_clear(&r->filters);
+    ns_hmap_clear(&r->mappings);
+    ns_hmap_clear(&r->conns);
 }
 
 void ns_route_free(ns_route_t *r)
@@ -877,7 +846,7 @@ int ns_route_register_broker(ns_route_t *r, const ns_route_register_t *q,
     if (lv == NULL) {
         changed = true;
         lv = ns_xcalloc(1, sizeof(*lv));
-        lv->key = make_pair_key(q->cluster, q->addr, &lv->klen);
+        lv->key = ns_hmap_pair_key(q->cluster, q->addr, &lv->klen);
         lv->cluster = lv->key;
         lv->addr = lv->key + strlen(q->cluster) + 1;
         ns_hmap_put(&r->live, lv->key, lv->klen, lv);
@@ -1102,8 +1071,8 @@ static bool resolve_locked(const ns_route_t *r, const char *cluster, const char 
                            ns__route_bname_t **out_b, int64_t *out_id)
 {
     const ns_hmap_t *m = &r->bnames;
-    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1)) {
-        ns__route_bname_t *b = m->slots[i].val;
+    NS_HMAP_FOREACH(m, e) {
+        ns__route_bname_t *b = e->val;
         if (!b->has_bd || strcmp(b->cluster, cluster) != 0)
             continue;
         for (size_t k = 0; k < b->naddrs; k++) {
@@ -1147,9 +1116,9 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
 {
     if (conn_id == 0 || __atomic_load_n(&r->sealed, __ATOMIC_ACQUIRE))
         return;
-    rdlock(r);
+    ns__route_rdlock(r);
     bool known = ns_hmap_get(&r->conns, (const char *)&conn_id, sizeof(conn_id)) != NULL;
-    unlock(r);
+    ns__route_unlock(r);
     if (!known)
         return;
     logq_t lq = {NS_BUF_INIT};
@@ -1158,8 +1127,8 @@ void ns_route_on_conn_closed(ns_route_t *r, uint64_t conn_id)
     size_t n = 0;
     char **keys = ns_xmalloc((r->live.count + 1) * sizeof(*keys));
     size_t *klens = ns_xmalloc((r->live.count + 1) * sizeof(*klens));
-    for (size_t i = ns_hmap_next(&r->live, 0); i < r->live.cap; i = ns_hmap_next(&r->live, i + 1)) {
-        ns__route_live_t *l = r->live.slots[i].val;
+    NS_HMAP_FOREACH(&r->live, e) {
+        ns__route_live_t *l = e->val;
         if (l->conn_id == conn_id) {
             klens[n] = l->klen;
             keys[n] = ns_xmalloc(l->klen + 1);
@@ -1210,13 +1179,13 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
     ns_log(NS_LOG_INFO, "start scanNotActiveBroker");
     if (__atomic_load_n(&r->sealed, __ATOMIC_ACQUIRE))
         return 0;
-    rdlock(r);
+    ns__route_rdlock(r);
     size_t n = 0;
     char **keys = NULL;
     size_t *klens = NULL;
     uint64_t *gens = NULL; /* the generation judged expired: a later registration is kept */
-    for (size_t i = ns_hmap_next(&r->live, 0); i < r->live.cap; i = ns_hmap_next(&r->live, i + 1)) {
-        ns__route_live_t *l = r->live.slots[i].val;
+    NS_HMAP_FOREACH(&r->live, e) {
+        ns__route_live_t *l = e->val;
         uint64_t last = __atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED);
         if (!expired(last, l->timeout_ms, now_ms))
             continue;
@@ -1239,7 +1208,7 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
         memcpy(keys[n], l->key, l->klen + 1);
         n++;
     }
-    unlock(r);
+    ns__route_unlock(r);
     if (n == 0)
         return 0;
     if (scan_hook != NULL)
@@ -1274,6 +1243,31 @@ size_t ns_route_scan_not_active_sparing(ns_route_t *r, uint64_t now_ms, ns_route
     return nconn;
 }
 
+size_t ns_route_forgive_stall(ns_route_t *r, uint64_t now_ms)
+{
+    size_t spared = 0;
+    ns__route_rdlock(r);
+    NS_HMAP_FOREACH(&r->live, e) {
+        ns__route_live_t *l = e->val;
+        int64_t grace = l->timeout_ms < NS_ROUTE_STALL_GRACE_MAX_MS ? l->timeout_ms
+                                                                    : NS_ROUTE_STALL_GRACE_MAX_MS;
+        /* Heard at `floor`, it expires at now_ms + grace. */
+        int64_t floor = (int64_t)now_ms + grace - l->timeout_ms;
+        if (floor < 0)
+            continue;
+        uint64_t last = __atomic_load_n(&l->last_update_ms, __ATOMIC_RELAXED);
+        if (expired(last, l->timeout_ms, now_ms))
+            spared++;
+        /* A heartbeat may store a later time meanwhile (under the read lock too): only raise. */
+        while (last < (uint64_t)floor &&
+               !__atomic_compare_exchange_n(&l->last_update_ms, &last, (uint64_t)floor, false,
+                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        }
+    }
+    ns__route_unlock(r);
+    return spared;
+}
+
 /* ---- heartbeats ------------------------------------------------------------------------- */
 
 bool ns_route_query_data_version(ns_route_t *r, const char *cluster, const char *addr,
@@ -1284,7 +1278,7 @@ bool ns_route_query_data_version(ns_route_t *r, const char *cluster, const char 
     if (cluster == NULL || addr == NULL)
         return true;
     bool changed = true;
-    rdlock(r);
+    ns__route_rdlock(r);
     ns__route_live_t *l = ns__route_live_get_locked(r, cluster, addr);
     if (l != NULL) {
         /* A broker restored from a snapshot is asked to register (its connection gets bound
@@ -1294,7 +1288,7 @@ bool ns_route_query_data_version(ns_route_t *r, const char *cluster, const char 
         *stored = l->dv;
         *known = true;
     }
-    unlock(r);
+    ns__route_unlock(r);
     return changed;
 }
 
@@ -1302,11 +1296,11 @@ void ns_route_heartbeat(ns_route_t *r, const char *cluster, const char *addr, ui
 {
     if (cluster == NULL || addr == NULL)
         return;
-    rdlock(r);
+    ns__route_rdlock(r);
     ns__route_live_t *l = ns__route_live_get_locked(r, cluster, addr);
     if (l != NULL)
         __atomic_store_n(&l->last_update_ms, now_ms, __ATOMIC_RELAXED);
-    unlock(r);
+    ns__route_unlock(r);
 }
 
 /* ---- write permission, topic delete and register ---------------------------------------- */
@@ -1361,9 +1355,10 @@ void ns_route_delete_topic(ns_route_t *r, const char *topic, const char *cluster
     } else {
         ns__route_cluster_t *c = cluster_get(r, cluster);
         if (c != NULL && c->names.count > 0 && t != NULL) {
-            for (size_t i = ns_hmap_next(&c->names, 0); i < c->names.cap && t != NULL;
-                 i = ns_hmap_next(&c->names, i + 1)) {
-                ns__route_bname_t *b = bname_get(r, c->names.slots[i].key);
+            NS_HMAP_FOREACH(&c->names, e) {
+                if (t == NULL)
+                    break; /* its last QueueData went with the previous name */
+                ns__route_bname_t *b = bname_get(r, e->key);
                 if (b == NULL || ns__route_find_qd_locked(t, b->name, NULL) == NULL)
                     continue;
                 ns__route_logq_add(&lq, NS_LOG_INFO, "deleteTopic, remove one broker's topic %s %s",
@@ -1431,11 +1426,9 @@ out:
 static const char *check_locked(const ns_route_t *r)
 {
     size_t qds = 0;
-    for (size_t i = ns_hmap_next(&r->topics, 0); i < r->topics.cap;
-         i = ns_hmap_next(&r->topics, i + 1)) {
-        const ns__route_topic_t *t = r->topics.slots[i].val;
-        if (r->topics.slots[i].key != t->name || r->topics.slots[i].klen != t->name_len ||
-            strlen(t->name) != t->name_len)
+    NS_HMAP_FOREACH(&r->topics, e) {
+        const ns__route_topic_t *t = e->val;
+        if (e->key != t->name || e->klen != t->name_len || strlen(t->name) != t->name_len)
             return "topic map key is not the topic's name";
         if (t->nqd == 0 || t->nqd > t->qd_cap)
             return "topic without QueueDatas";
@@ -1452,9 +1445,8 @@ static const char *check_locked(const ns_route_t *r)
         qds += t->nqd;
     }
     size_t indexed = 0;
-    for (size_t i = ns_hmap_next(&r->bnames, 0); i < r->bnames.cap;
-         i = ns_hmap_next(&r->bnames, i + 1)) {
-        const ns__route_bname_t *b = r->bnames.slots[i].val;
+    NS_HMAP_FOREACH(&r->bnames, e) {
+        const ns__route_bname_t *b = e->val;
         if (!b->has_bd && b->ntopics == 0)
             return "broker name record kept without BrokerData or topics";
         for (int mode = 0; mode < 2; mode++)
@@ -1475,25 +1467,25 @@ static const char *check_locked(const ns_route_t *r)
 
 const char *ns__route_check_consistency(ns_route_t *r)
 {
-    rdlock(r);
+    ns__route_rdlock(r);
     const char *err = check_locked(r);
-    unlock(r);
+    ns__route_unlock(r);
     return err;
 }
 
 size_t ns_route_topic_count(ns_route_t *r)
 {
-    rdlock(r);
+    ns__route_rdlock(r);
     size_t n = r->topics.count;
-    unlock(r);
+    ns__route_unlock(r);
     return n;
 }
 
 size_t ns_route_live_count(ns_route_t *r)
 {
-    rdlock(r);
+    ns__route_rdlock(r);
     size_t n = r->live.count;
-    unlock(r);
+    ns__route_unlock(r);
     return n;
 }
 
@@ -1550,7 +1542,7 @@ ns__route_live_t *ns__route_live_add(ns_route_t *r, const char *cluster, const c
     if (ns__route_live_get_locked(r, cluster, addr) != NULL)
         return NULL;
     ns__route_live_t *lv = ns_xcalloc(1, sizeof(*lv));
-    lv->key = make_pair_key(cluster, addr, &lv->klen);
+    lv->key = ns_hmap_pair_key(cluster, addr, &lv->klen);
     lv->cluster = lv->key;
     lv->addr = lv->key + strlen(cluster) + 1;
     ns_hmap_put(&r->live, lv->key, lv->klen, lv);

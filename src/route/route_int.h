@@ -191,6 +191,18 @@ struct ns_route {
     size_t notice_cap;
 };
 
+/* The read side of the table's lock, for the readers of every route*.c file, and its release
+ * (either side). A failing lock call is a broken invariant. */
+static inline void ns__route_rdlock(ns_route_t *r)
+{
+    NS_ASSERT(pthread_rwlock_rdlock(&r->lock) == 0);
+}
+
+static inline void ns__route_unlock(ns_route_t *r)
+{
+    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
+}
+
 /* route_notify.c: queues the notices for group b after its smallest id changed
  * (docs/protocol.md, section NOTIFY_MIN_BROKER_ID_CHANGE (905)): to every member when
  * offline_addr is set or the group has one member, else to every member but the smallest. Logs

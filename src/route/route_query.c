@@ -15,16 +15,6 @@
 
 #define SYNC_BROKER_MEMBER_PREFIX "rmq_sys_SYNC_BROKER_MEMBER_"
 
-static void rdlock(ns_route_t *r)
-{
-    NS_ASSERT(pthread_rwlock_rdlock(&r->lock) == 0);
-}
-
-static void unlock(ns_route_t *r)
-{
-    NS_ASSERT(pthread_rwlock_unlock(&r->lock) == 0);
-}
-
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -156,14 +146,13 @@ void ns__route_reencode_all(ns_route_t *r)
 {
     NS_ASSERT(pthread_mutex_lock(&r->write_mutex) == 0);
     NS_ASSERT(pthread_rwlock_wrlock(&r->lock) == 0);
-    for (size_t i = ns_hmap_next(&r->bnames, 0); i < r->bnames.cap;
-         i = ns_hmap_next(&r->bnames, i + 1)) {
-        ns__route_bname_t *b = r->bnames.slots[i].val;
+    NS_HMAP_FOREACH(&r->bnames, e) {
+        ns__route_bname_t *b = e->val;
         ns__route_bname_json_free(b);
         ns__route_bname_encode_head(b);
         ns__route_bname_encode_locked(r, b);
     }
-    unlock(r);
+    ns__route_unlock(r);
     NS_ASSERT(pthread_mutex_unlock(&r->write_mutex) == 0);
 }
 
@@ -411,12 +400,12 @@ int ns_route_get_topic_route(ns_route_t *r, const char *topic, ns_json_mode_t mo
     if (zone != NULL)
         mode = NS_JSON_DEFAULT; /* ZoneRouteRPCHook re-encodes with plain encode() */
     bool acting_enabled = acting_enabled_for(r, topic);
-    rdlock(r);
+    ns__route_rdlock(r);
     const ns__route_topic_t *t = ns_hmap_gets(&r->topics, topic);
     int rc = t == NULL
                  ? NS_ENOTFOUND
                  : topic_route_locked(r, t, topic, mode, acting_enabled, order_conf, zone, out);
-    unlock(r);
+    ns__route_unlock(r);
     return rc;
 }
 
@@ -445,10 +434,10 @@ int ns_route_get_topic_route_cached(ns_route_t *r, const char *topic, ns_json_mo
         return NS_ENOTFOUND;
     bool acting_enabled = acting_enabled_for(r, topic);
     uint32_t variant = (uint32_t)mode | (acting_enabled ? 2u : 0u);
-    rdlock(r);
+    ns__route_rdlock(r);
     const ns__route_topic_t *t = ns_hmap_gets(&r->topics, topic);
     if (t == NULL) {
-        unlock(r);
+        ns__route_unlock(r);
         return NS_ENOTFOUND;
     }
     /* Filter servers (per broker address) and static-topic mappings are not stamped: while
@@ -459,7 +448,7 @@ int ns_route_get_topic_route_cached(ns_route_t *r, const char *topic, ns_json_mo
     if (e != NULL && cached_answer_current(e, t)) {
         ns_buf_append(out, e->body, e->body_len);
         ns_route_cache_hit(cache, e);
-        unlock(r);
+        ns__route_unlock(r);
         return 0;
     }
     size_t start = out->len;
@@ -478,7 +467,7 @@ int ns_route_get_topic_route_cached(ns_route_t *r, const char *topic, ns_json_mo
         if (deps != stack_deps)
             free(deps);
     }
-    unlock(r);
+    ns__route_unlock(r);
     return rc;
 }
 
@@ -486,11 +475,10 @@ void ns_route_get_cluster_info(ns_route_t *r, ns_buf_t *out)
 {
     ns_jsonw_t w;
     ns_jsonw_init(&w, out, NS_JSON_DEFAULT);
-    rdlock(r);
+    ns__route_rdlock(r);
     strvec_t names = {0};
-    for (size_t i = ns_hmap_next(&r->bnames, 0); i < r->bnames.cap;
-         i = ns_hmap_next(&r->bnames, i + 1)) {
-        const ns__route_bname_t *b = r->bnames.slots[i].val;
+    NS_HMAP_FOREACH(&r->bnames, e) {
+        const ns__route_bname_t *b = e->val;
         if (b->has_bd)
             strvec_push(&names, b->name);
     }
@@ -508,18 +496,16 @@ void ns_route_get_cluster_info(ns_route_t *r, ns_buf_t *out)
     names.n = 0;
 
     strvec_t clusters = {0};
-    for (size_t i = ns_hmap_next(&r->clusters, 0); i < r->clusters.cap;
-         i = ns_hmap_next(&r->clusters, i + 1))
-        strvec_push(&clusters, r->clusters.slots[i].key);
+    NS_HMAP_FOREACH(&r->clusters, e)
+        strvec_push(&clusters, e->key);
     size_t nc = sort_unique(clusters.v, clusters.n);
     ns_jsonw_key(&w, "clusterAddrTable");
     ns_jsonw_object_begin(&w);
     for (size_t i = 0; i < nc; i++) {
         const ns__route_cluster_t *c = ns_hmap_gets(&r->clusters, clusters.v[i]);
         names.n = 0;
-        for (size_t k = ns_hmap_next(&c->names, 0); k < c->names.cap;
-             k = ns_hmap_next(&c->names, k + 1))
-            strvec_push(&names, c->names.slots[k].key);
+        NS_HMAP_FOREACH(&c->names, nm)
+            strvec_push(&names, nm->key);
         size_t nn = sort_unique(names.v, names.n);
         ns_jsonw_key(&w, c->name);
         ns_jsonw_array_begin(&w);
@@ -529,7 +515,7 @@ void ns_route_get_cluster_info(ns_route_t *r, ns_buf_t *out)
     }
     ns_jsonw_object_end(&w);
     ns_jsonw_object_end(&w);
-    unlock(r);
+    ns__route_unlock(r);
     free(names.v);
     free(clusters.v);
 }
@@ -537,23 +523,21 @@ void ns_route_get_cluster_info(ns_route_t *r, ns_buf_t *out)
 void ns_route_get_all_topic_list(ns_route_t *r, ns_buf_t *out)
 {
     strvec_t s = {0};
-    rdlock(r);
-    for (size_t i = ns_hmap_next(&r->topics, 0); i < r->topics.cap;
-         i = ns_hmap_next(&r->topics, i + 1))
-        strvec_push(&s, r->topics.slots[i].key);
+    ns__route_rdlock(r);
+    NS_HMAP_FOREACH(&r->topics, e)
+        strvec_push(&s, e->key);
     write_topic_list(out, &s, NULL);
-    unlock(r);
+    ns__route_unlock(r);
 }
 
 void ns_route_get_topics_by_cluster(ns_route_t *r, const char *cluster, ns_buf_t *out)
 {
     strvec_t s = {0};
-    rdlock(r);
+    ns__route_rdlock(r);
     const ns__route_cluster_t *c = cluster ? ns_hmap_gets(&r->clusters, cluster) : NULL;
     if (c != NULL) {
-        for (size_t i = ns_hmap_next(&c->names, 0); i < c->names.cap;
-             i = ns_hmap_next(&c->names, i + 1)) {
-            const ns__route_bname_t *b = ns_hmap_gets(&r->bnames, c->names.slots[i].key);
+        NS_HMAP_FOREACH(&c->names, e) {
+            const ns__route_bname_t *b = ns_hmap_gets(&r->bnames, e->key);
             if (b == NULL)
                 continue;
             for (uint32_t k = 0; k < b->ntopics; k++)
@@ -561,40 +545,36 @@ void ns_route_get_topics_by_cluster(ns_route_t *r, const char *cluster, ns_buf_t
         }
     }
     write_topic_list(out, &s, NULL);
-    unlock(r);
+    ns__route_unlock(r);
 }
 
 void ns_route_get_system_topic_list(ns_route_t *r, ns_buf_t *out)
 {
     strvec_t s = {0};
-    rdlock(r);
-    for (size_t i = ns_hmap_next(&r->clusters, 0); i < r->clusters.cap;
-         i = ns_hmap_next(&r->clusters, i + 1)) {
-        const ns__route_cluster_t *c = r->clusters.slots[i].val;
+    ns__route_rdlock(r);
+    NS_HMAP_FOREACH(&r->clusters, e) {
+        const ns__route_cluster_t *c = e->val;
         strvec_push(&s, c->name);
-        for (size_t k = ns_hmap_next(&c->names, 0); k < c->names.cap;
-             k = ns_hmap_next(&c->names, k + 1))
-            strvec_push(&s, c->names.slots[k].key);
+        NS_HMAP_FOREACH(&c->names, nm)
+            strvec_push(&s, nm->key);
     }
     /* brokerAddr: the lowest-id address of the first broker (by name) that has one. */
     const ns__route_bname_t *first = NULL;
-    for (size_t i = ns_hmap_next(&r->bnames, 0); i < r->bnames.cap;
-         i = ns_hmap_next(&r->bnames, i + 1)) {
-        const ns__route_bname_t *b = r->bnames.slots[i].val;
+    NS_HMAP_FOREACH(&r->bnames, e) {
+        const ns__route_bname_t *b = e->val;
         if (b->has_bd && b->naddrs > 0 && (first == NULL || strcmp(b->name, first->name) < 0))
             first = b;
     }
     write_topic_list(out, &s, first ? first->addrs[0].addr : NULL);
-    unlock(r);
+    ns__route_unlock(r);
 }
 
 void ns_route_get_unit_topic_list(ns_route_t *r, ns_route_unit_kind_t kind, ns_buf_t *out)
 {
     strvec_t s = {0};
-    rdlock(r);
-    for (size_t i = ns_hmap_next(&r->topics, 0); i < r->topics.cap;
-         i = ns_hmap_next(&r->topics, i + 1)) {
-        const ns__route_topic_t *t = r->topics.slots[i].val;
+    ns__route_rdlock(r);
+    NS_HMAP_FOREACH(&r->topics, e) {
+        const ns__route_topic_t *t = e->val;
         if (t->nqd == 0)
             continue;
         int32_t f = ns__route_topic_qds(t)[0].topic_sys_flag;
@@ -606,7 +586,7 @@ void ns_route_get_unit_topic_list(ns_route_t *r, ns_route_unit_kind_t kind, ns_b
             strvec_push(&s, t->name);
     }
     write_topic_list(out, &s, NULL);
-    unlock(r);
+    ns__route_unlock(r);
 }
 
 void ns_route_get_broker_member_group(ns_route_t *r, const char *cluster, const char *name,
@@ -619,7 +599,7 @@ void ns_route_get_broker_member_group(ns_route_t *r, const char *cluster, const 
     ns_jsonw_object_begin(&w);
     ns_jsonw_key(&w, "brokerAddrs");
     ns_jsonw_object_begin(&w);
-    rdlock(r);
+    ns__route_rdlock(r);
     const ns__route_bname_t *b = name ? ns_hmap_gets(&r->bnames, name) : NULL;
     if (b != NULL && b->has_bd) {
         for (size_t i = 0; i < b->naddrs; i++) {
@@ -627,7 +607,7 @@ void ns_route_get_broker_member_group(ns_route_t *r, const char *cluster, const 
             ns_jsonw_string(&w, b->addrs[i].addr);
         }
     }
-    unlock(r);
+    ns__route_unlock(r);
     ns_jsonw_object_end(&w);
     if (name != NULL)
         ns_jsonw_kv_string(&w, "brokerName", name);

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "ns_buf.h"
 #include "ns_common.h"
 #include "ns_crc32.h"
 #include "route_int.h"
@@ -38,13 +39,15 @@ static void put_u8(ns_buf_t *b, uint8_t v)
 
 static void put_u16(ns_buf_t *b, uint16_t v)
 {
-    uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+    uint8_t x[2];
+    ns_write_le16(x, v);
     put_bytes(b, x, 2);
 }
 
 static void put_u32(ns_buf_t *b, uint32_t v)
 {
-    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    uint8_t x[4];
+    ns_write_le32(x, v);
     put_bytes(b, x, 4);
 }
 
@@ -77,23 +80,10 @@ static void put_str(ns_buf_t *b, const char *s)
     put_bytes(b, s, n);
 }
 
-static void put_u32_at(ns_buf_t *b, size_t at, uint32_t v)
-{
-    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-    memcpy(b->data + at, x, 4);
-}
-
 static void put_u64_at(ns_buf_t *b, size_t at, uint64_t v)
 {
-    put_u32_at(b, at, (uint32_t)v);
-    put_u32_at(b, at + 4, (uint32_t)(v >> 32));
-}
-
-static uint64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    ns_write_le32(b->data + at, (uint32_t)v);
+    ns_write_le32(b->data + at + 4, (uint32_t)(v >> 32));
 }
 
 /* The content, writers paused by the caller. */
@@ -102,9 +92,8 @@ static void encode_content(ns_route_t *r, ns_buf_t *out)
     /* Broker names, indexed in map order so that QueueDatas can name them by number. */
     put_u32(out, (uint32_t)r->bnames.count);
     uint32_t idx = 0;
-    for (size_t i = ns_hmap_next(&r->bnames, 0); i < r->bnames.cap;
-         i = ns_hmap_next(&r->bnames, i + 1)) {
-        ns__route_bname_t *b = r->bnames.slots[i].val;
+    NS_HMAP_FOREACH(&r->bnames, e) {
+        ns__route_bname_t *b = e->val;
         b->snap_idx = idx++;
         put_str(out, b->name);
         put_u8(out, b->has_bd);
@@ -120,18 +109,16 @@ static void encode_content(ns_route_t *r, ns_buf_t *out)
         }
     }
     put_u32(out, (uint32_t)r->clusters.count);
-    for (size_t i = ns_hmap_next(&r->clusters, 0); i < r->clusters.cap;
-         i = ns_hmap_next(&r->clusters, i + 1)) {
-        const ns__route_cluster_t *c = r->clusters.slots[i].val;
+    NS_HMAP_FOREACH(&r->clusters, e) {
+        const ns__route_cluster_t *c = e->val;
         put_str(out, c->name);
         put_u32(out, (uint32_t)c->names.count);
-        for (size_t k = ns_hmap_next(&c->names, 0); k < c->names.cap;
-             k = ns_hmap_next(&c->names, k + 1))
-            put_str(out, c->names.slots[k].val);
+        NS_HMAP_FOREACH(&c->names, nm)
+            put_str(out, nm->val);
     }
     put_u32(out, (uint32_t)r->live.count);
-    for (size_t i = ns_hmap_next(&r->live, 0); i < r->live.cap; i = ns_hmap_next(&r->live, i + 1)) {
-        const ns__route_live_t *l = r->live.slots[i].val;
+    NS_HMAP_FOREACH(&r->live, e) {
+        const ns__route_live_t *l = e->val;
         put_str(out, l->cluster);
         put_str(out, l->addr);
         put_i64(out, l->timeout_ms);
@@ -141,9 +128,8 @@ static void encode_content(ns_route_t *r, ns_buf_t *out)
         put_str(out, l->ha_addr);
     }
     put_u32(out, (uint32_t)r->filters.count);
-    for (size_t i = ns_hmap_next(&r->filters, 0); i < r->filters.cap;
-         i = ns_hmap_next(&r->filters, i + 1)) {
-        const ns__route_filter_t *f = r->filters.slots[i].val;
+    NS_HMAP_FOREACH(&r->filters, e) {
+        const ns__route_filter_t *f = e->val;
         put_str(out, f->key);                      /* cluster */
         put_str(out, f->key + strlen(f->key) + 1); /* addr */
         put_u32(out, (uint32_t)f->n);
@@ -151,9 +137,8 @@ static void encode_content(ns_route_t *r, ns_buf_t *out)
             put_str(out, f->servers[k]);
     }
     put_u32(out, (uint32_t)r->topics.count);
-    for (size_t i = ns_hmap_next(&r->topics, 0); i < r->topics.cap;
-         i = ns_hmap_next(&r->topics, i + 1)) {
-        const ns__route_topic_t *t = r->topics.slots[i].val;
+    NS_HMAP_FOREACH(&r->topics, e) {
+        const ns__route_topic_t *t = e->val;
         put_u32(out, t->name_len);
         put_bytes(out, t->name, t->name_len);
         put_u32(out, t->nqd);
@@ -167,9 +152,8 @@ static void encode_content(ns_route_t *r, ns_buf_t *out)
         }
     }
     put_u32(out, (uint32_t)r->mappings.count);
-    for (size_t i = ns_hmap_next(&r->mappings, 0); i < r->mappings.cap;
-         i = ns_hmap_next(&r->mappings, i + 1)) {
-        const ns__route_mapping_t *m = r->mappings.slots[i].val;
+    NS_HMAP_FOREACH(&r->mappings, e) {
+        const ns__route_mapping_t *m = e->val;
         put_str(out, m->topic);
         put_u32(out, (uint32_t)m->n);
         for (size_t k = 0; k < m->n; k++) {
@@ -207,15 +191,15 @@ uint64_t ns_route_snapshot_encode(ns_route_t *r, int64_t written_ms, const char 
     ns_buf_append(out, version ? version : "", vlen);
     size_t content_at = out->len;
 
-    uint64_t t0 = mono_us();
+    uint64_t t0 = ns_now_ns();
     ns__route_writers_pause(r);
     encode_content(r, out);
     ns__route_writers_resume(r);
-    uint64_t held = mono_us() - t0;
+    uint64_t held = (ns_now_ns() - t0) / 1000u;
 
     size_t clen = out->len - content_at;
     put_u64_at(out, len_at, clen);
-    put_u32_at(out, crc_at, ns_crc32(0, out->data + content_at, clen));
+    ns_write_le32(out->data + crc_at, ns_crc32(0, out->data + content_at, clen));
     return held;
 }
 
@@ -261,7 +245,7 @@ static uint32_t get_u32(rd_t *r)
 {
     uint8_t x[4] = {0};
     get_bytes(r, x, 4);
-    return (uint32_t)x[0] | (uint32_t)x[1] << 8 | (uint32_t)x[2] << 16 | (uint32_t)x[3] << 24;
+    return ns_read_le32(x);
 }
 
 static uint64_t get_u64(rd_t *r)
@@ -274,7 +258,7 @@ static uint16_t get_u16(rd_t *r)
 {
     uint8_t x[2] = {0};
     get_bytes(r, x, 2);
-    return (uint16_t)(x[0] | x[1] << 8);
+    return ns_read_le16(x);
 }
 
 static bool get_bool(rd_t *r)
@@ -554,9 +538,10 @@ static void load_mappings(rd_t *r, ns_route_t *route)
  * topics (the table frees those), every BrokerData's name in its cluster's set. */
 static void check_links(rd_t *r, ns_route_t *route)
 {
-    for (size_t i = ns_hmap_next(&route->bnames, 0); i < route->bnames.cap && !r->failed;
-         i = ns_hmap_next(&route->bnames, i + 1)) {
-        const ns__route_bname_t *b = route->bnames.slots[i].val;
+    NS_HMAP_FOREACH(&route->bnames, e) {
+        if (r->failed)
+            break;
+        const ns__route_bname_t *b = e->val;
         if (!b->has_bd && b->ntopics == 0) {
             fail(r, "broker name %s has neither BrokerData nor topics", b->name);
             break;
@@ -579,10 +564,8 @@ int ns_route_snapshot_load(ns_route_t *route, const uint8_t *data, size_t len, u
         return rc;
     NS_ASSERT(route->topics.count == 0 && route->bnames.count == 0 && route->live.count == 0);
     /* The header length as written (the version text in info may have been cut). */
-    size_t hlen = (size_t)((uint32_t)data[12] | (uint32_t)data[13] << 8 | (uint32_t)data[14] << 16 |
-                           (uint32_t)data[15] << 24);
-    uint32_t want_crc = (uint32_t)data[32] | (uint32_t)data[33] << 8 | (uint32_t)data[34] << 16 |
-                        (uint32_t)data[35] << 24;
+    size_t hlen = ns_read_le32(data + 12);
+    uint32_t want_crc = ns_read_le32(data + 32);
     rd_t r = {.p = data + hlen, .end = data + len, .err = err, .errlen = errlen};
     if (ns_crc32(0, r.p, (size_t)(r.end - r.p)) != want_crc) {
         fail(&r, "CRC32 mismatch");

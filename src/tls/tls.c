@@ -150,6 +150,11 @@ void ns_tls_free(ns_tls_t *t)
     if (t == NULL)
         return;
     count_failure(t);
+    /* OpenSSL forgets the session of a connection that ends without a close_notify sent; since
+     * TLS 1.1 that need not spoil it (RFC 5246, 7.2.1), and peers often just close: a session
+     * whose handshake completed and that did not fail stays resumable. */
+    if (t->done && !t->failed)
+        SSL_set_shutdown(t->ssl, SSL_get_shutdown(t->ssl) | SSL_SENT_SHUTDOWN);
     SSL_free(t->ssl);
     ns_buf_free(&t->out);
     free(t);
@@ -179,6 +184,10 @@ static void check_done(ns_tls_t *t)
         t->done = true;
         __atomic_add_fetch(&t->ctx->handshakes, 1, __ATOMIC_RELAXED);
         ns_metrics_add(t->ctx->server ? NS_M_TLS_HANDSHAKES_SERVER : NS_M_TLS_HANDSHAKES_CLIENT, 1);
+        if (t->ctx->server && SSL_session_reused(t->ssl)) {
+            __atomic_add_fetch(&t->ctx->resumed, 1, __ATOMIC_RELAXED);
+            ns_metrics_add(NS_M_TLS_RESUMED, 1);
+        }
     }
 }
 
@@ -314,6 +323,7 @@ void ns_tls_describe(const ns_tls_t *t, char *out, size_t outlen)
     X509 *peer = SSL_get0_peer_certificate(t->ssl);
     if (peer != NULL)
         ns__tls_name_text(X509_get_subject_name(peer), subject, sizeof(subject));
-    snprintf(out, outlen, "%s %s, %s%s", SSL_get_version(t->ssl), SSL_get_cipher_name(t->ssl),
+    snprintf(out, outlen, "%s %s%s, %s%s", SSL_get_version(t->ssl), SSL_get_cipher_name(t->ssl),
+             SSL_session_reused(t->ssl) ? " (resumed)" : "",
              peer != NULL ? "peer certificate " : "no peer certificate", subject);
 }

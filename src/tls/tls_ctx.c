@@ -16,6 +16,8 @@
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
 
+#include "ns_atomic_file.h"
+#include "ns_buf.h"
 #include "ns_common.h"
 #include "ns_metrics.h"
 
@@ -141,19 +143,79 @@ static int password_cb(char *buf, int size, int rwflag, void *arg)
     return (int)n;
 }
 
+/* Certificate, key and trust files: read whole (ns_afile_read: regular files only, a FIFO is
+ * refused rather than waited on) and handed to OpenSSL from memory, so that OpenSSL never opens
+ * an operator's path itself. A chain or a CA bundle is a few KB (the system bundle 200 KB). */
+#define TLS_FILE_MAX (16u * 1024 * 1024)
+
+/* A memory BIO with the file's bytes, or NULL with the reason in why. The bytes read are wiped
+ * (a key file holds a secret). */
+static BIO *read_file_bio(const char *path, char *why, size_t whylen)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = ns_afile_read(path, TLS_FILE_MAX, &text);
+    BIO *bio = NULL;
+    if (rc == NS_ENOTREG)
+        snprintf(why, whylen, "not a regular file (a FIFO, a device or a socket)");
+    else if (rc == NS_ETOOBIG)
+        snprintf(why, whylen, "larger than %u bytes", TLS_FILE_MAX);
+    else if (rc < 0)
+        snprintf(why, whylen, "%s", strerror(-rc));
+    else if ((bio = BIO_new(BIO_s_mem())) == NULL ||
+             (text.len > 0 && BIO_write(bio, text.data, (int)text.len) != (int)text.len)) {
+        BIO_free(bio);
+        bio = NULL;
+        ssl_reason(why, whylen, "out of memory");
+    }
+    if (text.data != NULL)
+        OPENSSL_cleanse(text.data, text.cap);
+    ns_buf_free(&text);
+    return bio;
+}
+
+/* SSL_CTX_use_certificate_chain_file on a BIO: the first certificate (with its trust
+ * settings) is ours, the ones after it are its chain. 1, or 0 with OpenSSL's error queued. */
+static int use_chain(SSL_CTX *sc, BIO *bio)
+{
+    X509 *x = PEM_read_bio_X509_AUX(bio, NULL, NULL, NULL);
+    if (x == NULL)
+        return 0;
+    int ok = SSL_CTX_use_certificate(sc, x) == 1 && SSL_CTX_clear_chain_certs(sc) == 1;
+    X509_free(x);
+    if (!ok)
+        return 0;
+    X509 *ca;
+    while ((ca = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+        if (SSL_CTX_add0_chain_cert(sc, ca) != 1) {
+            X509_free(ca);
+            return 0;
+        }
+    }
+    /* The end of the file shows as "no start line": not an error. */
+    unsigned long e = ERR_peek_last_error();
+    if (ERR_GET_LIB(e) != ERR_LIB_PEM || ERR_GET_REASON(e) != PEM_R_NO_START_LINE)
+        return 0;
+    ERR_clear_error();
+    return 1;
+}
+
 static int load_key_pair(SSL_CTX *sc, const char *side, const ns_tls_settings_t *s, char *err,
                          size_t errlen)
 {
     char why[200];
-    if (SSL_CTX_use_certificate_chain_file(sc, s->cert_path) != 1) {
+    BIO *bio = read_file_bio(s->cert_path, why, sizeof(why));
+    if (bio == NULL || use_chain(sc, bio) != 1) {
+        if (bio != NULL)
+            ssl_reason(why, sizeof(why), "unreadable");
+        BIO_free(bio);
         ns_set_err(err, errlen, "tls.%s.certPath %s: cannot use the certificate chain: %s", side,
-                   s->cert_path, ssl_reason(why, sizeof(why), "unreadable"));
+                   s->cert_path, why);
         return NS_ECONFIG;
     }
-    BIO *bio = BIO_new_file(s->key_path, "r");
+    BIO_free(bio);
+    bio = read_file_bio(s->key_path, why, sizeof(why));
     if (bio == NULL) {
-        ns_set_err(err, errlen, "tls.%s.keyPath %s: cannot open: %s", side, s->key_path,
-                   ssl_reason(why, sizeof(why), "unreadable"));
+        ns_set_err(err, errlen, "tls.%s.keyPath %s: cannot open: %s", side, s->key_path, why);
         return NS_ECONFIG;
     }
     EVP_PKEY *key = PEM_read_bio_PrivateKey(
@@ -232,6 +294,11 @@ static int accept_any(int preverify, X509_STORE_CTX *store)
     return 1;
 }
 
+static int name_cmp(const X509_NAME *const *a, const X509_NAME *const *b)
+{
+    return X509_NAME_cmp(*a, *b);
+}
+
 static int load_trust(SSL_CTX *sc, const char *side, const char *trust, bool send_ca_names,
                       char *err, size_t errlen)
 {
@@ -245,18 +312,45 @@ static int load_trust(SSL_CTX *sc, const char *side, const char *trust, bool sen
         }
         return 0;
     }
-    if (SSL_CTX_load_verify_locations(sc, trust, NULL) != 1) {
+    /* SSL_CTX_load_verify_locations on the file's bytes: every certificate and CRL in it. */
+    BIO *bio = read_file_bio(trust, why, sizeof(why));
+    STACK_OF(X509_INFO) *infos = bio != NULL ? PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL) : NULL;
+    BIO_free(bio);
+    X509_STORE *store = SSL_CTX_get_cert_store(sc);
+    /* The CertificateRequest names the CAs we trust, as the JDK's does. */
+    STACK_OF(X509_NAME) *names = send_ca_names ? sk_X509_NAME_new(name_cmp) : NULL;
+    int loaded = 0, rc = 0;
+    for (int k = 0; infos != NULL && k < sk_X509_INFO_num(infos) && rc == 0; k++) {
+        X509_INFO *info = sk_X509_INFO_value(infos, k);
+        if (info->x509 != NULL) {
+            if (X509_STORE_add_cert(store, info->x509) != 1)
+                rc = NS_ECONFIG;
+            loaded++;
+            X509_NAME *name = X509_get_subject_name(info->x509);
+            if (names != NULL && sk_X509_NAME_find(names, name) < 0) {
+                X509_NAME *copy = X509_NAME_dup(name);
+                if (copy != NULL && sk_X509_NAME_push(names, copy) == 0)
+                    X509_NAME_free(copy);
+            }
+        }
+        if (info->crl != NULL) {
+            if (X509_STORE_add_crl(store, info->crl) != 1)
+                rc = NS_ECONFIG;
+            loaded++;
+        }
+    }
+    sk_X509_INFO_pop_free(infos, X509_INFO_free);
+    if (bio != NULL && (rc != 0 || loaded == 0))
+        ssl_reason(why, sizeof(why), "no certificate or CRL found");
+    if (bio == NULL || rc != 0 || loaded == 0) {
+        sk_X509_NAME_pop_free(names, X509_NAME_free);
         ns_set_err(err, errlen, "tls.%s.trustCertPath %s: cannot load the trusted certificates: %s",
-                   side, trust, ssl_reason(why, sizeof(why), "unreadable"));
+                   side, trust, why);
         return NS_ECONFIG;
     }
-    if (send_ca_names) {
-        /* The CertificateRequest names the CAs we trust, as the JDK's does. */
-        STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(trust);
-        if (names != NULL)
-            SSL_CTX_set_client_CA_list(sc, names);
-        ERR_clear_error();
-    }
+    if (names != NULL)
+        SSL_CTX_set_client_CA_list(sc, names);
+    ERR_clear_error();
     return 0;
 }
 
@@ -446,8 +540,6 @@ static SSL_CTX *build(bool server, const ns_tls_settings_t *s, const warner_t *w
     SSL_CTX_set_mode(sc, SSL_MODE_RELEASE_BUFFERS); /* idle sessions hold no record buffers */
     SSL_CTX_set_options(sc, SSL_OP_NO_COMPRESSION);
     SSL_CTX_set_default_passwd_cb(sc, password_cb);
-    if (server)
-        SSL_CTX_set_session_cache_mode(sc, SSL_SESS_CACHE_OFF); /* tickets only: bounded memory */
     int rc = 0;
     const char *verify = "";
     if (server && s->test_mode) {
@@ -510,6 +602,15 @@ static SSL_CTX *build(bool server, const ns_tls_settings_t *s, const warner_t *w
     }
     if (rc == 0)
         rc = set_ciphers_protocols(sc, s, w, err, errlen);
+    if (rc == 0 && server) {
+        rc = ns__tls_sessions_setup(sc, s, err, errlen);
+        size_t used = strlen(desc);
+        if (s->session_timeout_s <= 0)
+            snprintf(desc + used, desclen - used, "; no session resumption");
+        else
+            snprintf(desc + used, desclen - used, "; sessions resumed for %lld s",
+                     (long long)s->session_timeout_s);
+    }
     ERR_clear_error();
     if (rc != 0) {
         SSL_CTX_free(sc);
@@ -599,11 +700,21 @@ bool ns_tls_ctx_ready(ns_tls_ctx_t *ctx)
 
 bool ns_tls_ctx_files_changed(ns_tls_ctx_t *ctx)
 {
+    /* Copied under the lock, looked at without it: a stat() that hangs (a network file system)
+     * must not hold up the loops that take the context for new connections. */
+    tls_file_sig_t sigs[TLS_MAX_FILES];
     pthread_mutex_lock(&ctx->lock);
-    bool changed = false;
-    for (size_t i = 0; i < ctx->file_count && !changed; i++)
-        changed = sig_changed(&ctx->files[i]);
+    size_t n = ctx->file_count;
+    for (size_t i = 0; i < n; i++) {
+        sigs[i] = ctx->files[i];
+        sigs[i].path = ns_xstrdup(ctx->files[i].path);
+    }
     pthread_mutex_unlock(&ctx->lock);
+    bool changed = false;
+    for (size_t i = 0; i < n; i++) {
+        changed = changed || sig_changed(&sigs[i]);
+        free(sigs[i].path);
+    }
     return changed;
 }
 
@@ -617,6 +728,7 @@ void ns_tls_ctx_describe(ns_tls_ctx_t *ctx, char *out, size_t outlen)
 void ns_tls_ctx_stats(ns_tls_ctx_t *ctx, ns_tls_stats_t *out)
 {
     out->handshakes = __atomic_load_n(&ctx->handshakes, __ATOMIC_RELAXED);
+    out->resumed = __atomic_load_n(&ctx->resumed, __ATOMIC_RELAXED);
     out->failures = __atomic_load_n(&ctx->failures, __ATOMIC_RELAXED);
     out->reloads = __atomic_load_n(&ctx->reloads, __ATOMIC_RELAXED);
     out->reload_errors = __atomic_load_n(&ctx->reload_errors, __ATOMIC_RELAXED);

@@ -36,6 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         for (size_t p = 0; p < NS_ARRAY_SIZE(peers); p++)
             (void)ns_acl_accounts_global_white(set, peers[p]);
+        /* A key no account can have (6 characters at most), with or without accounts. */
+        FUZZ_CHECK(ns_acl_accounts_find(set, "absent") == NULL);
+        FUZZ_CHECK(set->count == 0 || set->accounts_stated);
+        FUZZ_CHECK(set->global_white_count == 0 || set->global_white_stated);
         ns_acl_accounts_free(set);
     }
     free(copy);

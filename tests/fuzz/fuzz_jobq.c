@@ -1,8 +1,10 @@
 /* Fuzzes the worker's fair queue (jobq.c) with a program of operations read from the input,
- * two bytes each: push (connection, lane), pop then done with a cost, lane changes, closes (all,
- * or the items a bit picks), take_closed, forget. Checked after every step: the count matches
- * what was pushed and not taken, every connection's items leave in order, CONTROL items leave
- * before any other, and at the end everything pushed left exactly once. */
+ * two bytes each: push (connection, lane), pop then done with a cost (sometimes parking the
+ * connection behind a later answer), lane changes or unparks, closes (all, or the items a bit
+ * picks), take_closed, forget. Checked after every step: the count matches what was pushed and
+ * not taken, a pop finds nothing only when every queued item's connection is parked, no item of
+ * a parked connection leaves by a pop, every connection's items leave in order, CONTROL items
+ * leave before any other, and at the end everything pushed left exactly once. */
 #include <string.h>
 
 #include "fuzz.h"
@@ -23,7 +25,9 @@ typedef struct state {
     int next_seq[CONNS + 1];
     int last_seq[CONNS + 1]; /* last seq run (popped), per connection ([CONNS]: CONTROL) */
     size_t queued, pushed, taken;
-    bool running; /* a non-CONTROL item was popped and not done */
+    size_t conn_queued[CONNS]; /* queued items per connection (CONTROL not counted) */
+    int parked[CONNS];         /* parked items per connection (its current id) */
+    bool running;              /* a non-CONTROL item was popped and not done */
 } state_t;
 
 /* An item leaves. Popped ones leave in their connection's order; a filtered close may take
@@ -34,7 +38,10 @@ static void take(state_t *s, item_t *it, bool popped)
     if (popped) {
         FUZZ_CHECK(it->seq > s->last_seq[k]);
         s->last_seq[k] = it->seq;
+        FUZZ_CHECK(it->conn < 0 || s->parked[it->conn] == 0);
     }
+    if (it->conn >= 0)
+        s->conn_queued[it->conn]--;
     s->queued--;
     s->taken++;
     free(it);
@@ -87,32 +94,47 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             it->q.conn = control ? 0 : s.ids[c];
             it->q.lane = control ? NS_JOBQ_CONTROL : (arg & 0x40) ? NS_JOBQ_KNOWN : NS_JOBQ_OTHER;
             ns_jobq_push(&s.q, &it->q);
+            if (!control)
+                s.conn_queued[c]++;
             s.queued++;
             s.pushed++;
             break;
         }
         case 2:
-        case 3: { /* pop, then done */
+        case 3: { /* pop, then done (parking its connection when op says so) */
             if (s.running) {
-                ns_jobq_done(&s.q, arg);
+                ns_jobq_done(&s.q, arg, false);
                 s.running = false;
             }
             item_t *it = (item_t *)ns_jobq_pop(&s.q);
-            FUZZ_CHECK((it == NULL) == (s.queued == 0));
-            if (it == NULL)
+            if (it == NULL) {
+                FUZZ_CHECK(s.last_seq[CONNS] + 1 == s.next_seq[CONNS]); /* no CONTROL left */
+                for (int k = 0; k < CONNS; k++)
+                    FUZZ_CHECK(s.conn_queued[k] == 0 || s.parked[k] > 0);
                 break;
-            if (it->conn >= 0) {
+            }
+            int conn = it->conn;
+            take(&s, it, true);
+            if (conn >= 0) {
                 /* CONTROL goes first: none may be waiting. */
                 FUZZ_CHECK(s.last_seq[CONNS] + 1 == s.next_seq[CONNS]);
                 s.running = (op & 0x10) != 0; /* sometimes done only at the next pop */
-                if (!s.running)
-                    ns_jobq_done(&s.q, (uint64_t)arg * 1000u);
+                if (!s.running) {
+                    bool park = (op & 0x20) != 0;
+                    ns_jobq_done(&s.q, (uint64_t)arg * 1000u, park);
+                    if (park)
+                        s.parked[conn]++;
+                }
             }
-            take(&s, it, true);
             break;
         }
-        case 4: /* lane change */
-            ns_jobq_set_lane(&s.q, s.ids[c], (arg & 0x80) ? NS_JOBQ_KNOWN : NS_JOBQ_OTHER);
+        case 4: /* lane change, or an answer that unparks */
+            if ((arg & 0x40) && s.parked[c] > 0) {
+                ns_jobq_unpark(&s.q, s.ids[c]);
+                s.parked[c]--;
+            } else {
+                ns_jobq_set_lane(&s.q, s.ids[c], (arg & 0x80) ? NS_JOBQ_KNOWN : NS_JOBQ_OTHER);
+            }
             break;
         case 5: /* close: all, or the unkept */
             take_list(&s,
@@ -124,8 +146,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 7: { /* the connection's last item is done: forget it, a new one takes its place */
             ns_jobq_item_t *left = ns_jobq_close_conn(&s.q, s.ids[c], NULL, NULL);
             take_list(&s, left);
-            if (s.running)
-                break; /* its running item may be this connection's: forget after done */
+            if (s.running || s.parked[c] > 0)
+                break; /* a running or parked item of it is not back yet: forget after */
             ns_jobq_forget(&s.q, s.ids[c]);
             s.ids[c] += CONNS;
             break;
@@ -134,12 +156,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(ns_jobq_count(&s.q) == s.queued);
     }
     if (s.running)
-        ns_jobq_done(&s.q, 1);
+        ns_jobq_done(&s.q, 1, false);
+    for (int k = 0; k < CONNS; k++)
+        for (; s.parked[k] > 0; s.parked[k]--)
+            ns_jobq_unpark(&s.q, s.ids[k]);
     for (item_t *it; (it = (item_t *)ns_jobq_pop(&s.q)) != NULL;) {
         bool control = it->conn < 0;
         take(&s, it, true);
         if (!control)
-            ns_jobq_done(&s.q, 1);
+            ns_jobq_done(&s.q, 1, false);
     }
     FUZZ_CHECK(s.queued == 0 && s.taken == s.pushed);
     ns_jobq_free(&s.q);

@@ -1,13 +1,32 @@
 /* Fuzzes nsadmin's reply-body decoders (tools/nsadmin/model.c) and what prints their result:
  * the first byte picks the decoder, the rest is the body. Whatever decodes must print in
  * every form without a fault, and the compact JSON of a route must decode again to the same
- * text (nsadmin's --json output is valid for its own reader). */
+ * text (nsadmin's --json output is valid for its own reader). The controller's bodies: a
+ * BrokerReplicasInfo (1006) printed as getSyncStateSet does, its sets in Java's HashMap order
+ * (each name once); an ElectMasterResponseBody (1002) with the header of a success. */
 #include <string.h>
 
 #include "fjson.h"
 #include "model.h"
 #include "tables.h"
 #include "fuzz.h"
+
+/* The text form of a table of properties has one line per property and no control byte but
+ * its line feeds: a server cannot reach the terminal with an escape sequence or a line of its
+ * own (issue 23, A.6). */
+static void properties_checks(const nsa_kvlist_t *kv)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    nsa_table_properties(&text, kv);
+    size_t lines = 0;
+    for (size_t i = 0; i < text.len; i++) {
+        FUZZ_CHECK(text.data[i] >= 0x20 || text.data[i] == '\n');
+        FUZZ_CHECK(text.data[i] != 0x7F);
+        lines += text.data[i] == '\n';
+    }
+    FUZZ_CHECK(lines == kv->len);
+    ns_buf_free(&text);
+}
 
 static void route_checks(const nsa_route_t *r)
 {
@@ -39,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size - 1;
     char err[256];
     ns_buf_t out = NS_BUF_INIT;
-    switch (data[0] % 7) {
+    switch (data[0] % 9) {
     case 0: {
         nsa_cluster_info_t ci;
         if (nsa_decode_cluster_info(body, len, &ci, err, sizeof(err)) == 0) {
@@ -66,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 2:
     case 3: {
         nsa_strlist_t l;
-        int rc = data[0] % 7 == 2 ? nsa_decode_topic_list(body, len, &l, err, sizeof(err))
+        int rc = data[0] % 9 == 2 ? nsa_decode_topic_list(body, len, &l, err, sizeof(err))
                                   : nsa_decode_group_list(body, len, &l, err, sizeof(err));
         if (rc == 0) {
             for (size_t i = 0; i < l.len; i++)
@@ -83,6 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             nsa_table_cluster_row(&out, "C", "b", 0, "a:1", &kv, 1700000000000);
             nsa_table_cluster_more_row(&out, "C", "b", &kv);
             nsa_table_properties(&out, &kv);
+            properties_checks(&kv);
             nsa_kvlist_free(&kv);
         }
         break;
@@ -93,12 +113,50 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             nsa_broker_data_free(&bd);
         break;
     }
-    default: {
+    case 6: {
         nsa_kvlist_t kv;
         if (nsa_decode_properties(body, len, &kv, err, sizeof(err)) == 0) {
             nsa_table_properties(&out, &kv);
+            properties_checks(&kv);
             nsa_kvlist_free(&kv);
         }
+        break;
+    }
+    case 7: {
+        nsa_sync_state_data_t d;
+        if (nsa_decode_sync_state_data(body, len, &d, err, sizeof(err)) == 0) {
+            for (size_t i = 0; i < d.nsets; i++) {
+                FUZZ_CHECK(d.sets[i].broker_name != NULL);
+                for (size_t k = 0; k < i; k++)
+                    FUZZ_CHECK(strcmp(d.sets[k].broker_name, d.sets[i].broker_name) != 0);
+                nsa_table_sync_state(&out, &d.sets[i]);
+            }
+            nsa_sync_state_data_free(&d);
+        } else {
+            FUZZ_CHECK(err[0] != '\0' && d.nsets == 0 && d.sets == NULL);
+        }
+        break;
+    }
+    default: {
+        ns_cmd_t reply;
+        ns_cmd_init(&reply);
+        ns_cmd_ext_set(&reply, "masterAddress", "127.0.0.1:10911");
+        ns_cmd_ext_set(&reply, "masterBrokerId", "1");
+        ns_cmd_ext_set(&reply, "masterEpoch", "2");
+        ns_cmd_ext_set(&reply, "syncStateSetEpoch", "3");
+        ns_cmd_set_body_copy(&reply, body, len);
+        nsa_elect_t e;
+        if (nsa_decode_elect_reply(&reply, &e, err, sizeof(err)) == 0) {
+            nsa_table_elect(&out, "C", "b", &e);
+            fj_t w;
+            fj_init(&w, &out, false);
+            if (e.has_group)
+                fj_broker_data(&w, &e.group);
+            nsa_elect_free(&e);
+        } else {
+            FUZZ_CHECK(err[0] != '\0' && e.master_address == NULL && !e.has_group);
+        }
+        ns_cmd_free(&reply);
         break;
     }
     }

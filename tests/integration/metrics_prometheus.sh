@@ -116,13 +116,13 @@ import json, sys, urllib.request
 r = json.load(urllib.request.urlopen("http://127.0.0.1:%s/api/v1/rules" % sys.argv[1], timeout=5))
 rules = [x for g in r["data"]["groups"] for x in g["rules"]]
 bad = [x["name"] for x in rules if x.get("health") != "ok"]
-sys.exit(0 if len(rules) == 10 and not bad else 1)
+sys.exit(0 if len(rules) == 11 and not bad else 1)
 EOF
 }
 waitfor 20 rules_ok || fail "alert rules not all loaded and healthy"
 firing=$(query 'count(ALERTS{alertstate="firing"})')
 [[ -z $firing ]] || fail "alerts firing on a healthy server: $firing"
-echo "== 10 alert rules evaluate, none firing"
+echo "== 11 alert rules evaluate, none firing"
 
 # Every dashboard expression is valid PromQL over these series.
 python3 - "$pport" "$NS_SOURCE_DIR/contrib/grafana/mqnamesrv.json" <<'EOF' || fail "dashboard queries"

@@ -25,6 +25,7 @@
 #include <zlib.h>
 
 #include "ns_acl_sign.h"
+#include "ns_common.h"
 #include "rmq_client.h"
 
 /* The account file: a broker account, an admin, and 127.0.0.2 as a global white address (the
@@ -341,6 +342,131 @@ static void test_signed_reads_and_reload(void **state)
     ns_testsrv_cleanup(&srv);
 }
 
+/* Sends `preamble` then an unsigned PUT_KV (an admin request) on a new connection from
+ * 127.0.0.1 and returns the reply's code; -1 when the server closed the connection. */
+static int32_t put_kv_after(int port, const void *preamble, size_t len, const char *key)
+{
+    int fd = rmq_connect(port);
+    assert_int_equal(rmq_send_raw(fd, preamble, len), 0);
+    ns_cmd_t req, resp;
+    ns_buf_t holder = NS_BUF_INIT;
+    rmq_request(&req, 100, 9, "namespace", "proxyns", "key", key, "value", "spoofed", NULL);
+    int rc = rmq_call(fd, &req, &resp, &holder);
+    int32_t code = rc == 0 ? resp.code : -1;
+    if (rc == 0)
+        ns_cmd_free(&resp);
+    ns_cmd_free(&req);
+    ns_buf_free(&holder);
+    close(fd);
+    return code;
+}
+
+/* Issue 23, A.1: with aclEnable=true and proxyProtocolTrustedProxies empty, any peer may send a
+ * PROXY header, so the client address it names (a white one here: 127.0.0.2) must not pass
+ * the white list: v1, v2, and an IPv4-mapped IPv6 address are each refused, with a WARN at
+ * start that says what to set. With the balancer listed as trusted, the header decides. */
+static void test_proxy_header_cannot_claim_white_address(void **state)
+{
+    (void)state;
+    static const char v1[] = "PROXY TCP4 127.0.0.2 127.0.0.1 40001 9876\r\n";
+    static const char v1_mapped[] = "PROXY TCP6 ::ffff:127.0.0.2 ::1 40002 9876\r\n";
+    /* v2, PROXY command, TCP over IPv4, 127.0.0.2:40003 -> 127.0.0.1:9876. */
+    static const uint8_t v2[28] = {0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51, 0x55, 0x49,
+                                   0x54, 0x0A, 0x21, 0x11, 0x00, 12,   127,  0,    0,    2,
+                                   127,  0,    0,    1,    0x9C, 0x43, 0x26, 0x94};
+    static const struct {
+        const void *bytes;
+        size_t len;
+    } headers[] = {{v1, sizeof(v1) - 1}, {v1_mapped, sizeof(v1_mapped) - 1}, {v2, sizeof(v2)}};
+
+    ns_testsrv_t srv;
+    make_home(&srv, accounts_yml);
+    const char *const open_proxy[] = {"--set", "aclEnable=true", NULL};
+    assert_int_equal(ns_testsrv_start(&srv, open_proxy), 0);
+    for (size_t i = 0; i < NS_ARRAY_SIZE(headers); i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "k%zu", i);
+        int32_t code = put_kv_after(srv.port, headers[i].bytes, headers[i].len, key);
+        if (code != 16)
+            fail_msg("PROXY header %zu from an untrusted peer: PUT_KV answered %d, want 16", i,
+                     (int)code);
+    }
+    assert_true(
+        ns_testsrv_wait_output(&srv, "names client 127.0.0.2:40001, ignored", 5000, NULL, 0));
+    assert_true(ns_testsrv_wait_output(&srv, "and proxyProtocolTrustedProxies is empty: PROXY",
+                                       5000, NULL, 0));
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+
+    /* The balancer (127.0.0.1 here) trusted: its headers name the client the ACL sees. */
+    const char *const trusted[] = {"--set", "aclEnable=true", "--set",
+                                   "proxyProtocolTrustedProxies=127.0.0.1", NULL};
+    assert_int_equal(ns_testsrv_start(&srv, trusted), 0);
+    assert_true(ns_testsrv_wait_output(&srv, "ACL on: writes need a signature", 5000, NULL, 0));
+    for (size_t i = 0; i < NS_ARRAY_SIZE(headers); i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "t%zu", i);
+        assert_int_equal(put_kv_after(srv.port, headers[i].bytes, headers[i].len, key), 0);
+    }
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    ns_testsrv_cleanup(&srv);
+}
+
+/* Issue 23, A.2: an account file of white addresses only (a 4.9 set-up) and a request that
+ * names an AccessKey: refused as unknown, and the server goes on (the look-up passed a NULL
+ * array to bsearch: UBSan aborted the debug build). */
+static void test_file_without_accounts_list(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv;
+    make_home(&srv, "globalWhiteRemoteAddresses:\n  - 127.0.0.2\n");
+    const char *const extra[] = {"--set", "aclEnable=true", NULL};
+    assert_int_equal(ns_testsrv_start(&srv, extra), 0);
+    int fd = rmq_connect(srv.port);
+    char remark[512];
+    ns_cmd_t req;
+    rmq_request(&req, 100, 2, "namespace", "aclns", "key", "k", "value", "v", NULL);
+    assert_int_equal(call(fd, &req, ADMIN, remark, sizeof(remark)), 16);
+    assert_non_null(strstr(remark, "unknown AccessKey adminKey"));
+    rmq_request(&req, 105, 3, "topic", "T", NULL);
+    assert_int_equal(call(fd, &req, ADMIN, remark, sizeof(remark)), 17);
+    close(fd);
+    int white = connect_from("127.0.0.2", srv.port);
+    rmq_request(&req, 100, 4, "namespace", "aclns", "key", "k", "value", "v", NULL);
+    assert_int_equal(call(white, &req, ADMIN, remark, sizeof(remark)), 0);
+    close(white);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    ns_testsrv_cleanup(&srv);
+}
+
+/* Issue 23, A.3: a FIFO put in place of the account file is refused by the next look (the
+ * accounts in force stay) without blocking anything: the look used to open it on loop 0, which
+ * then waited for a writer for good, and no connection was accepted any more. */
+static void test_fifo_account_file_does_not_block(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv;
+    make_home(&srv, accounts_yml);
+    const char *const extra[] = {"--set", "aclEnable=true", NULL};
+    assert_int_equal(ns_testsrv_start(&srv, extra), 0);
+    char path[400], fifo[420];
+    snprintf(path, sizeof(path), "%s/conf/plain_acl.yml", srv.dir);
+    snprintf(fifo, sizeof(fifo), "%s.fifo", path);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(rename(fifo, path), 0);
+    assert_true(ns_testsrv_wait_output(&srv, "not a regular file", 10000, NULL, 0));
+    char remark[512];
+    ns_cmd_t req;
+    for (int i = 0; i < 8; i++) { /* new connections land on every loop, loop 0 included */
+        int fd = rmq_connect(srv.port);
+        rmq_request(&req, 100, 10 + i, "namespace", "aclns", "key", "k", "value", "v", NULL);
+        assert_int_equal(call(fd, &req, ADMIN, remark, sizeof(remark)), 0);
+        close(fd);
+    }
+    unlink(path);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    ns_testsrv_cleanup(&srv);
+}
+
 /* Runs the server with aclEnable=true and the given file (NULL: none) to its exit; returns its
  * exit status after checking that its output says `needle` and that it never served. */
 static int start_fails(const char *yml, const char *needle)
@@ -395,6 +521,9 @@ int main(void)
         cmocka_unit_test(test_every_class_every_way),
         cmocka_unit_test(test_signed_reads_and_reload),
         cmocka_unit_test(test_no_start_without_accounts),
+        cmocka_unit_test(test_proxy_header_cannot_claim_white_address),
+        cmocka_unit_test(test_file_without_accounts_list),
+        cmocka_unit_test(test_fifo_account_file_does_not_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

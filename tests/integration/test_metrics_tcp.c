@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,6 +561,144 @@ static void test_hostile_http_clients(void **state)
     ns_testsrv_cleanup(&srv);
 }
 
+/* ---- slowloris (issue 23, A.4) ---------------------------------------------------------- */
+
+#define DRIP_ADDRS 8
+#define DRIP_PER_ADDR 8
+
+/* 64 connections from 8 addresses (127.0.0.1 to 127.0.0.8; 8 each, the per-address bound)
+ * that each send a request line and then one header line a second, never the blank line that
+ * ends the header, and open again when the server cuts them. One thread; bounded by `stop`. */
+typedef struct dripper {
+    int port;
+    bool stop;     /* set by the test (atomic) */
+    size_t cuts;   /* connections the server closed (atomic) */
+    size_t opened; /* connections opened (atomic) */
+    pthread_t thread;
+} dripper_t;
+
+static int drip_open(const dripper_t *d, int k)
+{
+    char from[32];
+    snprintf(from, sizeof(from), "127.0.0.%d", 1 + k / DRIP_PER_ADDR);
+    int fd = tcp_connect(d->port, from, 2000);
+    if (fd >= 0 && send(fd, "GET /livez HTTP/1.1\r\n", 21, MSG_NOSIGNAL) != 21) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static void *drip_main(void *arg)
+{
+    dripper_t *d = arg;
+    int fds[DRIP_ADDRS * DRIP_PER_ADDR];
+    for (int k = 0; k < DRIP_ADDRS * DRIP_PER_ADDR; k++) {
+        fds[k] = drip_open(d, k);
+        __atomic_add_fetch(&d->opened, fds[k] >= 0, __ATOMIC_RELAXED);
+    }
+    /* Every 50 ms: a connection the server closed is opened again at once (an attacker does
+     * not wait); every second, each one sends one more header line. */
+    for (unsigned tick = 1; !__atomic_load_n(&d->stop, __ATOMIC_RELAXED); tick++) {
+        sleep_ms(50);
+        for (int k = 0; k < DRIP_ADDRS * DRIP_PER_ADDR; k++) {
+            char junk[256];
+            struct pollfd pfd = {.fd = fds[k], .events = POLLIN};
+            bool gone = fds[k] < 0 || (poll(&pfd, 1, 0) == 1 &&
+                                       recv(fds[k], junk, sizeof(junk), MSG_DONTWAIT) <= 0);
+            if (!gone && tick % 20 == 0)
+                gone = send(fds[k], "X-Drip: 1\r\n", 11, MSG_NOSIGNAL) != 11;
+            if (!gone)
+                continue;
+            if (fds[k] >= 0) {
+                close(fds[k]);
+                __atomic_add_fetch(&d->cuts, 1, __ATOMIC_RELAXED);
+            }
+            fds[k] = drip_open(d, k);
+            __atomic_add_fetch(&d->opened, fds[k] >= 0, __ATOMIC_RELAXED);
+        }
+    }
+    for (int k = 0; k < DRIP_ADDRS * DRIP_PER_ADDR; k++)
+        if (fds[k] >= 0)
+            close(fds[k]);
+    return NULL;
+}
+
+/* GET path from source address `from`: the status, or -1. */
+static int http_get_from(int port, const char *from, const char *path)
+{
+    int fd = tcp_connect(port, from, 2000);
+    if (fd < 0)
+        return -1;
+    char req[256];
+    snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+             path);
+    int status = -1;
+    char in[512] = "";
+    size_t got = 0;
+    if (rmq_send_raw(fd, req, strlen(req)) == 0) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        while (got < sizeof(in) - 1 && poll(&pfd, 1, 3000) == 1) {
+            ssize_t n = recv(fd, in + got, sizeof(in) - 1 - got, 0);
+            if (n <= 0)
+                break;
+            got += (size_t)n;
+        }
+        in[got] = '\0';
+        if (sscanf(in, "HTTP/1.%*d %d", &status) != 1)
+            status = -1;
+    }
+    close(fd);
+    return status;
+}
+
+/* Issue 23, A.4: 8 connections per address from 8 addresses drip a header line a second
+ * (slowloris). /livez must still answer, from one of those addresses and from another, and
+ * the dripping requests must be cut at their deadline. Before: the library's per-address
+ * (8) and global (64) limits refused the prober for as long as the drip went on. The waits
+ * are on conditions, bounded; no time is measured. */
+static void test_slowloris_cannot_deny_health(void **state)
+{
+    (void)state;
+    int mport = start_with_metrics(&srv, NULL);
+    assert_true(mport > 0);
+    dripper_t d = {.port = mport};
+    assert_int_equal(pthread_create(&d.thread, NULL, drip_main, &d), 0);
+    /* Until every dripping connection is open (or the server already cut some). */
+    for (int i = 0; i < 300 && __atomic_load_n(&d.opened, __ATOMIC_RELAXED) <
+                                   (size_t)(DRIP_ADDRS * DRIP_PER_ADDR);
+         i++)
+        sleep_ms(100);
+    static const char *const probers[] = {"127.0.0.1", "127.0.0.9"};
+    /* A prober is served every time, not only when a dripping connection happens to go:
+     * five answers in a row from each address (retried within a bound). */
+    for (size_t p = 0; p < NS_ARRAY_SIZE(probers); p++) {
+        int in_a_row = 0, status = -1;
+        double give_up = now_us() + 60e6; /* a bound on the wait, not a measurement */
+        for (int i = 0; i < 60 && in_a_row < 5 && now_us() < give_up; i++) {
+            status = http_get_from(mport, probers[p], i % 2 ? "/readyz" : "/livez");
+            in_a_row = status == 200 ? in_a_row + 1 : 0;
+            if (status != 200)
+                sleep_ms(500);
+        }
+        if (in_a_row < 5)
+            fail_msg("the health endpoints from %s during the drip: %d", probers[p], status);
+    }
+    /* The deadline cuts the dripping requests (each one reopens). */
+    for (int i = 0; i < 600 && __atomic_load_n(&d.cuts, __ATOMIC_RELAXED) <
+                                   (size_t)(DRIP_ADDRS * DRIP_PER_ADDR);
+         i++)
+        sleep_ms(100);
+    size_t cuts = __atomic_load_n(&d.cuts, __ATOMIC_RELAXED);
+    __atomic_store_n(&d.stop, true, __ATOMIC_RELAXED);
+    pthread_join(d.thread, NULL);
+    print_message("slowloris: %zu connections opened, %zu cut by the server\n", d.opened, cuts);
+    assert_true(cuts >= (size_t)(DRIP_ADDRS * DRIP_PER_ADDR));
+    assert_int_equal(http_get_from(mport, "127.0.0.1", "/livez"), 200);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    ns_testsrv_cleanup(&srv);
+}
+
 /* Off by default: no port opened, nothing listening on 5557 from us. */
 static void test_off_by_default(void **state)
 {
@@ -572,7 +711,8 @@ static void test_off_by_default(void **state)
 }
 
 /* TLS and PROXY protocol events, each counted once (issue 9): a handshake behind a PROXY header,
- * plaintext refused by an enforcing server, a bad PROXY header, a handshake that times out. */
+ * one that resumes its session, plaintext refused by an enforcing server, a bad PROXY header, a
+ * handshake that times out. */
 static void test_tls_and_proxy_series(void **state)
 {
     (void)state;
@@ -596,7 +736,16 @@ static void test_tls_and_proxy_series(void **state)
     rmq_request(&req, 105, 1, "topic", "NoSuchTopic", NULL);
     assert_int_equal(rmq_tls_call(t, &req, &resp, &holder), 0);
     ns_cmd_free(&resp);
+    rmq_tls_session_t *session = rmq_tls_session_get(t);
+    assert_non_null(session);
     rmq_tls_close(t);
+    rmq_tls_opts_t again = {.resume = session};
+    t = rmq_tls_connect(srv.port, &again, err, sizeof(err));
+    if (t == NULL)
+        fail_msg("TLS: %s", err);
+    assert_true(rmq_tls_resumed(t));
+    rmq_tls_close(t);
+    rmq_tls_session_free(session);
     int fd = rmq_connect(srv.port); /* plaintext: refused */
     assert_int_equal(rmq_send(fd, &req), 0);
     assert_true(rmq_wait_closed(fd, 5000));
@@ -620,7 +769,8 @@ static void test_tls_and_proxy_series(void **state)
         struct timespec ts = {0, 50 * 1000000L};
         nanosleep(&ts, NULL);
     }
-    assert_int_equal(DELTA("mqnamesrv_tls_handshakes_total{side=\"server\"}"), 1);
+    assert_int_equal(DELTA("mqnamesrv_tls_handshakes_total{side=\"server\"}"), 2);
+    assert_int_equal(DELTA("mqnamesrv_tls_resumed_handshakes_total"), 1);
     assert_int_equal(DELTA("mqnamesrv_tls_handshake_failures_total{side=\"server\"}"), 1);
     assert_int_equal(DELTA("mqnamesrv_tls_handshakes_total{side=\"client\"}"), 0);
     assert_int_equal(DELTA("mqnamesrv_proxy_headers_total"), 1);
@@ -715,6 +865,7 @@ int main(void)
         cmocka_unit_test_teardown(test_counters_and_gauges_move_by_what_was_done, teardown),
         cmocka_unit_test_teardown(test_readiness_follows_the_server, teardown),
         cmocka_unit_test_teardown(test_hostile_http_clients, teardown),
+        cmocka_unit_test_teardown(test_slowloris_cannot_deny_health, teardown),
         cmocka_unit_test_teardown(test_off_by_default, teardown),
         cmocka_unit_test_teardown(test_tls_and_proxy_series, teardown),
         cmocka_unit_test_teardown(test_acl_refusal_series, teardown),

@@ -340,6 +340,62 @@ static void test_kv(void **state)
     nsadmin_result_free(&r);
 }
 
+/* Issue 23, A.6: what a server sends reaches the operator's terminal escaped: a KV value with
+ * an escape sequence (set the window title, clear the screen) and a line break, a config
+ * value with ESC, and a remark that echoes a key with both. Each shows on its own line as
+ * \uXXXX; --json keeps the exact text (JSON escapes it). */
+static void test_server_text_is_escaped(void **state)
+{
+    (void)state;
+    /* mqadmin trims what it is given, as Java's String.trim: the control bytes go inside. */
+    const char *hostile = "v\x1b]0;pwned\x07\x1b[2J\nforged=line\r!";
+    nsadmin_result_t r;
+    nsadmin_runv(&r, "updateKvConfig", "-n", a, "-s", "NSX", "-k", "k", "-v", hostile, NULL);
+    FX_EXPECT_STATUS(&r, 0);
+    nsadmin_result_free(&r);
+    const char *shown = "v\\u001B]0;pwned\\u0007\\u001B[2J\\u000Aforged=line\\u000D!\n";
+    nsadmin_runv(&r, "getKvConfig", "-n", a, "-s", "NSX", "-k", "k", NULL);
+    FX_EXPECT_STATUS(&r, 0);
+    FX_EXPECT_HAS(r.out, shown);
+    assert_null(strchr(r.out, '\x1b'));
+    assert_ptr_equal(strchr(r.out, '\n'), r.out + strlen(r.out) - 1); /* one line */
+    nsadmin_result_free(&r);
+    nsadmin_runv(&r, "getKvList", "-n", a, "-s", "NSX", NULL);
+    FX_EXPECT_STATUS(&r, 0);
+    FX_EXPECT_HAS(r.out, shown);
+    assert_null(strstr(r.out, "\nforged=line"));
+    assert_null(strchr(r.out, '\x1b'));
+    nsadmin_result_free(&r);
+    nsadmin_runv(&r, "getKvList", "-n", a, "-s", "NSX", "--json", NULL);
+    FX_EXPECT_STATUS(&r, 0);
+    FX_EXPECT_HAS(r.out, "v\\u001b]0;pwned\\u0007\\u001b[2J\\nforged=line\\r!");
+    nsadmin_result_free(&r);
+    nsadmin_runv(&r, "deleteKvConfig", "-n", a, "-s", "NSX", "-k", "k", NULL);
+    nsadmin_result_free(&r);
+
+    /* A remark that echoes the key (code 22): one line on stderr, escaped. */
+    nsadmin_runv(&r, "getKvConfig", "-n", a, "-s", "NSX", "-k", "k\x1b[2Jgone\nnsadmin ok", NULL);
+    FX_EXPECT_STATUS(&r, 1);
+    FX_EXPECT_HAS(r.err, "Key: k\\u001B[2Jgone\\u000Ansadmin ok\n");
+    assert_null(strchr(r.err, '\x1b'));
+    nsadmin_result_free(&r);
+
+    /* 319: a value with ESC (318 takes it; a line break it refuses: A.7). */
+    nsadmin_runv(&r, "updateNamesrvConfig", "-n", a, "-k", "productEnvName", "-v", "x\x1b[2Jcenter",
+                 NULL);
+    FX_EXPECT_STATUS(&r, 0);
+    nsadmin_result_free(&r);
+    nsadmin_runv(&r, "getNamesrvConfig", "-n", a, NULL);
+    FX_EXPECT_STATUS(&r, 0);
+    FX_EXPECT_HAS(r.out,
+                  "productEnvName                                    =  x\\u001B[2Jcenter\n");
+    assert_null(strchr(r.out, '\x1b'));
+    nsadmin_result_free(&r);
+    nsadmin_runv(&r, "updateNamesrvConfig", "-n", a, "-k", "productEnvName", "-v", "center", NULL);
+    FX_EXPECT_STATUS(&r, 0);
+    nsadmin_result_free(&r);
+}
+
 static void test_write_perm(void **state)
 {
     (void)state;
@@ -548,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_topic_list),
         cmocka_unit_test(test_namesrv_config),
         cmocka_unit_test(test_kv),
+        cmocka_unit_test(test_server_text_is_escaped),
         cmocka_unit_test(test_write_perm),
         cmocka_unit_test(test_member_group),
         cmocka_unit_test(test_delete_topic),

@@ -22,6 +22,7 @@
 
 #include <zlib.h>
 
+#include "hostile.h"
 #include "rmq_client.h"
 
 #define MASTER "127.0.0.1:10911"
@@ -274,6 +275,28 @@ static void test_unusable_snapshot_is_ignored(void **state)
         ns_testsrv_wait_output(&srv, "more than routeSnapshotMaxAgeMillis=1000", 2000, NULL, 0));
     assert_int_equal(route_code(srv.port, NULL), 17);
     assert_int_equal(ns_testsrv_stop(&srv), 0);
+    /* Issue 23, A.5: a 2 GiB file (sparse) is refused from its size, before a byte is read (it
+     * used to be read up to the 1 GiB limit first: seconds of start and a 1 GiB peak), and a
+     * FIFO is not opened for a read that would wait for a writer (the start used to hang). */
+    unlink(path);
+    FILE *big = fopen(path, "w");
+    assert_non_null(big);
+    assert_int_equal(ftruncate(fileno(big), (off_t)2 << 30), 0);
+    fclose(big);
+    assert_int_equal(ns_testsrv_start(&srv, NULL), 0);
+    assert_true(ns_testsrv_wait_output(&srv, "not used, the route table starts empty: too big",
+                                       5000, NULL, 0));
+    long peak_kib = hostile_rss_kib(srv.pid, true);
+    if (peak_kib > 256L * 1024 * HOSTILE_RSS_FACTOR)
+        fail_msg("peak RSS %ld KiB after refusing a 2 GiB snapshot", peak_kib);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(ns_testsrv_start(&srv, NULL), 0);
+    assert_true(ns_testsrv_wait_output(
+        &srv, "not used, the route table starts empty: not a regular file", 5000, NULL, 0));
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    unlink(path);
     ns_testsrv_cleanup(&srv);
 }
 

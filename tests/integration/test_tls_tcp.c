@@ -6,6 +6,11 @@
  *   - mutual TLS (require + authClient): a CA-signed client is served, one without a
  *     certificate and one from another CA are refused;
  *   - certificate rotation picked up without a restart (and on SIGHUP), open sessions kept;
+ *   - session resumption (TLS 1.3 tickets, TLS 1.2 tickets and session ids), with the test
+ *     client and `openssl s_client -sess_out/-sess_in`, in test mode, with our certificate and
+ *     client auth none, optional and require (a resumed session keeps its client certificate);
+ *     sessions made before a reload, by another server, expired, or offered to a server that
+ *     resumes nothing get a full handshake, never an alert;
  *   - tls.config.file over --set, as Java's TlsHelper;
  *   - PROXY v1 and v2 in front of plaintext and of TLS: the proxied client is the peer;
  *   - bad input closes that connection only: a bad PROXY header, garbage after 0x16, a
@@ -25,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -393,6 +399,20 @@ static void test_rotation_without_restart(void **state)
     rmq_tls_t *fourth = tls_ok(srv.port, &o);
     expect_served_tls(fourth, 4);
     expect_served_tls(after, 5);
+    /* Issue 23, A.3: a FIFO in place of the key is refused, not opened for a read that waits
+     * for a writer (that used to block loop 0 for good: no connection was accepted any more). */
+    char fifo[700];
+    snprintf(fifo, sizeof(fifo), "%s.fifo", live_key);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(rename(fifo, live_key), 0);
+    assert_true(ns_testsrv_wait_output(&srv, "not a regular file", 10000, NULL, 0));
+    rmq_tls_t *fifth = tls_ok(srv.port, &o);
+    expect_served_tls(fifth, 6);
+    int plain = rmq_connect(srv.port);
+    expect_served_plain(plain, 7);
+    close(plain);
+    rmq_tls_close(fifth);
+    unlink(live_key);
     rmq_tls_close(fourth);
     rmq_tls_close(third);
     rmq_tls_close(after);
@@ -424,6 +444,323 @@ static void test_tls_config_file_wins(void **state)
     assert_string_equal(subject, "CN=localhost-rotated");
     rmq_tls_close(t);
     stop(&srv);
+}
+
+/* ---- session resumption -------------------------------------------------------------------- */
+
+/* One connection of the test client offering `offer` (NULL: none), served; says whether it
+ * resumed and returns the session to offer next (NULL when the server gave none; caller
+ * frees). */
+static rmq_tls_session_t *session_round(int port, const rmq_tls_opts_t *base,
+                                        const rmq_tls_session_t *offer, bool *resumed)
+{
+    rmq_tls_opts_t o = *base;
+    o.resume = offer;
+    rmq_tls_t *t = tls_ok(port, &o);
+    expect_served_tls(t, 1); /* a TLS 1.3 ticket comes before the answer */
+    *resumed = rmq_tls_resumed(t);
+    rmq_tls_session_t *next = rmq_tls_session_get(t);
+    rmq_tls_close(t);
+    return next;
+}
+
+static const struct {
+    const char *what;
+    int max_version;
+    bool no_ticket;       /* test client: no ticket asked for */
+    const char *s_client; /* the same for openssl s_client */
+    const char *protocol; /* in s_client's "New, TLSv1.3, ..." line */
+} resume_kinds[] = {
+    {"TLS 1.3 ticket", 0, false, "", "TLSv1.3"},
+    {"TLS 1.2 ticket", TLS1_2_VERSION, false, "-tls1_2", "TLSv1.2"},
+    {"TLS 1.2 session id", TLS1_2_VERSION, true, "-tls1_2 -no_ticket", "TLSv1.2"},
+};
+
+/* The test client resumes in every kind: a full handshake, then a connection offering its
+ * session is resumed, and the one after that too (with the session the resumption gave). */
+static void expect_resumes(int port, const rmq_tls_opts_t *base)
+{
+    for (size_t i = 0; i < sizeof(resume_kinds) / sizeof(resume_kinds[0]); i++) {
+        rmq_tls_opts_t o = *base;
+        o.max_version = resume_kinds[i].max_version;
+        o.no_ticket = resume_kinds[i].no_ticket;
+        bool resumed;
+        rmq_tls_session_t *first = session_round(port, &o, NULL, &resumed);
+        if (first == NULL)
+            fail_msg("%s: the server gave no session to resume", resume_kinds[i].what);
+        assert_false(resumed);
+        rmq_tls_session_t *second = session_round(port, &o, first, &resumed);
+        if (!resumed)
+            fail_msg("%s: the session was not resumed", resume_kinds[i].what);
+        rmq_tls_session_t *third = session_round(port, &o, second, &resumed);
+        if (!resumed)
+            fail_msg("%s: the session a resumption gave was not resumed", resume_kinds[i].what);
+        rmq_tls_session_free(first);
+        rmq_tls_session_free(second);
+        rmq_tls_session_free(third);
+    }
+}
+
+/* One `openssl s_client` connection (support/s_client_call.sh) with `args`, served: its output
+ * must hold `want` ("Reused, TLSv1.3"). */
+static void s_client_expect(const ns_testsrv_t *srv, const char *args, const char *want)
+{
+    const char *src = getenv("NS_SOURCE_DIR");
+    char out[600], cmd[2400];
+    snprintf(out, sizeof(out), "%s/s_client.out", srv->dir);
+    snprintf(cmd, sizeof(cmd), "bash %s/tests/integration/support/s_client_call.sh %d %s %s",
+             src != NULL ? src : ".", srv->port, out, args);
+    int rc = system(cmd);
+    static char text[16384];
+    FILE *f = fopen(out, "r");
+    size_t n = f != NULL ? fread(text, 1, sizeof(text) - 1, f) : 0;
+    text[n] = '\0';
+    if (f != NULL)
+        fclose(f);
+    /* The answer holds NUL bytes: searched with memmem. */
+    if (rc != 0 || memmem(text, n, want, strlen(want)) == NULL ||
+        memmem(text, n, "\"code\":17", 9) == NULL)
+        fail_msg("s_client %s (exit %d): wanted '%s' and a route answer:\n%s", args, rc, want,
+                 text);
+}
+
+/* openssl s_client resumes in every kind: -sess_out on a full handshake, -sess_in resumed.
+ * `args`: more s_client options (a client certificate). */
+static void expect_s_client_resumes(const ns_testsrv_t *srv, const char *args)
+{
+    for (size_t i = 0; i < sizeof(resume_kinds) / sizeof(resume_kinds[0]); i++) {
+        char more[1200], want[64];
+        snprintf(more, sizeof(more), "%s %s -sess_out %s/sess", resume_kinds[i].s_client, args,
+                 srv->dir);
+        snprintf(want, sizeof(want), "New, %s", resume_kinds[i].protocol);
+        s_client_expect(srv, more, want);
+        snprintf(more, sizeof(more), "%s %s -sess_in %s/sess", resume_kinds[i].s_client, args,
+                 srv->dir);
+        snprintf(want, sizeof(want), "Reused, %s", resume_kinds[i].protocol);
+        s_client_expect(srv, more, want);
+    }
+}
+
+/* No connection of the server failed its handshake (a refused resumption is an alert). */
+static void expect_no_failed_handshake(const ns_testsrv_t *srv)
+{
+    char line[600];
+    if (ns_testsrv_wait_output(srv, "TLS handshake failed", 100, line, sizeof(line)))
+        fail_msg("a handshake failed: %s", line);
+}
+
+static void test_resume_test_mode(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv;
+    start(&srv, NULL); /* Java's defaults: test mode asks for an optional client certificate */
+    expect_resumes(srv.port, &insecure);
+    expect_s_client_resumes(&srv, "");
+    assert_true(
+        ns_testsrv_wait_output(&srv, "TLSv1.3 TLS_AES_256_GCM_SHA384 (resumed)", 5000, NULL, 0));
+    expect_no_failed_handshake(&srv);
+    stop(&srv);
+}
+
+static void test_resume_own_certificate(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv;
+    char cert[600], key[600], ca_arg[700];
+    snprintf(cert, sizeof(cert), "tls.server.certPath=%s", pem("server.pem"));
+    snprintf(key, sizeof(key), "tls.server.keyPath=%s", pem("server.key"));
+    start(&srv, sets("tls.test.mode.enable=false", cert, key, NULL)); /* client auth none */
+    rmq_tls_opts_t o = {.ca = pem("ca.pem"), .host = "localhost"};
+    expect_resumes(srv.port, &o);
+    snprintf(ca_arg, sizeof(ca_arg), "-CAfile %s -verify_return_error", pem("ca.pem"));
+    expect_s_client_resumes(&srv, ca_arg);
+    expect_no_failed_handshake(&srv);
+    stop(&srv);
+}
+
+static void test_resume_client_auth_optional(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv;
+    char cert[600], key[600], trust[600], cert_args[1400];
+    snprintf(cert, sizeof(cert), "tls.server.certPath=%s", pem("server.pem"));
+    snprintf(key, sizeof(key), "tls.server.keyPath=%s", pem("server.key"));
+    snprintf(trust, sizeof(trust), "tls.server.trustCertPath=%s", pem("ca.pem"));
+    start(&srv, sets("tls.test.mode.enable=false", cert, key, trust,
+                     "tls.server.need.client.auth=optional", "tls.server.authClient=true", NULL));
+    /* With a certificate: the resumed sessions are still the verified client's. */
+    rmq_tls_opts_t with = {.cert = pem("client.pem"), .key = pem("client.key")};
+    expect_resumes(srv.port, &with);
+    assert_true(
+        ns_testsrv_wait_output(&srv, "(resumed), peer certificate CN=test-client", 5000, NULL, 0));
+    /* Without one: resumed, and still without. */
+    expect_resumes(srv.port, &insecure);
+    assert_true(ns_testsrv_wait_output(&srv, "(resumed), no peer certificate", 5000, NULL, 0));
+    snprintf(cert_args, sizeof(cert_args), "-cert %s -key %s", pem("client.pem"),
+             pem("client.key"));
+    expect_s_client_resumes(&srv, cert_args);
+    expect_s_client_resumes(&srv, "");
+    expect_no_failed_handshake(&srv);
+    stop(&srv);
+}
+
+static void test_resume_client_auth_require(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv;
+    char cert[600], key[600], trust[600], cert_args[1400];
+    snprintf(cert, sizeof(cert), "tls.server.certPath=%s", pem("server.pem"));
+    snprintf(key, sizeof(key), "tls.server.keyPath=%s", pem("server.key"));
+    snprintf(trust, sizeof(trust), "tls.server.trustCertPath=%s", pem("ca.pem"));
+    start(&srv, sets("tls.test.mode.enable=false", cert, key, trust,
+                     "tls.server.need.client.auth=require", "tls.server.authClient=true",
+                     "tls.server.mode=enforcing", NULL));
+    rmq_tls_opts_t good = {.cert = pem("client.pem"), .key = pem("client.key")};
+    expect_resumes(srv.port, &good);
+    /* A resumption sends no certificate: the one verified by the full handshake stays. */
+    assert_true(
+        ns_testsrv_wait_output(&srv, "(resumed), peer certificate CN=test-client", 5000, NULL, 0));
+    assert_false(ns_testsrv_wait_output(&srv, "(resumed), no peer certificate", 100, NULL, 0));
+    snprintf(cert_args, sizeof(cert_args), "-cert %s -key %s", pem("client.pem"),
+             pem("client.key"));
+    expect_s_client_resumes(&srv, cert_args);
+    expect_no_failed_handshake(&srv);
+    /* Still no way in without a certificate. */
+    tls_refused(srv.port, &insecure, NULL);
+    stop(&srv);
+}
+
+/* A reload starts new ticket keys and an empty session cache: sessions from before it get a
+ * full handshake (with the new certificate), never an alert; new ones resume. */
+static void test_resume_after_reload(void **state)
+{
+    (void)state;
+    char live_cert[600], live_key[600], cert[700], key[700], trust[600], cert_args[1400];
+    snprintf(live_cert, sizeof(live_cert), "%s/resume-live.pem", pki);
+    snprintf(live_key, sizeof(live_key), "%s/resume-live.key", pki);
+    copy_file(pem("server.pem"), live_cert);
+    copy_file(pem("server.key"), live_key);
+    snprintf(cert, sizeof(cert), "tls.server.certPath=%s", live_cert);
+    snprintf(key, sizeof(key), "tls.server.keyPath=%s", live_key);
+    snprintf(trust, sizeof(trust), "tls.server.trustCertPath=%s", pem("ca.pem"));
+    ns_testsrv_t srv;
+    start(&srv, sets("tls.test.mode.enable=false", cert, key, trust,
+                     "tls.server.need.client.auth=require", "tls.server.authClient=true", NULL));
+    rmq_tls_opts_t good = {.cert = pem("client.pem"), .key = pem("client.key")};
+    size_t kinds = sizeof(resume_kinds) / sizeof(resume_kinds[0]);
+    rmq_tls_session_t *before[3];
+    bool resumed;
+    for (size_t i = 0; i < kinds; i++) {
+        rmq_tls_opts_t o = good;
+        o.max_version = resume_kinds[i].max_version;
+        o.no_ticket = resume_kinds[i].no_ticket;
+        rmq_tls_session_t *s = session_round(srv.port, &o, NULL, &resumed);
+        assert_non_null(s);
+        before[i] = session_round(srv.port, &o, s, &resumed); /* resumed before the reload */
+        assert_true(resumed);
+        rmq_tls_session_free(s);
+    }
+    snprintf(cert_args, sizeof(cert_args), "-cert %s -key %s", pem("client.pem"),
+             pem("client.key"));
+    char args[1800];
+    snprintf(args, sizeof(args), "%s -sess_out %s/sess", cert_args, srv.dir);
+    s_client_expect(&srv, args, "New, TLSv1.3");
+
+    copy_file(pem("server2.pem"), live_cert);
+    copy_file(pem("server2.key"), live_key);
+    assert_true(ns_testsrv_wait_output(&srv,
+                                       "TLS: server context reloaded (certificate files "
+                                       "changed)",
+                                       10000, NULL, 0));
+    for (size_t i = 0; i < kinds; i++) {
+        rmq_tls_opts_t o = good;
+        o.max_version = resume_kinds[i].max_version;
+        o.no_ticket = resume_kinds[i].no_ticket;
+        o.resume = before[i];
+        rmq_tls_t *t = tls_ok(srv.port, &o);
+        expect_served_tls(t, 2);
+        if (rmq_tls_resumed(t))
+            fail_msg("%s: a session from before the reload was resumed", resume_kinds[i].what);
+        char subject[200];
+        rmq_tls_peer_subject(t, subject, sizeof(subject));
+        assert_string_equal(subject, "CN=localhost-rotated"); /* a full handshake */
+        rmq_tls_close(t);
+        rmq_tls_session_free(before[i]);
+    }
+    snprintf(args, sizeof(args), "%s -sess_in %s/sess", cert_args, srv.dir);
+    s_client_expect(&srv, args, "New, TLSv1.3");
+    expect_resumes(srv.port, &good); /* the new context's sessions resume */
+    expect_no_failed_handshake(&srv);
+
+    /* SIGHUP reloads too, even with nothing changed: a session from before is not resumed. */
+    rmq_tls_session_t *s = session_round(srv.port, &good, NULL, &resumed);
+    assert_non_null(s);
+    kill(srv.pid, SIGHUP);
+    assert_true(ns_testsrv_wait_output(&srv, "server context reloaded (SIGHUP)", 10000, NULL, 0));
+    rmq_tls_session_t *after = session_round(srv.port, &good, s, &resumed);
+    assert_false(resumed);
+    rmq_tls_session_free(s);
+    s = session_round(srv.port, &good, after, &resumed);
+    assert_true(resumed);
+    rmq_tls_session_free(s);
+    rmq_tls_session_free(after);
+    expect_no_failed_handshake(&srv);
+    stop(&srv);
+}
+
+/* Sessions a server cannot honour get a full handshake: another server's (a restart is one),
+ * expired ones, and any at a server with tlsSessionTimeoutSeconds=0, which gives none. */
+static void test_resume_refused_cleanly(void **state)
+{
+    (void)state;
+    ns_testsrv_t a, b;
+    start(&a, sets("tlsSessionTimeoutSeconds=1", NULL));
+    start(&b, sets("tlsSessionTimeoutSeconds=0", NULL));
+    size_t kinds = sizeof(resume_kinds) / sizeof(resume_kinds[0]);
+    for (size_t i = 0; i < kinds; i++) {
+        rmq_tls_opts_t o = {.max_version = resume_kinds[i].max_version,
+                            .no_ticket = resume_kinds[i].no_ticket};
+        bool resumed;
+        rmq_tls_session_t *from_a = session_round(a.port, &o, NULL, &resumed);
+        assert_non_null(from_a);
+        /* b never resumes, and gives nothing to resume. */
+        rmq_tls_session_t *from_b = session_round(b.port, &o, from_a, &resumed);
+        assert_false(resumed);
+        if (from_b != NULL)
+            fail_msg("%s: tlsSessionTimeoutSeconds=0 gave a session", resume_kinds[i].what);
+        /* a's session expires after 1 s (OpenSSL counts whole seconds: wait for it). */
+        bool expired = false;
+        for (int tries = 0; tries < 40 && !expired; tries++) {
+            sleep_ms(250);
+            rmq_tls_session_t *next = session_round(a.port, &o, from_a, &resumed);
+            rmq_tls_session_free(next);
+            expired = !resumed;
+        }
+        if (!expired)
+            fail_msg("%s: still resumed 10 s after it expired", resume_kinds[i].what);
+        rmq_tls_session_free(from_a);
+    }
+    char args[600];
+    snprintf(args, sizeof(args), "-sess_out %s/sess", a.dir);
+    s_client_expect(&a, args, "New, TLSv1.3");
+    snprintf(args, sizeof(args), "-sess_in %s/sess", a.dir);
+    s_client_expect(&b, args, "New, TLSv1.3");
+    expect_no_failed_handshake(&a);
+    expect_no_failed_handshake(&b);
+    /* 318 may not lengthen sessions (forward secrecy) nor switch resumption. */
+    int fd = rmq_connect(a.port);
+    ns_cmd_t req, resp;
+    ns_buf_t holder = NS_BUF_INIT;
+    rmq_request(&req, 318, 3, NULL);
+    ns_cmd_set_body_copy(&req, "tlsSessionTimeoutSeconds=604800\n", 32);
+    assert_int_equal(rmq_call(fd, &req, &resp, &holder), 0);
+    assert_int_equal(resp.code, 16);
+    ns_cmd_free(&req);
+    ns_cmd_free(&resp);
+    ns_buf_free(&holder);
+    close(fd);
+    stop(&b);
+    stop(&a);
 }
 
 /* ---- the PROXY protocol ---------------------------------------------------------------------- */
@@ -652,6 +989,8 @@ static void test_print_config_shows_tls_keys(void **state)
         "tls.config.file=/etc/rocketmq/tls.properties\n",
         "tls.enable=false\n",
         "tlsHandshakeTimeoutMillis=10000\n",
+        "tlsSessionTimeoutSeconds=7200\n",
+        "tlsSessionCacheSize=4096\n",
         "useTLS=true\n", /* Java: useTLS defaults to tls.server.mode == enforcing */
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
@@ -730,6 +1069,12 @@ int main(void)
         cmocka_unit_test(test_mutual_tls),
         cmocka_unit_test(test_rotation_without_restart),
         cmocka_unit_test(test_tls_config_file_wins),
+        cmocka_unit_test(test_resume_test_mode),
+        cmocka_unit_test(test_resume_own_certificate),
+        cmocka_unit_test(test_resume_client_auth_optional),
+        cmocka_unit_test(test_resume_client_auth_require),
+        cmocka_unit_test(test_resume_after_reload),
+        cmocka_unit_test(test_resume_refused_cleanly),
         cmocka_unit_test(test_proxy_v1_v2_plain_and_tls),
         cmocka_unit_test(test_bad_input_closes_only_that_connection),
         cmocka_unit_test(test_untrusted_proxy_refused),

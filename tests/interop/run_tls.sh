@@ -8,18 +8,23 @@
 #        authClient=true against our CA
 #   nsH  permissive, behind a real HAProxy (frontends with send-proxy and send-proxy-v2, the
 #        backend connections from 127.0.0.2, so that the proxy's address and the clients' differ)
+#   nsR  permissive, test mode, route snapshot every 500 ms: a TLS client's connection is cut
+#        from the server's side (ss -K kills the server's socket), then nsR is restarted on its
+#        port with its snapshot; the client reconnects (a full handshake: RocketMQ's Java clients
+#        never offer a session, see docs/operations.md) and carries on
 #
 #   b49  4.9.7 broker, -Dtls.enable=true (test mode), registered with nsP, nsE and, through the
 #        send-proxy frontend, nsH
-#   b5   5.5.0 broker, -Dtls.enable=true, registered with nsP, nsE and, through the
+#   b5   5.5.0 broker, -Dtls.enable=true, registered with nsP, nsE, nsR and, through the
 #        send-proxy-v2 frontend, nsH
 #   b5m  5.5.0 broker, mutual TLS: -Dtls.test.mode.enable=false and tls.client.* (our CA-signed
 #        client certificate, authServer against our CA), registered with nsM
 #
 # Clients: 5.5.0 and 4.9.8 producers and push consumers and mqadmin with -Dtls.enable=true
 # (ItDriver JVMs), a plaintext 5.5.0 mqadmin, a 5.5.0 mutual-TLS client, and the Go client
-# (rocketmq-client-go master, WithTls; the released v2.1.2 has no TLS). The certificates are
-# made here by tests/data/make_certs.sh.
+# (rocketmq-client-go master, WithTls; the released v2.1.2 has no TLS; it makes a new TLS
+# configuration without a session cache for every connection, so it never resumes and is not
+# part of section 4). The certificates are made here by tests/data/make_certs.sh.
 # <name>_port, <name>_pid and <name>_dir are set by lib.sh's launchers (printf -v):
 # shellcheck disable=SC2154
 set -euo pipefail
@@ -58,9 +63,12 @@ it_start_mqnamesrv nsM "${ns_common[@]}" --set tls.server.mode=enforcing \
     --set "tls.server.keyPath=$PKI/server.key" --set tls.server.need.client.auth=require \
     --set tls.server.authClient=true --set "tls.server.trustCertPath=$PKI/ca.pem"
 it_start_mqnamesrv nsH "${ns_common[@]}"
+ns_reconnect=(--set routeSnapshotIntervalMillis=500)
+it_start_mqnamesrv nsR "${ns_common[@]}" "${ns_reconnect[@]}"
 P=127.0.0.1:$nsP_port
 E=127.0.0.1:$nsE_port
 M=127.0.0.1:$nsM_port
+RS=127.0.0.1:$nsR_port
 
 hap_v1=$(it_free_port 1)
 hap_v2=$(it_free_port 1)
@@ -101,7 +109,7 @@ common=(registerNameServerPeriod=10000 brokerIP2=127.0.0.1)
 IT_BROKER_JAVA_OPTS="$IT_BROKER_JAVA_OPTS ${TLS[*]}" \
     it_launch_broker b49 4.9-broker "$P;$E;$H1" "${common[@]}"
 IT_BROKER_JAVA_OPTS="$IT_BROKER_JAVA_OPTS ${TLS[*]}" \
-    it_launch_broker b5 5.x "$P;$E;$H2" "${common[@]}"
+    it_launch_broker b5 5.x "$P;$E;$H2;$RS" "${common[@]}"
 # A broker outside test mode serves its own port with a certificate too (Java needs one).
 IT_BROKER_JAVA_OPTS="$IT_BROKER_JAVA_OPTS ${MTLS[*]} -Dtls.server.certPath=$PKI/server.pem -Dtls.server.keyPath=$PKI/server.pk8" \
     it_launch_broker b5m 5.x "$M" "${common[@]}" brokerClusterName=MtlsCluster
@@ -217,14 +225,58 @@ it_check "nsH never names HAProxy's address as a peer" \
 it_check "nsH: a TLS client came through the send-proxy-v2 frontend" \
     log_has "$nsH_dir/namesrv.log" "TLS handshake done"
 
+# ---- 4: a TLS client whose connection is cut, and a restart ------------------------------------
+it_log "-- 4: reconnecting after the server cut the connection, and after a restart"
+eventually 40 "the 5.5.0 broker registered with nsR over TLS" lists t5 "$RS" b5 "$B5"
+# handshakes_done <log>: the TLS handshakes nsR logged so far.
+handshakes_done() { grep -c 'TLS handshake done' "$1" || true; }
+drv t5 producer prc "$RS" it_prc -
+has "a TLS producer on nsR starts" "producer prc started"
+drv t5 send prc TrcBefore rcb "$N" 3
+has "it sends $N messages to a topic routed by nsR" "sent $N/$N "
+# Cut from the server's side: ss -K aborts nsR's end of every connection but the broker's (the
+# client gets a reset), as a server that drops a peer would.
+b5_local=$(local_port "$b5_pid" "$nsR_port")
+before=$(handshakes_done "$nsR_dir/namesrv.log")
+cut=0
+if [[ -n $b5_local ]]; then
+    cut=$(ss -K -Htn state established "( sport = :$nsR_port and dport != :$b5_local )" |
+        wc -l) || true
+else
+    it_record fail "b5 has a connection to nsR (ss)"
+fi
+it_check "ss -K cut the client's TLS connection on nsR's side (needs CAP_NET_ADMIN)" \
+    test "$cut" -ge 1
+drv t5 send prc TrcCut rcc "$N" 3
+has "after the cut, the producer reconnects and sends $N messages to a new topic" "sent $N/$N "
+it_check "nsR saw a new TLS handshake after the cut" \
+    test "$(handshakes_done "$nsR_dir/namesrv.log")" -gt "$before"
+# A restart with the route snapshot: new ticket keys, the client gets a full handshake.
+cp "$nsR_dir/namesrv.log" "$nsR_dir/namesrv.log.before-restart"
+it_stop_mqnamesrv nsR
+: >"$nsR_dir/namesrv.log"
+it_start_mqnamesrv nsR "${ns_common[@]}" "${ns_reconnect[@]}" --set listenPort="$nsR_port"
+it_check "nsR restarted with its route snapshot" \
+    grep -q "route snapshot .* loaded" "$nsR_dir/namesrv.log" "$nsR_dir/stdout"
+drv t5 send prc TrcRestart rcr "$N" 3
+has "after the restart, the producer reconnects and sends $N messages to a new topic" "sent $N/$N "
+drv t5 send prc TrcBefore rcb2 "$N" 3
+has "... and to the topic it used before" "sent $N/$N "
+drv t5 close prc
+it_check "the restarted nsR served TLS handshakes" grep -q 'TLS handshake done' "$nsR_dir/namesrv.log"
+it_check "nsR refused no handshake (a session it cannot resume is a full handshake, no alert)" \
+    bash -c "! grep -hq 'TLS handshake failed' '$nsR_dir/namesrv.log' '$nsR_dir/namesrv.log.before-restart'"
+resumed=$(cat "$nsR_dir/namesrv.log.before-restart" "$nsR_dir/namesrv.log" | grep -c '(resumed)' || true)
+it_log "nsR: $resumed of the TLS handshakes resumed a session (RocketMQ's Java clients offer none)"
+
 # ---- the end ------------------------------------------------------------------------------------
-for ns in nsP nsE nsM nsH; do
+for ns in nsP nsE nsM nsH nsR; do
     d=${ns}_dir
     bad=$(grep -E ' ERROR | runtime error' "${!d}/namesrv.log" || true)
     it_check "$ns logged no ERROR line" test -z "$bad"
     [[ -z $bad ]] || printf '%s\n' "$bad" | head -10 >&2
 done
-for ns in nsP nsE nsM nsH; do
+for ns in nsP nsE nsM nsH nsR; do
     it_stop_mqnamesrv "$ns"
 done
 it_finish

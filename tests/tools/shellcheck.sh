@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# shellcheck over every shell script of the repository (tests/, bench/, bin/, packaging/, .ci/):
+# Runs shellcheck over every shell script of the repository (tests/, bench/, bin/, packaging/, .ci/):
 # the files named *.sh and those whose first line asks for sh or bash. Run by .ci/run; exit
 # status 1 on any finding, with shellcheck's own report.
 set -euo pipefail

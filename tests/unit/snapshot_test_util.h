@@ -21,8 +21,8 @@ static const char **st_sorted_keys(const ns_hmap_t *m, size_t *n)
 {
     const char **v = calloc(m->count + 1, sizeof(*v));
     size_t k = 0;
-    for (size_t i = ns_hmap_next(m, 0); i < m->cap; i = ns_hmap_next(m, i + 1))
-        v[k++] = m->slots[i].key;
+    NS_HMAP_FOREACH(m, e)
+        v[k++] = e->key;
     qsort(v, k, sizeof(*v), st_cmp_str);
     *n = k;
     return v;
@@ -45,8 +45,8 @@ static void st_dump(ns_route_t *r, ns_buf_t *out)
     /* live entries: the key has a NUL between cluster and address */
     const char **lines = calloc(r->live.count + 1, sizeof(*lines));
     size_t k = 0;
-    for (size_t i = ns_hmap_next(&r->live, 0); i < r->live.cap; i = ns_hmap_next(&r->live, i + 1)) {
-        const ns__route_live_t *l = r->live.slots[i].val;
+    NS_HMAP_FOREACH(&r->live, e) {
+        const ns__route_live_t *l = e->val;
         char *line = NULL;
         size_t len = 0;
         FILE *fp = open_memstream(&line, &len);

@@ -299,10 +299,10 @@ static void test_white_lists(void **state)
 static void test_reload(void **state)
 {
     fx_t *f = *state;
-    assert_false(ns_acl_poll(f->acl, false)); /* unchanged */
+    assert_false(ns_acl_poll(f->acl, false, 0)); /* unchanged */
     write_file(f->path,
                "accounts:\n  - {accessKey: newAdmin1, secretKey: newSecret1, admin: true}\n");
-    assert_true(ns_acl_poll(f->acl, false));
+    assert_true(ns_acl_poll(f->acl, false, 0));
     ns_cmd_t req;
     put_kv_req(&req, "old");
     assert_int_equal(ns_acl_sign_cmd(&req, "adminKey", "adminSecret", NULL), 0);
@@ -314,10 +314,10 @@ static void test_reload(void **state)
     assert_int_equal(f->t->resp.code, NS_RES_SUCCESS);
     /* A broken file keeps the accounts in force, and is not retried until it changes. */
     write_file(f->path, "accounts: [\n");
-    assert_true(ns_acl_poll(f->acl, false));
-    assert_false(ns_acl_poll(f->acl, false));
+    assert_true(ns_acl_poll(f->acl, false, 0));
+    assert_false(ns_acl_poll(f->acl, false, 0));
     unlink(f->path);
-    assert_true(ns_acl_poll(f->acl, false)); /* gone: tried, kept */
+    assert_true(ns_acl_poll(f->acl, false, 0)); /* gone: tried, kept */
     put_kv_req(&req, "still");
     assert_int_equal(ns_acl_sign_cmd(&req, "newAdmin1", "newSecret1", NULL), 0);
     pt_run(f->t, &req);
@@ -325,8 +325,8 @@ static void test_reload(void **state)
     assert_string_equal(kv_value(f), "still");
     /* A forced reload (SIGHUP) reads the file again even when it looks unchanged. */
     write_file(f->path, accounts_yml);
-    assert_true(ns_acl_poll(f->acl, false));
-    assert_true(ns_acl_poll(f->acl, true));
+    assert_true(ns_acl_poll(f->acl, false, 0));
+    assert_true(ns_acl_poll(f->acl, true, 0));
     put_kv_req(&req, "back");
     assert_int_equal(ns_acl_sign_cmd(&req, "adminKey", "adminSecret", NULL), 0);
     pt_run(f->t, &req);
@@ -369,7 +369,7 @@ static void test_reload_while_checking(void **state)
                                 "  - {accessKey: extraKey1, secretKey: extraSecret}\n";
     for (int i = 0; i < 50; i++) {
         write_file(f->path, i % 2 ? accounts_yml : other);
-        assert_true(ns_acl_poll(f->acl, true));
+        assert_true(ns_acl_poll(f->acl, true, 0));
     }
     for (int t = 0; t < 3; t++) {
         pthread_join(th[t], NULL);
@@ -416,6 +416,111 @@ static void test_warn_rate_limit(void **state)
     unlink(log);
 }
 
+static void expect_admin_passes(fx_t *f, const char *value)
+{
+    ns_cmd_t req;
+    put_kv_req(&req, value);
+    assert_int_equal(ns_acl_sign_cmd(&req, "adminKey", "adminSecret", NULL), 0);
+    pt_run(f->t, &req);
+    if (f->t->resp.code != NS_RES_SUCCESS)
+        fail_msg("admin refused after writing '%s': %s", value,
+                 f->t->resp.remark ? f->t->resp.remark : "");
+}
+
+/* Issue 23, A.2: a reload that would take every account (or every global white address) away
+ * without the file saying so keeps the set in force, logs an ERROR and says it again every
+ * minute: an emptied file, one cut short by a writer that is not done, one without an
+ * `accounts:` list. `accounts: []` is a deliberate choice and is honoured. */
+static void test_reload_refuses_to_shrink_to_nothing(void **state)
+{
+    fx_t *f = *state;
+    char log[160];
+    snprintf(log, sizeof(log), "%s/log", f->dir);
+    assert_int_equal(ns_log_open_file(log), 0);
+    ns_log_set_stdout(false);
+    static const char *const cut[] = {
+        "",
+        "# being written\n",
+        "globalWhiteRemoteAddresses:\n  - 10.9.*.*\n",
+        "globalWhiteRemoteAddresses:\n  - 10.9.*.*\naccounts:\n",
+        "globalWhiteRemoteAddresses:\n  - 10.9.*.*\naccounts: ~\n",
+    };
+    uint64_t now = 1000;
+    for (size_t i = 0; i < NS_ARRAY_SIZE(cut); i++) {
+        write_file(f->path, cut[i]);
+        assert_true(ns_acl_poll(f->acl, false, now));
+        expect_admin_passes(f, "kept");
+        /* the global white list is kept too */
+        f->t->ctx.peer = "10.9.1.1:4000";
+        ns_cmd_t req;
+        put_kv_req(&req, "global");
+        pt_run(f->t, &req);
+        assert_int_equal(f->t->resp.code, NS_RES_SUCCESS);
+        f->t->ctx.peer = "127.0.0.1:50000";
+    }
+    /* Unchanged: said again once a minute, not at every look. */
+    assert_false(ns_acl_poll(f->acl, false, now + 30000));
+    assert_false(ns_acl_poll(f->acl, false, now + NS_ACL_REMIND_MS));
+    assert_false(ns_acl_poll(f->acl, false, now + NS_ACL_REMIND_MS + 2000));
+    ns_log_open_file(NULL);
+    ns_log_set_stdout(true);
+    assert_int_equal(count_lines(log, "would remove the 3 in force; write `accounts: []` to remove "
+                                      "them all; the accounts loaded before stay in force"),
+                     5);
+    assert_int_equal(count_lines(log, "is still not in force"), 1);
+
+    /* Stated empty: honoured. */
+    write_file(f->path, "accounts: []\nglobalWhiteRemoteAddresses: []\n");
+    assert_true(ns_acl_poll(f->acl, false, now));
+    ns_cmd_t req;
+    put_kv_req(&req, "gone");
+    assert_int_equal(ns_acl_sign_cmd(&req, "adminKey", "adminSecret", NULL), 0);
+    pt_run(f->t, &req);
+    expect_refused(f, "unknown AccessKey adminKey");
+    /* From nothing, a file with fewer lists is no shrink. */
+    write_file(f->path, "globalWhiteRemoteAddresses:\n  - 10.9.*.*\n");
+    assert_true(ns_acl_poll(f->acl, false, now));
+    f->t->ctx.peer = "10.9.1.1:4000";
+    put_kv_req(&req, "white");
+    pt_run(f->t, &req);
+    assert_int_equal(f->t->resp.code, NS_RES_SUCCESS);
+    /* White addresses only, then an emptied file: kept as well. */
+    assert_int_equal(ns_log_open_file(log), 0);
+    ns_log_set_stdout(false);
+    write_file(f->path, "");
+    assert_true(ns_acl_poll(f->acl, false, now));
+    ns_log_open_file(NULL);
+    ns_log_set_stdout(true);
+    put_kv_req(&req, "still white");
+    pt_run(f->t, &req);
+    assert_int_equal(f->t->resp.code, NS_RES_SUCCESS);
+    assert_int_equal(count_lines(log, "the file is empty (or cut short), which would remove the 1 "
+                                      "global white address patterns in force"),
+                     1);
+    unlink(log);
+}
+
+/* Issue 23, A.2: a file with no accounts list (a 4.9 set-up of white addresses only) and a
+ * request that names an AccessKey: refused as an unknown key (the look-up used to pass a NULL
+ * array to bsearch, which UBSan aborts on). */
+static void test_file_without_accounts(void **state)
+{
+    fx_t *f = *state;
+    write_file(f->path, "accounts: []\nglobalWhiteRemoteAddresses:\n  - 10.9.*.*\n");
+    assert_true(ns_acl_poll(f->acl, true, 0));
+    write_file(f->path, "globalWhiteRemoteAddresses:\n  - 10.9.*.*\n");
+    assert_true(ns_acl_poll(f->acl, false, 0));
+    ns_cmd_t req;
+    put_kv_req(&req, "v");
+    assert_int_equal(ns_acl_sign_cmd(&req, "adminKey", "adminSecret", NULL), 0);
+    pt_run(f->t, &req);
+    expect_refused(f, "unknown AccessKey adminKey");
+    pt_req(&req, NS_REQ_GET_ROUTEINFO_BY_TOPIC, 0, NULL, 0, "topic", "T", NULL);
+    ns_cmd_ext_set(&req, NS_ACL_ACCESS_KEY, "anyKey12");
+    pt_run(f->t, &req);
+    assert_int_equal(f->t->resp.code, NS_RES_TOPIC_NOT_EXIST);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +534,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_warn_rate_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_while_checking, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reload_refuses_to_shrink_to_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_without_accounts, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

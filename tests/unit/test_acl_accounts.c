@@ -116,8 +116,21 @@ static void test_yaml_forms(void **state)
     for (size_t i = 0; i < sizeof(empties) / sizeof(empties[0]); i++) {
         set = parse_ok(empties[i]);
         assert_int_equal(set->count, 0);
+        /* Issue 23, A.2: no accounts array at all, and still a look-up that finds nothing. */
+        assert_null(ns_acl_accounts_find(set, "someAccessKey"));
+        assert_false(set->accounts_stated);
         ns_acl_accounts_free(set);
     }
+    set = parse_ok("globalWhiteRemoteAddresses:\n  - 10.10.103.*\n");
+    assert_null(ns_acl_accounts_find(set, "RocketMQ"));
+    assert_false(set->accounts_stated);
+    assert_true(set->global_white_stated);
+    ns_acl_accounts_free(set);
+    set = parse_ok("accounts: []\n");
+    assert_null(ns_acl_accounts_find(set, "RocketMQ"));
+    assert_true(set->accounts_stated);
+    assert_false(set->global_white_stated);
+    ns_acl_accounts_free(set);
 
     /* The first account of an access key wins (the broker warns and skips the others). */
     set = parse_ok("accounts:\n"

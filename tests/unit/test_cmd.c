@@ -208,84 +208,6 @@ static void test_body_blob(void **state)
     ns_cmd_free(&a);
 }
 
-typedef struct long_case {
-    const char *text;
-    bool ok;
-    int64_t value;
-} long_case_t;
-
-static const long_case_t long_cases[] = {
-    {"0", true, 0},
-    {"1", true, 1},
-    {"-0", true, 0},
-    {"+0", true, 0},
-    {"+7", true, 7},
-    {"-7", true, -7},
-    {"007", true, 7},
-    {"000000000000000000000000000042", true, 42},
-    {"120000", true, 120000},
-    {"9223372036854775807", true, INT64_MAX},
-    {"-9223372036854775808", true, INT64_MIN},
-    {"+9223372036854775807", true, INT64_MAX},
-    {"9223372036854775808", false, 0},
-    {"-9223372036854775809", false, 0},
-    {"99999999999999999999", false, 0},
-    {"18446744073709551616", false, 0},
-    {"", false, 0},
-    {"+", false, 0},
-    {"-", false, 0},
-    {"+-1", false, 0},
-    {"--1", false, 0},
-    {" 1", false, 0},
-    {"1 ", false, 0},
-    {"1\n", false, 0},
-    {"0x1", false, 0},
-    {"1e3", false, 0},
-    {"1.0", false, 0},
-    {"1_000", false, 0},
-    {"12a", false, 0},
-    {"a12", false, 0},
-    {"\xd9\xa1", false, 0}, /* ARABIC-INDIC DIGIT ONE: Java takes it, we do not */
-};
-
-static void test_parse_java_long(void **state)
-{
-    (void)state;
-    for (size_t i = 0; i < NS_ARRAY_SIZE(long_cases); i++) {
-        const long_case_t *c = &long_cases[i];
-        int64_t v = 12345;
-        bool ok = ns_parse_java_long(c->text, &v);
-        if (ok != c->ok)
-            fail_msg("\"%s\": got %d, want %d", c->text, ok, c->ok);
-        if (ok)
-            assert_int_equal(v, c->value);
-        else
-            assert_int_equal(v, 12345); /* untouched */
-    }
-    int64_t v = 5;
-    assert_false(ns_parse_java_long(NULL, &v));
-    assert_int_equal(v, 5);
-}
-
-static void test_parse_java_bool(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *text;
-        bool want;
-    } cases[] = {
-        {"true", true},   {"TRUE", true},   {"True", true},   {"tRuE", true},
-        {"false", false}, {"FALSE", false}, {"yes", false},   {"1", false},
-        {"", false},      {" true", false}, {"true ", false}, {"truee", false},
-        {"tru", false},   {"t", false},     {"on", false},    {"TRUE\n", false},
-    };
-    for (size_t i = 0; i < NS_ARRAY_SIZE(cases); i++) {
-        if (ns_parse_java_bool(cases[i].text) != cases[i].want)
-            fail_msg("\"%s\": want %d", cases[i].text, cases[i].want);
-    }
-    assert_false(ns_parse_java_bool(NULL));
-}
-
 static void test_typed_ext(void **state)
 {
     (void)state;
@@ -335,8 +257,7 @@ int main(void)
         cmocka_unit_test(test_init_free),        cmocka_unit_test(test_ext_set_get),
         cmocka_unit_test(test_ext_many_and_del), cmocka_unit_test(test_remark),
         cmocka_unit_test(test_body_copy),        cmocka_unit_test(test_body_buf),
-        cmocka_unit_test(test_body_blob),        cmocka_unit_test(test_parse_java_long),
-        cmocka_unit_test(test_parse_java_bool),  cmocka_unit_test(test_typed_ext),
+        cmocka_unit_test(test_body_blob),        cmocka_unit_test(test_typed_ext),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /* Unit tests of the worker's fair queue: connections share the worker by the cost of their
  * jobs, control jobs go first, known brokers before strangers without starving them, lanes
- * move, the jobs of closed connections come out, and under random use every connection's
- * jobs keep their order. */
+ * move, the jobs of closed connections come out, a connection parked behind a later answer
+ * waits for it, and under random use every connection's jobs keep their order. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,7 +46,7 @@ static int64_t run(ns_jobq_t *q, uint64_t cost, int *seq)
     bool control = it->q.lane == NS_JOBQ_CONTROL;
     free(it);
     if (!control)
-        ns_jobq_done(q, cost);
+        ns_jobq_done(q, cost, false);
     return conn;
 }
 
@@ -197,7 +197,7 @@ static void test_set_lane_moves_a_connection(void **state)
     free(it);
     assert_int_equal(seq, 0);
     ns_jobq_set_lane(&q, 1, NS_JOBQ_KNOWN);
-    ns_jobq_done(&q, 1);
+    ns_jobq_done(&q, 1, false);
     push(&q, 3, NS_JOBQ_OTHER, 0);
     expect(&q, 1, 1, 1);
     expect(&q, 3, 0, 1);
@@ -306,7 +306,7 @@ static void test_random_use_keeps_order(void **state)
                 free(it);
                 if (rand() % 4 == 0)
                     ns_jobq_set_lane(&q, id[k], rand() % 2 ? NS_JOBQ_KNOWN : NS_JOBQ_OTHER);
-                ns_jobq_done(&q, (uint64_t)(rand() % 1000));
+                ns_jobq_done(&q, (uint64_t)(rand() % 1000), false);
             }
         } else if (r < 98) {
             ns_jobq_set_lane(&q, id[c], rand() % 2 ? NS_JOBQ_KNOWN : NS_JOBQ_OTHER);
@@ -335,9 +335,46 @@ static void test_random_use_keeps_order(void **state)
         last_out[it->code] = it->seq;
         popped++;
         free(it);
-        ns_jobq_done(&q, 1);
+        ns_jobq_done(&q, 1, false);
     }
     assert_int_equal(pushed, popped);
+    ns_jobq_free(&q);
+}
+
+/* A connection parked behind a later answer (a write waiting for the disk) has no turn until it
+ * is unparked, whichever comes first, the unpark or the done that parks it; the others go on. */
+static void test_parked_connection_waits_for_its_answer(void **state)
+{
+    (void)state;
+    ns_jobq_t q;
+    ns_jobq_init(&q, 10);
+    push(&q, 1, NS_JOBQ_OTHER, 0);
+    push(&q, 1, NS_JOBQ_OTHER, 1);
+    push(&q, 2, NS_JOBQ_OTHER, 0);
+    push(&q, 2, NS_JOBQ_OTHER, 1);
+    item_t *it = (item_t *)ns_jobq_pop(&q);
+    assert_int_equal(it->q.conn, 1);
+    free(it);
+    ns_jobq_done(&q, 10, true); /* connection 1 parked */
+    push(&q, 1, NS_JOBQ_OTHER, 2);
+    expect(&q, 2, 0, 10);
+    expect(&q, 2, 1, 10);
+    assert_null(ns_jobq_pop(&q)); /* only connection 1's, parked */
+    assert_int_equal(ns_jobq_count(&q), 2);
+    ns_jobq_unpark(&q, 1);
+    expect(&q, 1, 1, 10);
+    /* The answer before the done that parks: the connection is not left parked. */
+    it = (item_t *)ns_jobq_pop(&q);
+    assert_int_equal(it->seq, 2);
+    free(it);
+    ns_jobq_unpark(&q, 1);
+    push(&q, 1, NS_JOBQ_OTHER, 3);
+    ns_jobq_done(&q, 10, true);
+    expect(&q, 1, 3, 10);
+    assert_int_equal(ns_jobq_count(&q), 0);
+    ns_jobq_forget(&q, 1);
+    ns_jobq_unpark(&q, 1); /* forgotten: nothing */
+    ns_jobq_forget(&q, 2);
     ns_jobq_free(&q);
 }
 
@@ -352,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_set_lane_moves_a_connection),
         cmocka_unit_test(test_closed_connections),
         cmocka_unit_test(test_random_use_keeps_order),
+        cmocka_unit_test(test_parked_connection_waits_for_its_answer),
     };
     return cmocka_run_group_tests_name("jobq", tests, NULL, NULL);
 }

@@ -211,39 +211,6 @@ static void test_getters(void **state)
     cJSON_Delete(o);
 }
 
-static void test_int_text(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *s;
-        bool ok;
-        int32_t v;
-    } cases[] = {
-        {"0", true, 0},
-        {"+5", true, 5},
-        {"-0", true, 0},
-        {"2147483647", true, INT32_MAX},
-        {"-2147483648", true, INT32_MIN},
-        {"2147483648", false, 0},
-        {"-2147483649", false, 0},
-        {"", false, 0},
-        {"+", false, 0},
-        {"-", false, 0},
-        {"12a", false, 0},
-        {" 1", false, 0},
-        {"1 ", false, 0},
-        {"0x10", false, 0},
-        {"99999999999999999999999", false, 0},
-    };
-    for (size_t k = 0; k < NS_ARRAY_SIZE(cases); k++) {
-        int32_t v = 12345;
-        bool ok = ns_json_parse_int32_text(cases[k].s, strlen(cases[k].s), &v);
-        if (ok != cases[k].ok)
-            fail_msg("case %s", cases[k].s);
-        assert_int_equal(v, ok ? cases[k].v : 12345);
-    }
-}
-
 /* ---- writer ---- */
 
 static void assert_buf(ns_buf_t *b, const char *expect)
@@ -820,7 +787,6 @@ int main(void)
         cmocka_unit_test(test_lenient_depth),
         cmocka_unit_test(test_lenient_many_keys),
         cmocka_unit_test(test_getters),
-        cmocka_unit_test(test_int_text),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_escape_matches_java),
         cmocka_unit_test(test_writer_numbers_and_keys),

@@ -32,6 +32,7 @@
 #include "ns_json_tree.h"
 #include "ns_kv.h"
 #include "ns_log.h"
+#include "ns_persist.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -286,13 +287,37 @@ static void test_generation(void **state)
     assert_int_equal(ns_kv_generation(kv), 2);
     assert_int_equal(ns_kv_put(kv, NULL, "k", "v"), NS_EINVAL);
     assert_int_equal(ns_kv_generation(kv), 2);
+    /* A change that the disk refused was visible for a moment and is undone: both move the
+     * generation, so that no cached answer keeps the value that never reached the disk. */
     ns__kv_fail_next(NS__KV_STEP_FSYNC, EIO);
     assert_int_equal(ns_kv_put(kv, "NS", "k", "v2"), -EIO);
-    assert_int_equal(ns_kv_generation(kv), 2);
+    assert_int_equal(ns_kv_generation(kv), 4);
     ns_kv_free(kv);
 }
 
 /* ---- the file ------------------------------------------------------------------------------ */
+
+/* Issue 23, A.3/A.5: a FIFO at kvConfigPath is refused at once (the start used to wait for a
+ * writer for ever), and so is a file above NS_KV_MAX_FILE, from its size. */
+static void test_load_refuses_fifo_and_huge(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(mkfifo(f->path, 0600), 0);
+    ns_kv_t *kv = ns_kv_new(f->path);
+    char err[256] = "";
+    assert_int_equal(ns_kv_load(kv, err, sizeof(err)), NS_ENOTREG);
+    assert_non_null(strstr(err, "not a regular file"));
+    ns_kv_free(kv);
+    unlink(f->path);
+    FILE *fp = fopen(f->path, "w");
+    assert_non_null(fp);
+    assert_int_equal(ftruncate(fileno(fp), (off_t)NS_KV_MAX_FILE + 1), 0);
+    fclose(fp);
+    kv = ns_kv_new(f->path);
+    assert_int_equal(ns_kv_load(kv, err, sizeof(err)), NS_ETOOBIG);
+    ns_kv_free(kv);
+    unlink(f->path);
+}
 
 static void test_persist_round_trip_and_bak(void **state)
 {
@@ -548,7 +573,7 @@ static void test_unwritable_dir(void **state)
     assert_get(kv, "NS", "k", NULL);
     assert_table(kv, "NS", NULL); /* the namespace it created is gone too */
     assert_int_equal(ns_kv_delete(kv, "NS", "k"), -ENOTDIR);
-    assert_int_equal(ns_kv_generation(kv), 0);
+    assert_int_equal(ns_kv_generation(kv), 4); /* two changes, each made and undone */
     ns_kv_free(kv);
 }
 
@@ -590,7 +615,7 @@ static void test_injected_failure_each_step(void **state)
         assert_get(kv, "NS", "new", NULL);
         assert_get(kv, "NS", "x", "y");
         assert_table(kv, "NEW", NULL);
-        assert_int_equal(ns_kv_generation(kv), gen);
+        assert_int_equal(ns_kv_generation(kv), gen + 8); /* four changes, each undone */
 
         /* The next write works and carries only what memory has. */
         assert_int_equal(ns_kv_put(kv, "NS", "k", "v3"), 0);
@@ -763,6 +788,133 @@ static void test_readers_do_not_wait_for_the_disk(void **state)
     ns_kv_free(kv);
 }
 
+/* ---- the persister: writes off the caller's thread, coalesced, answered once on disk ------ */
+
+typedef struct gate {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    bool closed;  /* writes wait while set */
+    int writes;   /* file writes begun */
+    bool waiting; /* a write waits at the gate */
+} gate_t;
+
+static void gate_hook(void *arg)
+{
+    gate_t *g = arg;
+    pthread_mutex_lock(&g->m);
+    g->writes++;
+    g->waiting = true;
+    pthread_cond_broadcast(&g->cv);
+    while (g->closed)
+        pthread_cond_wait(&g->cv, &g->m);
+    g->waiting = false;
+    pthread_mutex_unlock(&g->m);
+}
+
+typedef struct answers {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    int count;
+    int rc[8];
+} answers_t;
+
+static void on_answer(void *arg, int rc)
+{
+    answers_t *a = arg;
+    pthread_mutex_lock(&a->m);
+    a->rc[a->count++] = rc;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->m);
+}
+
+static void wait_answers(answers_t *a, int n)
+{
+    pthread_mutex_lock(&a->m);
+    while (a->count < n)
+        pthread_cond_wait(&a->cv, &a->m);
+    pthread_mutex_unlock(&a->m);
+}
+
+static void wait_at_gate(gate_t *g)
+{
+    pthread_mutex_lock(&g->m);
+    while (!g->waiting)
+        pthread_cond_wait(&g->cv, &g->m);
+    pthread_mutex_unlock(&g->m);
+}
+
+static void open_gate(gate_t *g)
+{
+    pthread_mutex_lock(&g->m);
+    g->closed = false;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->m);
+}
+
+static void test_persister_coalesces_and_answers_on_disk(void **state)
+{
+    fixture_t *f = *state;
+    gate_t g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, true, 0, false};
+    answers_t a = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}};
+    ns_persister_t *p = ns_persister_start();
+    ns_kv_t *kv = ns_kv_new(f->path);
+    ns_kv_use_persister(kv, p);
+    ns__kv_set_persist_hook(gate_hook, &g);
+    /* The first write holds its disk (the gate); three more changes come meanwhile. */
+    assert_int_equal(ns_kv_put_async(kv, "NS", "k1", "v1", on_answer, &a), 0);
+    wait_at_gate(&g);
+    assert_int_equal(ns_kv_put_async(kv, "NS", "k2", "v2", on_answer, &a), 0);
+    assert_int_equal(ns_kv_put_async(kv, "NS", "k3", "v3", on_answer, &a), 0);
+    ns_kv_delete_async(kv, "NS", "k1", on_answer, &a);
+    /* Visible at once, acknowledged not yet: the thread that made them did not wait. */
+    assert_get(kv, "NS", "k3", "v3");
+    assert_get(kv, "NS", "k1", NULL);
+    pthread_mutex_lock(&a.m);
+    assert_int_equal(a.count, 0);
+    pthread_mutex_unlock(&a.m);
+    open_gate(&g);
+    wait_answers(&a, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(a.rc[i], 0);
+    /* Two file writes for four changes: the three made during the first went together. */
+    assert_int_equal(g.writes, 2);
+    assert_file_equals(f->path, "{\"configTable\":{\"NS\":{\"k2\":\"v2\",\"k3\":\"v3\"}}}");
+    ns__kv_set_persist_hook(NULL, NULL);
+    ns_persister_stop(p);
+    ns_kv_free(kv);
+}
+
+static void test_persister_failure_undoes_every_change_not_on_disk(void **state)
+{
+    fixture_t *f = *state;
+    gate_t g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, true, 0, false};
+    answers_t a = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}};
+    ns_persister_t *p = ns_persister_start();
+    ns_kv_t *kv = ns_kv_new(f->path);
+    ns_kv_use_persister(kv, p);
+    assert_int_equal(ns_kv_put(kv, "NS", "k", "old"), 0);
+    ns__kv_set_persist_hook(gate_hook, &g);
+    /* The held write fails; a change made meanwhile is undone with it (newest first), and both
+     * requests get the error: memory holds again what the disk holds. */
+    ns__kv_fail_next(NS__KV_STEP_FSYNC, ENOSPC);
+    assert_int_equal(ns_kv_put_async(kv, "NS", "k", "new", on_answer, &a), 0);
+    wait_at_gate(&g);
+    assert_int_equal(ns_kv_put_async(kv, "NEW", "x", "y", on_answer, &a), 0);
+    open_gate(&g);
+    wait_answers(&a, 2);
+    assert_int_equal(a.rc[0], -ENOSPC);
+    assert_int_equal(a.rc[1], -ENOSPC);
+    assert_get(kv, "NS", "k", "old");
+    assert_table(kv, "NEW", NULL);
+    assert_file_equals(f->path, "{\"configTable\":{\"NS\":{\"k\":\"old\"}}}");
+    /* The next write works and carries only what memory has. */
+    ns__kv_set_persist_hook(NULL, NULL);
+    assert_int_equal(ns_kv_put(kv, "NS", "k2", "v"), 0);
+    assert_file_equals(f->path, "{\"configTable\":{\"NS\":{\"k\":\"old\",\"k2\":\"v\"}}}");
+    ns_persister_stop(p);
+    ns_kv_free(kv);
+}
+
 /* ---- periodic dump ----------------------------------------------------------------------------
  */
 
@@ -826,8 +978,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_real_write_failure_leaves_old_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_symlinked_file_is_written_through, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_puts_all_in_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_persister_coalesces_and_answers_on_disk, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_persister_failure_undoes_every_change_not_on_disk,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_readers_do_not_wait_for_the_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_log_all_format, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_refuses_fifo_and_huge, setup, teardown),
     };
     ns_log_set_level(NS_LOG_INFO);
     return cmocka_run_group_tests(tests, NULL, NULL);

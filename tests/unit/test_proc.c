@@ -16,7 +16,7 @@
 #define CLOSE_DECISION (NS_PROC_OUTLIVES_CONN | NS_PROC_ENDS_WITH_CONN)
 #define KNOWN_FLAGS                                                                                \
     (CLOSE_DECISION | NS_PROC_PROVES_ALIVE | NS_PROC_REGISTERS | NS_PROC_CONTROLLER |              \
-     NS_PROC_ADMIN_WHEN_DESIGNATED)
+     NS_PROC_ADMIN_WHEN_DESIGNATED | NS_PROC_ANSWERS_LATER)
 
 static size_t table_size(void)
 {
@@ -94,6 +94,27 @@ static void test_rows_keep_the_decisions(void **state)
             want_alive != ((e->flags & NS_PROC_PROVES_ALIVE) != 0)) {
             print_error("%s: flags 0x%x\n", e->name, e->flags);
             fail();
+        }
+    }
+}
+
+/* The writes whose answers wait for the disk: the KV writes run on the loops with a later
+ * answer (a busy worker never holds them), the config update on the worker with one; each
+ * outlives its connection (a write acknowledged or not, it is not undone by a close). */
+static void test_answers_later(void **state)
+{
+    (void)state;
+    const int32_t later[] = {NS_REQ_PUT_KV_CONFIG, NS_REQ_DELETE_KV_CONFIG,
+                             NS_REQ_UPDATE_NAMESRV_CONFIG};
+    for (size_t i = 0; ns_proc_entry_at(i) != NULL; i++) {
+        const ns_proc_entry_t *e = ns_proc_entry_at(i);
+        bool want = false;
+        for (size_t k = 0; k < NS_ARRAY_SIZE(later); k++)
+            want |= e->code == later[k];
+        assert_int_equal(want, (e->flags & NS_PROC_ANSWERS_LATER) != 0);
+        if (want) {
+            assert_int_equal(e->on_loop, e->code != NS_REQ_UPDATE_NAMESRV_CONFIG);
+            assert_true(e->flags & NS_PROC_OUTLIVES_CONN);
         }
     }
 }
@@ -244,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_every_row_decides_what_a_close_does),
         cmocka_unit_test(test_registrations),
         cmocka_unit_test(test_rows_keep_the_decisions),
+        cmocka_unit_test(test_answers_later),
         cmocka_unit_test(test_sorted_and_found),
         cmocka_unit_test_setup_teardown(test_code_not_served, pt_setup, pt_teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_entry_runs_the_row, pt_setup, pt_teardown),

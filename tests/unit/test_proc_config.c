@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ns_cmd.h"
+#include "ns_atomic_file.h"
 #include "ns_common.h"
 #include "ns_config.h"
 #include "ns_log.h"
@@ -154,17 +155,33 @@ static void test_update_without_body_changes_nothing(void **state)
     assert_int_equal(access(f->store, F_OK), -1); /* no body: not even persisted */
 }
 
-static void test_update_persist_failure_still_succeeds(void **state)
+static void test_update_persist_failure_is_an_error_in_force(void **state)
 {
     fixture_t *f = *state;
-    /* Java's Configuration.persist() only logs the IOException: code 0. */
-    free(f->cfg.config_store_path);
+    /* Java's Configuration.persist() only logs the IOException and answers 0, the change to be
+     * lost at the next start. We keep the change in force as Java does, but never acknowledge
+     * what is not on disk: code 1 with the reason. */
+    char *good = f->cfg.config_store_path;
     f->cfg.config_store_path = strdup("/proc/version/namesrv.properties");
     ns_cmd_t resp;
     call(f, NS_REQ_UPDATE_NAMESRV_CONFIG, "enableTopicList=false", 0, &resp);
-    assert_int_equal(resp.code, NS_RES_SUCCESS);
+    assert_int_equal(resp.code, NS_RES_SYSTEM_ERROR);
+    assert_non_null(resp.remark);
+    assert_non_null(strstr(resp.remark, "persist config failed: "));
+    assert_non_null(strstr(resp.remark, "in force"));
     assert_false(NS_CFG_GET(f->cfg.enable_topic_list));
     ns_cmd_free(&resp);
+    /* Once the file can be written, the next write holds the earlier update too. */
+    free(f->cfg.config_store_path);
+    f->cfg.config_store_path = good;
+    call(f, NS_REQ_UPDATE_NAMESRV_CONFIG, "enableAllTopicList=false", 0, &resp);
+    assert_int_equal(resp.code, NS_RES_SUCCESS);
+    ns_cmd_free(&resp);
+    ns_buf_t text = NS_BUF_INIT;
+    assert_int_equal(ns_afile_read(f->store, 1 << 20, &text), 0);
+    assert_non_null(strstr(ns_buf_cstr(&text), "enableTopicList=false"));
+    assert_non_null(strstr(ns_buf_cstr(&text), "enableAllTopicList=false"));
+    ns_buf_free(&text);
 }
 
 static void test_oneway_update_gets_no_reply(void **state)
@@ -187,7 +204,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_get_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_without_body_changes_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_update_persist_failure_still_succeeds, setup,
+        cmocka_unit_test_setup_teardown(test_update_persist_failure_is_an_error_in_force, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_oneway_update_gets_no_reply, setup, teardown),
     };

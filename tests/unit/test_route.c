@@ -13,7 +13,6 @@
 #include <time.h>
 
 #include "ns_log.h"
-#include "ns_hmap.h"
 #include "ns_json_tree.h"
 #include "route/route_int.h"
 #include "route_test_util.h"
@@ -60,79 +59,6 @@ static void assert_route_lacks(ns_route_t *r, const char *topic, const char *nee
     if (strstr(s, needle) != NULL)
         fail_msg("route %s: %s has %s", topic, s, needle);
     free(s);
-}
-
-/* ---- hmap ----------------------------------------------------------------------------------- */
-
-static void test_hmap(void **state)
-{
-    (void)state;
-    ns_hmap_t m = NS_HMAP_INIT;
-    enum { N = 5000 };
-    static char keys[N][16];
-    for (int i = 0; i < N; i++) {
-        snprintf(keys[i], sizeof(keys[i]), "k%d", i);
-        assert_null(ns_hmap_put(&m, keys[i], strlen(keys[i]), &keys[i]));
-    }
-    assert_int_equal(m.count, N);
-    for (int i = 0; i < N; i += 2)
-        assert_ptr_equal(ns_hmap_remove(&m, keys[i], strlen(keys[i])), &keys[i]);
-    for (int i = 0; i < N; i++) {
-        void *v = ns_hmap_gets(&m, keys[i]);
-        if (i % 2)
-            assert_ptr_equal(v, &keys[i]);
-        else
-            assert_null(v);
-    }
-    size_t seen = 0;
-    for (size_t i = ns_hmap_next(&m, 0); i < m.cap; i = ns_hmap_next(&m, i + 1))
-        seen++;
-    assert_int_equal(seen, N / 2);
-    /* binary keys with NUL bytes */
-    static char k1[] = "a\0b";
-    static const char k2[] = "a\0c";
-    ns_hmap_put(&m, k1, 3, k1);
-    assert_null(ns_hmap_get(&m, k2, 3));
-    assert_ptr_equal(ns_hmap_get(&m, k1, 3), k1);
-    assert_null(ns_hmap_remove(&m, "missing", 7));
-    ns_hmap_clear(&m);
-    assert_null(ns_hmap_gets(&m, "k1"));
-}
-
-/* Random puts and removes against a plain array: backward-shift deletion keeps every
- * remaining key reachable. */
-static void test_hmap_random(void **state)
-{
-    (void)state;
-    enum { POOL = 700, OPS = 40000 };
-    static char keys[POOL][12];
-    static bool present[POOL];
-    ns_hmap_t m = NS_HMAP_INIT;
-    uint32_t x = 12345;
-    for (int i = 0; i < POOL; i++)
-        snprintf(keys[i], sizeof(keys[i]), "t%d", i);
-    for (int op = 0; op < OPS; op++) {
-        x = x * 1103515245u + 12345u;
-        int k = (int)((x >> 8) % POOL);
-        if ((x >> 4) & 1) {
-            void *old = ns_hmap_put(&m, keys[k], strlen(keys[k]), keys[k]);
-            assert_true(present[k] ? old == keys[k] : old == NULL);
-            present[k] = true;
-        } else {
-            void *old = ns_hmap_remove(&m, keys[k], strlen(keys[k]));
-            assert_true(present[k] ? old == keys[k] : old == NULL);
-            present[k] = false;
-        }
-        if (op % 1000 == 0) {
-            size_t n = 0;
-            for (int i = 0; i < POOL; i++) {
-                assert_true((ns_hmap_gets(&m, keys[i]) != NULL) == present[i]);
-                n += present[i];
-            }
-            assert_int_equal(m.count, n);
-        }
-    }
-    ns_hmap_clear(&m);
 }
 
 /* ---- registration ------------------------------------------------------------------------- */
@@ -1058,8 +984,6 @@ static void test_readers_during_sliced_registration(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hmap),
-        cmocka_unit_test(test_hmap_random),
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
         T(test_register_master_then_slave),
         T(test_slave_before_master_gets_no_master_addr),

@@ -1,7 +1,9 @@
 /* The TLS engine, two engines talking in memory: test mode, a CA-verified server, mutual TLS
  * (require, optional, authClient off), an encrypted key, ciphers and protocols, bad input
  * (garbage after 0x16, a truncated handshake), renegotiation, close_notify, and reloading
- * changed certificate files while a session stays open. The certificates are made at start by
+ * changed certificate files while a session stays open. Session resumption with an OpenSSL
+ * client (our client engine does not resume): tickets and session ids, the client certificate
+ * kept, ticket key rotation, reloads, resumption off. The certificates are made at start by
  * tests/data/make_certs.sh (the openssl command). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +22,7 @@
 #include "ns_buf.h"
 #include "ns_common.h"
 #include "ns_tls.h"
+#include "tls/tls_int.h"
 
 static char pki[256]; /* the certificates of this run */
 
@@ -618,6 +621,333 @@ static void test_reload_keeps_sessions(void **state)
     ns_tls_ctx_free(cctx);
 }
 
+/* ---- session resumption ------------------------------------------------------------------- */
+
+/* How an OpenSSL client connects. */
+typedef struct raw_opts {
+    int max_version;        /* 0: OpenSSL's default (TLS 1.3) */
+    bool no_ticket;         /* TLS 1.2: resumed by session id */
+    const char *cert, *key; /* client certificate (NULL: none) */
+    SSL_SESSION *offer;     /* the session offered (NULL: none) */
+} raw_opts_t;
+
+/* What one connection did. */
+typedef struct raw_result {
+    bool resumed;          /* the server resumed the offered session */
+    int tickets;           /* NewSessionTicket messages the server sent */
+    SSL_SESSION *session;  /* to offer next (SSL_SESSION_free), NULL when none is resumable */
+    char server_desc[256]; /* ns_tls_describe of the server's session */
+} raw_result_t;
+
+static int tickets; /* counted by on_message for the connection under way */
+
+/* A copy of the session whose ticket has a bit flipped in its middle (the client does not
+ * know: it offers it as it is). Caller frees. */
+static SSL_SESSION *damaged_copy(SSL_SESSION *session)
+{
+    const unsigned char *tick;
+    size_t tick_len;
+    SSL_SESSION_get0_ticket(session, &tick, &tick_len);
+    assert_true(tick_len > 64);
+    int len = i2d_SSL_SESSION(session, NULL);
+    assert_true(len > 0);
+    unsigned char *der = ns_xmalloc((size_t)len), *p = der;
+    assert_int_equal(i2d_SSL_SESSION(session, &p), len);
+    uint8_t *at = memmem(der, (size_t)len, tick, tick_len);
+    assert_non_null(at);
+    at[tick_len / 2] ^= 0x10;
+    const unsigned char *q = der;
+    SSL_SESSION *copy = d2i_SSL_SESSION(NULL, &q, len);
+    assert_non_null(copy);
+    free(der);
+    return copy;
+}
+
+static void on_message(int write_p, int version, int content_type, const void *buf, size_t len,
+                       SSL *ssl, void *arg)
+{
+    (void)version;
+    (void)ssl;
+    (void)arg;
+    const uint8_t *p = buf;
+    if (!write_p && content_type == SSL3_RT_HANDSHAKE && len > 0 &&
+        p[0] == SSL3_MT_NEWSESSION_TICKET)
+        tickets++;
+}
+
+/* A plain OpenSSL client (over a BIO pair) against a server session of sctx: the handshake and
+ * one round trip, so that a TLS 1.3 ticket arrives. The handshake must succeed. */
+static void raw_connect(ns_tls_ctx_t *sctx, const raw_opts_t *o, raw_result_t *r)
+{
+    SSL_CTX *cc = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_verify(cc, SSL_VERIFY_NONE, NULL);
+    SSL_CTX_set_msg_callback(cc, on_message);
+    tickets = 0;
+    if (o->max_version != 0)
+        SSL_CTX_set_max_proto_version(cc, o->max_version);
+    if (o->no_ticket)
+        SSL_CTX_set_options(cc, SSL_OP_NO_TICKET);
+    if (o->cert != NULL) {
+        assert_int_equal(SSL_CTX_use_certificate_chain_file(cc, o->cert), 1);
+        assert_int_equal(SSL_CTX_use_PrivateKey_file(cc, o->key, SSL_FILETYPE_PEM), 1);
+    }
+    SSL *c = SSL_new(cc);
+    BIO *inner, *net;
+    assert_int_equal(BIO_new_bio_pair(&inner, 1 << 16, &net, 1 << 16), 1);
+    SSL_set_bio(c, inner, inner);
+    if (o->offer != NULL)
+        assert_int_equal(SSL_set_session(c, o->offer), 1);
+    SSL_set_connect_state(c);
+    ns_tls_t *s = ns_tls_new(sctx);
+    assert_non_null(s);
+    ns_buf_t plain = NS_BUF_INIT, wire = NS_BUF_INIT;
+    bool sent = false, echoed = false;
+    int answered = 0;
+    for (int round = 0; round < 100 && answered == 0; round++) {
+        char buf[64];
+        if (!SSL_is_init_finished(c)) {
+            (void)SSL_do_handshake(c);
+        } else if (!sent) {
+            assert_int_equal(SSL_write(c, "ping", 4), 4);
+            sent = true;
+        } else {
+            int n = SSL_read(c, buf, sizeof(buf));
+            answered = n > 0 ? n : 0;
+        }
+        ERR_clear_error();
+        uint8_t chunk[16384];
+        int n;
+        while ((n = BIO_read(net, chunk, sizeof(chunk))) > 0) {
+            ns_tls_status_t st = ns_tls_decrypt(s, chunk, (size_t)n, &plain);
+            if (st != NS_TLS_OK)
+                fail_msg("server: %s", ns_tls_error(s));
+        }
+        if (plain.len == 4 && !echoed) {
+            ns_tls_iov_t iov = {"pong", 4};
+            assert_int_equal(ns_tls_encrypt(s, &iov, 1), NS_TLS_OK);
+            echoed = true;
+        }
+        ns_tls_take_output(s, &wire);
+        if (wire.len > 0) {
+            assert_int_equal(BIO_write(net, wire.data, (int)wire.len), (int)wire.len);
+            wire.len = 0;
+        }
+    }
+    if (answered != 4)
+        fail_msg("no answer over the session (handshake done: %d)", SSL_is_init_finished(c));
+    r->resumed = SSL_session_reused(c) == 1;
+    r->tickets = tickets;
+    r->session = SSL_get1_session(c);
+    if (r->session != NULL && !SSL_SESSION_is_resumable(r->session)) {
+        SSL_SESSION_free(r->session);
+        r->session = NULL;
+    }
+    ns_tls_describe(s, r->server_desc, sizeof(r->server_desc));
+    assert_int_equal(SSL_session_reused(c) == 1, strstr(r->server_desc, "(resumed)") != NULL);
+    (void)SSL_shutdown(c); /* OpenSSL marks the session of an unfinished connection unusable */
+    ns_tls_free(s);
+    ns_buf_free(&plain);
+    ns_buf_free(&wire);
+    SSL_free(c);
+    BIO_free(net);
+    SSL_CTX_free(cc);
+}
+
+/* Connects offering `offer` and returns whether it resumed; *next (when not NULL) receives the
+ * session to offer next. */
+static bool resumes(ns_tls_ctx_t *sctx, raw_opts_t o, SSL_SESSION *offer, SSL_SESSION **next)
+{
+    raw_result_t r;
+    o.offer = offer;
+    raw_connect(sctx, &o, &r);
+    if (next != NULL)
+        *next = r.session;
+    else
+        SSL_SESSION_free(r.session);
+    return r.resumed;
+}
+
+static const raw_opts_t tls13 = {0}, tls12_ticket = {.max_version = TLS1_2_VERSION},
+                        tls12_id = {.max_version = TLS1_2_VERSION, .no_ticket = true};
+
+static void test_resume_every_kind(void **state)
+{
+    (void)state;
+    ns_tls_settings_t ss = test_mode;
+    ss.session_timeout_s = 7200;
+    ss.session_cache_size = 16;
+    ns_tls_ctx_t *sctx = load(true, &ss);
+    const raw_opts_t *kinds[] = {&tls13, &tls12_ticket, &tls12_id};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(kinds); i++) {
+        SSL_SESSION *first, *second;
+        raw_result_t r;
+        raw_connect(sctx, kinds[i], &r);
+        assert_false(r.resumed);
+        assert_int_equal(r.tickets, kinds[i]->no_ticket ? 0 : 1);
+        SSL_SESSION_free(r.session);
+        assert_false(resumes(sctx, *kinds[i], NULL, &first));
+        assert_non_null(first);
+        raw_opts_t o = *kinds[i];
+        o.offer = first;
+        raw_connect(sctx, &o, &r);
+        assert_true(r.resumed);
+        assert_int_equal(r.tickets, 0); /* the session is not extended */
+        SSL_SESSION_free(r.session);
+        assert_true(resumes(sctx, *kinds[i], first, &second));
+        assert_true(resumes(sctx, *kinds[i], second, NULL));
+        assert_true(resumes(sctx, *kinds[i], first, NULL)); /* tickets are not single-use */
+        SSL_SESSION_free(first);
+        SSL_SESSION_free(second);
+    }
+    ns_tls_stats_t st;
+    ns_tls_ctx_stats(sctx, &st);
+    assert_int_equal(st.handshakes, 18);
+    assert_int_equal(st.resumed, 12);
+    assert_int_equal(st.failures, 0);
+    ns_tls_ctx_free(sctx);
+}
+
+/* require and optional: a resumed session is still the verified client's; a session without a
+ * certificate (optional) stays without. */
+static void test_resume_keeps_client_certificate(void **state)
+{
+    (void)state;
+    for (int auth = NS_TLS_AUTH_OPTIONAL; auth <= NS_TLS_AUTH_REQUIRE; auth++) {
+        ns_tls_settings_t ss = server_settings();
+        ss.client_auth = (ns_tls_client_auth_t)auth;
+        ss.verify_peer = true;
+        ss.trust_path = pem("ca.pem");
+        ss.session_timeout_s = 7200;
+        ss.session_cache_size = 16;
+        ns_tls_ctx_t *sctx = load(true, &ss);
+        const raw_opts_t *kinds[] = {&tls13, &tls12_ticket, &tls12_id};
+        for (size_t i = 0; i < NS_ARRAY_SIZE(kinds); i++) {
+            raw_opts_t o = *kinds[i];
+            o.cert = pem("client.pem");
+            o.key = pem("client.key");
+            raw_result_t r;
+            raw_connect(sctx, &o, &r);
+            assert_false(r.resumed);
+            assert_non_null(strstr(r.server_desc, "peer certificate CN=test-client"));
+            raw_result_t again;
+            o.offer = r.session;
+            raw_connect(sctx, &o, &again);
+            assert_true(again.resumed);
+            assert_non_null(
+                strstr(again.server_desc, "(resumed), peer certificate CN=test-client"));
+            SSL_SESSION_free(again.session);
+            /* Offered by a client that has no certificate: the session is what counts. */
+            o.cert = o.key = NULL;
+            raw_connect(sctx, &o, &again);
+            assert_true(again.resumed);
+            assert_non_null(strstr(again.server_desc, "peer certificate CN=test-client"));
+            SSL_SESSION_free(again.session);
+            SSL_SESSION_free(r.session);
+            if (auth == NS_TLS_AUTH_OPTIONAL) {
+                o = *kinds[i];
+                raw_connect(sctx, &o, &r);
+                o.offer = r.session;
+                raw_connect(sctx, &o, &again);
+                assert_true(again.resumed);
+                assert_non_null(strstr(again.server_desc, "(resumed), no peer certificate"));
+                SSL_SESSION_free(again.session);
+                SSL_SESSION_free(r.session);
+            }
+        }
+        ns_tls_ctx_free(sctx);
+    }
+}
+
+/* Ticket keys encrypt for one period and decrypt for two, then they are erased. A ticket is
+ * never renewed: a resumption gives no new one (the session's lifetime is not extended). */
+static void test_ticket_keys_rotate(void **state)
+{
+    (void)state;
+    ns_tls_settings_t ss = test_mode;
+    ss.session_timeout_s = 100000; /* OpenSSL's own expiry (wall clock) stays out of the way */
+    ns_tls_ctx_t *sctx = load(true, &ss);
+    const raw_opts_t *kinds[] = {&tls13, &tls12_ticket};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(kinds); i++) {
+        SSL_SESSION *a, *b, *c;
+        assert_false(resumes(sctx, *kinds[i], NULL, &a)); /* key K1, born now */
+        ns__tls_ticket_clock_advance(50000);
+        assert_true(resumes(sctx, *kinds[i], a, NULL));
+        ns__tls_ticket_clock_advance(60000); /* K1 110000 s old: it only decrypts now */
+        raw_opts_t o = *kinds[i];
+        o.offer = a;
+        raw_result_t r;
+        raw_connect(sctx, &o, &r);
+        assert_true(r.resumed);
+        assert_int_equal(r.tickets, 0); /* not renewed */
+        SSL_SESSION_free(r.session);
+        assert_false(resumes(sctx, *kinds[i], NULL, &b)); /* b: under a new key, K2 */
+        ns__tls_ticket_clock_advance(100000);             /* K1 210000 s old: erased */
+        assert_false(resumes(sctx, *kinds[i], a, &c));    /* a full handshake, no alert */
+        assert_true(resumes(sctx, *kinds[i], b, NULL));   /* K2 is 100000 s old: still opens */
+        ns__tls_ticket_clock_advance(200000); /* K2, and K3 (made for c), are too old now */
+        assert_false(resumes(sctx, *kinds[i], b, NULL));
+        assert_false(resumes(sctx, *kinds[i], c, NULL));
+        SSL_SESSION_free(a);
+        SSL_SESSION_free(b);
+        SSL_SESSION_free(c);
+    }
+    ns_tls_stats_t st;
+    ns_tls_ctx_stats(sctx, &st);
+    assert_int_equal(st.failures, 0);
+    ns_tls_ctx_free(sctx);
+}
+
+/* A reload starts afresh (new keys, empty cache): earlier sessions get a full handshake; so do
+ * another context's and a damaged ticket; a context with session_timeout_s 0 gives no session
+ * and resumes none. */
+static void test_resume_reload_and_off(void **state)
+{
+    (void)state;
+    ns_tls_settings_t ss = test_mode;
+    ss.session_timeout_s = 7200;
+    ss.session_cache_size = 16;
+    ns_tls_ctx_t *sctx = load(true, &ss), *other = load(true, &ss);
+    ns_tls_settings_t off = test_mode;
+    ns_tls_ctx_t *none = load(true, &off);
+    const raw_opts_t *kinds[] = {&tls13, &tls12_ticket, &tls12_id};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(kinds); i++) {
+        SSL_SESSION *a, *b;
+        assert_false(resumes(sctx, *kinds[i], NULL, &a));
+        assert_false(resumes(other, *kinds[i], a, NULL));
+        assert_false(resumes(none, *kinds[i], a, &b));
+        assert_null(b);
+        char err[256];
+        assert_int_equal(ns_tls_ctx_load(sctx, &ss, err, sizeof(err), NULL, NULL), 0);
+        assert_false(resumes(sctx, *kinds[i], a, &b));
+        assert_true(resumes(sctx, *kinds[i], b, NULL));
+        SSL_SESSION_free(a);
+        SSL_SESSION_free(b);
+    }
+    /* A damaged ticket (its HMAC fails): a full handshake too, with a fresh session. */
+    const raw_opts_t *ticket_kinds[] = {&tls13, &tls12_ticket};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(ticket_kinds); i++) {
+        SSL_SESSION *a;
+        assert_false(resumes(sctx, *ticket_kinds[i], NULL, &a));
+        raw_opts_t o = *ticket_kinds[i];
+        raw_result_t r;
+        o.offer = damaged_copy(a);
+        raw_connect(sctx, &o, &r);
+        SSL_SESSION_free(o.offer);
+        assert_false(r.resumed);
+        assert_non_null(r.session);
+        assert_true(resumes(sctx, *ticket_kinds[i], r.session, NULL));
+        SSL_SESSION_free(r.session);
+        SSL_SESSION_free(a);
+    }
+    ns_tls_ctx_t *all[] = {sctx, other, none};
+    for (size_t i = 0; i < NS_ARRAY_SIZE(all); i++) {
+        ns_tls_stats_t st;
+        ns_tls_ctx_stats(all[i], &st);
+        assert_int_equal(st.failures, 0);
+        ns_tls_ctx_free(all[i]);
+    }
+}
+
 static void test_client_auth_names(void **state)
 {
     (void)state;
@@ -644,6 +974,10 @@ int main(void)
         cmocka_unit_test(test_renegotiation_refused),
         cmocka_unit_test(test_reload_keeps_sessions),
         cmocka_unit_test(test_client_auth_names),
+        cmocka_unit_test(test_resume_every_kind),
+        cmocka_unit_test(test_resume_keeps_client_certificate),
+        cmocka_unit_test(test_ticket_keys_rotate),
+        cmocka_unit_test(test_resume_reload_and_off),
     };
     return cmocka_run_group_tests(tests, make_pki, remove_pki);
 }

@@ -144,6 +144,120 @@ static void test_put_utf8(void **state)
     ns_buf_free(&out);
 }
 
+/* ---- Java's number and boolean parsers ---- */
+
+typedef struct long_case {
+    const char *text;
+    bool ok;
+    int64_t value;
+} long_case_t;
+
+static const long_case_t long_cases[] = {
+    {"0", true, 0},
+    {"1", true, 1},
+    {"-0", true, 0},
+    {"+0", true, 0},
+    {"+7", true, 7},
+    {"-7", true, -7},
+    {"007", true, 7},
+    {"000000000000000000000000000042", true, 42},
+    {"120000", true, 120000},
+    {"9223372036854775807", true, INT64_MAX},
+    {"-9223372036854775808", true, INT64_MIN},
+    {"+9223372036854775807", true, INT64_MAX},
+    {"9223372036854775808", false, 0},
+    {"-9223372036854775809", false, 0},
+    {"99999999999999999999", false, 0},
+    {"18446744073709551616", false, 0},
+    {"", false, 0},
+    {"+", false, 0},
+    {"-", false, 0},
+    {"+-1", false, 0},
+    {"--1", false, 0},
+    {" 1", false, 0},
+    {"1 ", false, 0},
+    {"1\n", false, 0},
+    {"0x1", false, 0},
+    {"1e3", false, 0},
+    {"1.0", false, 0},
+    {"1_000", false, 0},
+    {"12a", false, 0},
+    {"a12", false, 0},
+    {"\xd9\xa1", false, 0}, /* ARABIC-INDIC DIGIT ONE: Java takes it, we do not */
+};
+
+static void test_parse_java_long(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < NS_ARRAY_SIZE(long_cases); i++) {
+        const long_case_t *c = &long_cases[i];
+        int64_t v = 12345;
+        bool ok = ns_java_parse_long(c->text, strlen(c->text), &v);
+        if (ok != c->ok)
+            fail_msg("\"%s\": got %d, want %d", c->text, ok, c->ok);
+        if (ok)
+            assert_int_equal(v, c->value);
+        else
+            assert_int_equal(v, 12345); /* untouched */
+    }
+    int64_t v = 5;
+    assert_false(ns_java_parse_long("12", 0, &v)); /* a length, not the NUL, ends the text */
+    assert_true(ns_java_parse_long("123", 2, &v));
+    assert_int_equal(v, 12);
+}
+
+static void test_parse_java_bool(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        bool want;
+    } cases[] = {
+        {"true", true},   {"TRUE", true},   {"True", true},   {"tRuE", true},
+        {"false", false}, {"FALSE", false}, {"yes", false},   {"1", false},
+        {"", false},      {" true", false}, {"true ", false}, {"truee", false},
+        {"tru", false},   {"t", false},     {"on", false},    {"TRUE\n", false},
+    };
+    for (size_t i = 0; i < NS_ARRAY_SIZE(cases); i++) {
+        if (ns_java_parse_bool(cases[i].text, strlen(cases[i].text)) != cases[i].want)
+            fail_msg("\"%s\": want %d", cases[i].text, cases[i].want);
+    }
+    assert_true(ns_java_parse_bool("trueX", 4)); /* a length, not the NUL, ends the text */
+}
+
+static void test_parse_java_int(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        bool ok;
+        int32_t v;
+    } cases[] = {
+        {"0", true, 0},
+        {"+5", true, 5},
+        {"-0", true, 0},
+        {"2147483647", true, INT32_MAX},
+        {"-2147483648", true, INT32_MIN},
+        {"2147483648", false, 0},
+        {"-2147483649", false, 0},
+        {"", false, 0},
+        {"+", false, 0},
+        {"-", false, 0},
+        {"12a", false, 0},
+        {" 1", false, 0},
+        {"1 ", false, 0},
+        {"0x10", false, 0},
+        {"99999999999999999999999", false, 0},
+    };
+    for (size_t k = 0; k < NS_ARRAY_SIZE(cases); k++) {
+        int32_t v = 12345;
+        bool ok = ns_java_parse_int(cases[k].s, strlen(cases[k].s), &v);
+        if (ok != cases[k].ok)
+            fail_msg("case %s", cases[k].s);
+        assert_int_equal(v, ok ? cases[k].v : 12345);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +266,9 @@ int main(void)
         cmocka_unit_test(test_java_text_next),
         cmocka_unit_test(test_u16_writer),
         cmocka_unit_test(test_put_utf8),
+        cmocka_unit_test(test_parse_java_long),
+        cmocka_unit_test(test_parse_java_int),
+        cmocka_unit_test(test_parse_java_bool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

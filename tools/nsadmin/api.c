@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ns_common.h"
+#include "ns_json.h"
 
 static void set_failed(nsa_result_t *res, const char *reason)
 {
@@ -240,4 +242,101 @@ nsa_outcome_t nsa_broker_topic_consumers(nsa_conn_t *c, const char *topic, nsa_s
     if (call(c, &req, &reply, res) != NSA_OK)
         return res->outcome;
     DECODE(&reply, res, "QUERY_TOPIC_CONSUME_BY_WHO", nsa_decode_group_list, out);
+}
+
+/* ---- the controller ------------------------------------------------------------------------ */
+
+nsa_outcome_t nsa_ctl_get_metadata(nsa_conn_t *c, nsa_ctl_meta_t *out, nsa_result_t *res)
+{
+    ns_cmd_t req;
+    nsa_reply_t reply;
+    memset(out, 0, sizeof(*out));
+    nsa_request_init(&req, NSA_REQ_CONTROLLER_GET_METADATA_INFO);
+    if (call(c, &req, &reply, res) != NSA_OK)
+        return res->outcome;
+    nsa_decode_ctl_meta(&reply.cmd, out);
+    nsa_reply_free(&reply);
+    return NSA_OK;
+}
+
+nsa_outcome_t nsa_ctl_get_sync_state_data(nsa_conn_t *c, const nsa_strlist_t *brokers,
+                                          nsa_sync_state_data_t *out, nsa_result_t *res)
+{
+    ns_cmd_t req;
+    nsa_reply_t reply;
+    memset(out, 0, sizeof(*out));
+    nsa_request_init(&req, NSA_REQ_CONTROLLER_GET_SYNC_STATE_DATA);
+    ns_buf_t body = NS_BUF_INIT;
+    ns_jsonw_t w; /* RemotingSerializable.encode(List<String>): ["a","b"] */
+    ns_jsonw_init(&w, &body, NS_JSON_DEFAULT);
+    ns_jsonw_array_begin(&w);
+    for (size_t i = 0; i < brokers->len; i++)
+        ns_jsonw_string(&w, brokers->items[i]);
+    ns_jsonw_array_end(&w);
+    ns_cmd_set_body_buf(&req, &body);
+    if (call(c, &req, &reply, res) != NSA_OK)
+        return res->outcome;
+    DECODE(&reply, res, "CONTROLLER_GET_SYNC_STATE_DATA", nsa_decode_sync_state_data, out);
+}
+
+/* System.currentTimeMillis(), the invokeTime of the controller's admin headers. */
+static long long java_current_millis(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+nsa_outcome_t nsa_ctl_elect_master(nsa_conn_t *c, const char *cluster, const char *broker,
+                                   int64_t broker_id, nsa_elect_t *out, nsa_result_t *res)
+{
+    ns_cmd_t req;
+    nsa_reply_t reply;
+    memset(out, 0, sizeof(*out));
+    nsa_request_init(&req, NSA_REQ_CONTROLLER_ELECT_MASTER);
+    ns_cmd_ext_set(&req, "clusterName", cluster);
+    ns_cmd_ext_set(&req, "brokerName", broker);
+    ns_cmd_ext_setf(&req, "brokerId", "%lld", (long long)broker_id);
+    ns_cmd_ext_set(&req, "designateElect", "true");
+    ns_cmd_ext_setf(&req, "invokeTime", "%lld", java_current_millis());
+    if (call(c, &req, &reply, res) != NSA_OK)
+        return res->outcome;
+    char why[200];
+    if (nsa_decode_elect_reply(&reply.cmd, out, why, sizeof(why)) != 0)
+        return bad_body(&reply, res, "CONTROLLER_ELECT_MASTER", why);
+    nsa_reply_free(&reply);
+    return NSA_OK;
+}
+
+nsa_outcome_t nsa_ctl_clean_broker_data(nsa_conn_t *c, const char *cluster, const char *broker,
+                                        const char *ids, bool clean_living, nsa_result_t *res)
+{
+    ns_cmd_t req;
+    nsa_request_init(&req, NSA_REQ_CLEAN_BROKER_DATA);
+    if (cluster)
+        ns_cmd_ext_set(&req, "clusterName", cluster);
+    ns_cmd_ext_set(&req, "brokerName", broker);
+    if (ids)
+        ns_cmd_ext_set(&req, "brokerControllerIdsToClean", ids);
+    ns_cmd_ext_set(&req, "isCleanLivingBroker", clean_living ? "true" : "false");
+    ns_cmd_ext_setf(&req, "invokeTime", "%lld", java_current_millis());
+    return call_simple(c, &req, res);
+}
+
+nsa_outcome_t nsa_ctl_get_config(nsa_conn_t *c, nsa_kvlist_t *out, nsa_result_t *res)
+{
+    ns_cmd_t req;
+    nsa_reply_t reply;
+    nsa_request_init(&req, NSA_REQ_GET_CONTROLLER_CONFIG);
+    if (call(c, &req, &reply, res) != NSA_OK)
+        return res->outcome;
+    DECODE(&reply, res, "GET_CONTROLLER_CONFIG", nsa_decode_properties, out);
+}
+
+nsa_outcome_t nsa_ctl_update_config(nsa_conn_t *c, const char *body, nsa_result_t *res)
+{
+    ns_cmd_t req;
+    nsa_request_init(&req, NSA_REQ_UPDATE_CONTROLLER_CONFIG);
+    ns_cmd_set_body_copy(&req, body, strlen(body));
+    return call_simple(c, &req, res);
 }

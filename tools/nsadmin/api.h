@@ -1,7 +1,7 @@
 /* The requests nsadmin sends, one function each, on a connection made with client.h: the
  * headers mqadmin's MQClientAPIImpl puts in them, the reply checked and its body decoded
- * (model.h). NameServer requests, and the two broker requests mqadmin's clusterList and
- * topicList -c make.
+ * (model.h). NameServer requests, the two broker requests mqadmin's clusterList and
+ * topicList -c make, and the controller requests of mqadmin's controller commands.
  *
  * Each returns an outcome and fills *res:
  *   NSA_OK        the reply was a success and *out is set (the caller frees it);
@@ -34,6 +34,12 @@ enum {
     NSA_REQ_GET_NAMESRV_CONFIG = 319,
     NSA_REQ_ADD_WRITE_PERM_OF_BROKER = 327,
     NSA_REQ_GET_BROKER_MEMBER_GROUP = 901,
+    NSA_REQ_CONTROLLER_ELECT_MASTER = 1002,
+    NSA_REQ_CONTROLLER_GET_METADATA_INFO = 1005,
+    NSA_REQ_CONTROLLER_GET_SYNC_STATE_DATA = 1006,
+    NSA_REQ_UPDATE_CONTROLLER_CONFIG = 1009,
+    NSA_REQ_GET_CONTROLLER_CONFIG = 1010,
+    NSA_REQ_CLEAN_BROKER_DATA = 1011,
 };
 
 /* Response codes nsadmin looks at (RocketMQ ResponseCode). */
@@ -82,5 +88,26 @@ nsa_outcome_t nsa_broker_runtime_info(nsa_conn_t *c, nsa_kvlist_t *out, nsa_resu
 /* To a broker: QUERY_TOPIC_CONSUME_BY_WHO, the consumer groups of a topic. */
 nsa_outcome_t nsa_broker_topic_consumers(nsa_conn_t *c, const char *topic, nsa_strlist_t *out,
                                          nsa_result_t *res);
+
+/* ---- the controller (RocketMQ 5.x, RIP-44), as mqadmin's controller commands ask it ------ */
+
+/* CONTROLLER_GET_METADATA_INFO (1005), to any controller: the group and its leader. */
+nsa_outcome_t nsa_ctl_get_metadata(nsa_conn_t *c, nsa_ctl_meta_t *out, nsa_result_t *res);
+/* CONTROLLER_GET_SYNC_STATE_DATA (1006), to the leader: the broker sets of these names (the
+ * body is their JSON array). */
+nsa_outcome_t nsa_ctl_get_sync_state_data(nsa_conn_t *c, const nsa_strlist_t *brokers,
+                                          nsa_sync_state_data_t *out, nsa_result_t *res);
+/* CONTROLLER_ELECT_MASTER (1002), to the leader: ElectMasterRequestHeader.ofAdminTrigger, an
+ * election that prefers broker_id (designateElect=true). */
+nsa_outcome_t nsa_ctl_elect_master(nsa_conn_t *c, const char *cluster, const char *broker,
+                                   int64_t broker_id, nsa_elect_t *out, nsa_result_t *res);
+/* CLEAN_BROKER_DATA (1011), to the leader. cluster and ids ("1;2") may be NULL (not sent);
+ * ids are sent as given: the controller judges them, as it does for mqadmin. */
+nsa_outcome_t nsa_ctl_clean_broker_data(nsa_conn_t *c, const char *cluster, const char *broker,
+                                        const char *ids, bool clean_living, nsa_result_t *res);
+/* GET_CONTROLLER_CONFIG (1010), to any controller: its Properties text. */
+nsa_outcome_t nsa_ctl_get_config(nsa_conn_t *c, nsa_kvlist_t *out, nsa_result_t *res);
+/* UPDATE_CONTROLLER_CONFIG (1009), to any controller; body: "key=value\n" lines. */
+nsa_outcome_t nsa_ctl_update_config(nsa_conn_t *c, const char *body, nsa_result_t *res);
 
 #endif

@@ -26,6 +26,12 @@ static const nsa_command_t *const commands[] = {
     &nsa_cmd_add_write_perm,
     &nsa_cmd_get_namesrv_config,
     &nsa_cmd_update_namesrv_config,
+    &nsa_cmd_get_sync_state_set,
+    &nsa_cmd_get_controller_meta_data,
+    &nsa_cmd_get_controller_config,
+    &nsa_cmd_update_controller_config,
+    &nsa_cmd_elect_master,
+    &nsa_cmd_clean_broker_metadata,
     &nsa_cmd_get_kv,
     &nsa_cmd_get_kv_list,
     &nsa_cmd_broker_member_group,
@@ -34,26 +40,26 @@ static const nsa_command_t *const commands[] = {
 
 /* Options every command takes: mqadmin's -h and -n, then nsadmin's. */
 static const nsa_opt_t global_opts[] = {
-    {'h', "help", NULL, false, "Print help"},
-    {'n', "namesrvAddr", "list", false,
+    {"h", "help", NULL, false, "Print help"},
+    {"n", "namesrvAddr", "list", false,
      "Name server address list, eg: '192.168.0.1:9876;192.168.0.2:9876' (default: "
      "$NAMESRV_ADDR)"},
-    {'\0', "json", NULL, false, "Print machine-readable JSON"},
-    {'\0', "timeout", "ms", false, "Time a request may take, send to last reply byte (5000)"},
-    {'\0', "connectTimeout", "ms", false, "Time a connection may take to set up (3000)"},
-    {'\0', "maxReply", "bytes", false, "Largest reply accepted (16777216)"},
-    {'\0', "tls", NULL, false,
+    {NULL, "json", NULL, false, "Print machine-readable JSON"},
+    {NULL, "timeout", "ms", false, "Time a request may take, send to last reply byte (5000)"},
+    {NULL, "connectTimeout", "ms", false, "Time a connection may take to set up (3000)"},
+    {NULL, "maxReply", "bytes", false, "Largest reply accepted (16777216)"},
+    {NULL, "tls", NULL, false,
      "Talk TLS, as mqadmin -Dtls.enable=true (the server's certificate is not checked)"},
-    {'\0', "tlsConfig", "file", false, "tls.client.* settings, as Java's tls.config.file"},
-    {'\0', "tlsCert", "file", false, "Client certificate (PEM), tls.client.certPath"},
-    {'\0', "tlsKey", "file", false, "Its private key (PEM), tls.client.keyPath"},
-    {'\0', "tlsKeyPassword", "password", false, "The key's password, tls.client.keyPassword"},
-    {'\0', "tlsTrustCert", "file", false,
+    {NULL, "tlsConfig", "file", false, "tls.client.* settings, as Java's tls.config.file"},
+    {NULL, "tlsCert", "file", false, "Client certificate (PEM), tls.client.certPath"},
+    {NULL, "tlsKey", "file", false, "Its private key (PEM), tls.client.keyPath"},
+    {NULL, "tlsKeyPassword", "password", false, "The key's password, tls.client.keyPassword"},
+    {NULL, "tlsTrustCert", "file", false,
      "Check the server's certificate against these CAs (tls.client.authServer)"},
-    {'\0', "ak", "accessKey", false, "Sign requests (ACL), as mqadmin with conf/tools.yml"},
-    {'\0', "sk", "secretKey", false, "The secret key to sign with (with --ak)"},
-    {'\0', "token", "securityToken", false, "SecurityToken sent with signed requests"},
-    {'\0', "aclFile", "file", false,
+    {NULL, "ak", "accessKey", false, "Sign requests (ACL), as mqadmin with conf/tools.yml"},
+    {NULL, "sk", "secretKey", false, "The secret key to sign with (with --ak)"},
+    {NULL, "token", "securityToken", false, "SecurityToken sent with signed requests"},
+    {NULL, "aclFile", "file", false,
      "accessKey/secretKey from this tools.yml (default: $ROCKETMQ_HOME/conf/tools.yml)"},
 };
 
@@ -67,7 +73,8 @@ static const nsa_command_t *find_command(const char *name)
 
 static void command_list(ns_buf_t *out)
 {
-    ns_buf_append_str(out, "The NameServer commands of mqadmin, and nsadmin's own:\n");
+    ns_buf_append_str(out, "The NameServer and controller commands of mqadmin, and nsadmin's "
+                           "own:\n");
     for (size_t i = 0; i < NS_ARRAY_SIZE(commands); i++)
         ns_buf_appendf(out, "   %-35s %s\n", commands[i]->name, commands[i]->desc);
     ns_buf_append_str(out, "\nSee 'nsadmin help <command>' for more information on a specific "
@@ -176,19 +183,20 @@ static int setup_signing(nsa_ctx_t *ctx, const nsa_args_t *args)
     return 0;
 }
 
-static int setup_context(nsa_ctx_t *ctx, const nsa_args_t *args)
+static int setup_context(nsa_ctx_t *ctx, const nsa_command_t *cmd, const nsa_args_t *args)
 {
     const char *list = nsa_args_get(args, "namesrvAddr");
     ctx->servers_text = list;
     if (list == NULL)
         list = getenv("NAMESRV_ADDR");
-    if (list == NULL || list[0] == '\0') {
+    char err[256];
+    if ((list == NULL || list[0] == '\0') && cmd->namesrv_optional) {
+        /* no NameServer: ctx->servers stays empty */
+    } else if (list == NULL || list[0] == '\0') {
         nsa_errorf(ctx, "no NameServer address: give -n 'host:port;host:port' or set "
                         "NAMESRV_ADDR");
         return -1;
-    }
-    char err[256];
-    if (nsa_addrs_parse(&ctx->servers, list, err, sizeof(err)) != 0) {
+    } else if (nsa_addrs_parse(&ctx->servers, list, err, sizeof(err)) != 0) {
         nsa_errorf(ctx, "%s: %s", ctx->servers_text ? "-n" : "NAMESRV_ADDR", err);
         return -1;
     }
@@ -227,7 +235,7 @@ static int run_command(const nsa_command_t *cmd, int argc, char **argv, FILE *ou
         print_usage(out, cmd);
         return NSA_EXIT_OK;
     }
-    if (setup_context(&ctx, &args) != 0) {
+    if (setup_context(&ctx, cmd, &args) != 0) {
         nsa_addrs_free(&ctx.servers);
         nsa_tls_cfg_free(&ctx.tls);
         nsa_signer_free(&ctx.signer);

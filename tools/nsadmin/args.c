@@ -7,11 +7,14 @@
 
 #include "ns_common.h"
 
-static int find_short(const nsa_args_t *a, char c)
+/* The option whose short name is exactly name[0..len). */
+static int find_short(const nsa_args_t *a, const char *name, size_t len)
 {
-    for (size_t i = 0; i < a->nopts; i++)
-        if (c != '\0' && a->opts[i].short_name == c)
+    for (size_t i = 0; i < a->nopts; i++) {
+        const char *sn = a->opts[i].short_name;
+        if (len && sn && strlen(sn) == len && memcmp(sn, name, len) == 0)
             return (int)i;
+    }
     return -1;
 }
 
@@ -61,7 +64,8 @@ static bool is_option(const nsa_args_t *a, const char *w)
     if ((w[1] >= '0' && w[1] <= '9') || w[1] == '.')
         return false;
     size_t len = strcspn(w + 1, "=");
-    return find_short(a, w[1]) >= 0 || find_long(a, w + 1, len) != -1;
+    return find_short(a, w + 1, len) >= 0 || find_short(a, w + 1, 1) >= 0 ||
+           find_long(a, w + 1, len) != -1;
 }
 
 /* Records option i; its value is inline (after '=' or glued) or the next word. */
@@ -80,7 +84,7 @@ static int take(nsa_args_t *a, int i, const char *inline_value, int argc, char *
     }
     if (v == NULL) {
         if (o->short_name)
-            ns_set_err(err, errlen, "Missing argument for option: %c", o->short_name);
+            ns_set_err(err, errlen, "Missing argument for option: %s", o->short_name);
         else
             ns_set_err(err, errlen, "Missing argument for option: %s", o->long_name);
         return -1;
@@ -113,13 +117,14 @@ static int parse_long_token(nsa_args_t *a, const char *w, int argc, char **argv,
     return take(a, i, inline_value, argc, argv, pos, err, errlen);
 }
 
-/* "-x...": a short option, "-x=V", "-xV", "-longname[=V]", or bundled flags "-lh". */
+/* "-x...": a short option, "-x=V", "-xV", "-bn" (a short name of several letters),
+ * "-longname[=V]", or bundled flags "-lh". */
 static int parse_short_token(nsa_args_t *a, const char *w, int argc, char **argv, int *pos,
                              char *err, size_t errlen)
 {
     const char *body = w + 1;
     size_t len = strcspn(body, "=");
-    int i = len == 1 ? find_short(a, body[0]) : -1;
+    int i = len == 1 ? find_short(a, body, 1) : -1;
     if (i >= 0) {
         if (body[1] == '=' && a->opts[i].arg_name == NULL) {
             ns_set_err(err, errlen, "Unrecognized option: %s", w);
@@ -127,6 +132,10 @@ static int parse_short_token(nsa_args_t *a, const char *w, int argc, char **argv
         }
         return take(a, i, body[1] == '=' ? body + 2 : NULL, argc, argv, pos, err, errlen);
     }
+    /* "-bn": only without '=' (commons-cli reads "-bn=V" as a long option) */
+    i = body[len] == '\0' ? find_short(a, body, len) : -1;
+    if (i >= 0)
+        return take(a, i, NULL, argc, argv, pos, err, errlen);
     /* A long name after one dash (exact or unique prefix), as commons-cli accepts. */
     int l = len > 1 ? find_long(a, body, len) : -1;
     if (l == -2) {
@@ -135,7 +144,8 @@ static int parse_short_token(nsa_args_t *a, const char *w, int argc, char **argv
     }
     if (l >= 0 && !(body[len] == '=' && a->opts[l].arg_name == NULL))
         return take(a, l, body[len] == '=' ? body + len + 1 : NULL, argc, argv, pos, err, errlen);
-    i = find_short(a, body[0]);
+    /* commons-cli reads "-xy=V" as a long option only */
+    i = body[len] == '=' ? -1 : find_short(a, body, 1);
     if (i < 0) {
         ns_set_err(err, errlen, "Unrecognized option: %s", w);
         return -1;
@@ -144,7 +154,7 @@ static int parse_short_token(nsa_args_t *a, const char *w, int argc, char **argv
         return take(a, i, body + 1, argc, argv, pos, err, errlen);
     /* Bundled flags: each char a flag, except that the first one taking a value ends it. */
     for (const char *p = body; *p; p++) {
-        int k = find_short(a, *p);
+        int k = find_short(a, p, 1);
         if (k < 0) {
             ns_set_err(err, errlen, "Unrecognized option: -%c", *p);
             return -1;
@@ -197,7 +207,7 @@ int nsa_args_parse(nsa_args_t *a, const nsa_opt_t *opts, size_t nopts, int argc,
             if (count++)
                 ns_buf_append_str(&missing, ", ");
             if (opts[i].short_name)
-                ns_buf_append_char(&missing, opts[i].short_name);
+                ns_buf_append_str(&missing, opts[i].short_name);
             else
                 ns_buf_append_str(&missing, opts[i].long_name);
         }
@@ -233,14 +243,9 @@ const char *nsa_args_get(const nsa_args_t *a, const char *long_name)
 }
 
 /* commons-cli sorts options by their key: the short name, or the long name for long-only ones. */
-static const char *sort_key(const nsa_opt_t *o, char tmp[2])
+static const char *sort_key(const nsa_opt_t *o)
 {
-    if (o->short_name) {
-        tmp[0] = o->short_name;
-        tmp[1] = '\0';
-        return tmp;
-    }
-    return o->long_name;
+    return o->short_name ? o->short_name : o->long_name;
 }
 
 static void sorted_order(const nsa_opt_t *opts, size_t n, size_t *order)
@@ -249,14 +254,25 @@ static void sorted_order(const nsa_opt_t *opts, size_t n, size_t *order)
         order[i] = i;
     for (size_t i = 1; i < n; i++) {
         for (size_t j = i; j > 0; j--) {
-            char ta[2], tb[2];
-            if (strcasecmp(sort_key(&opts[order[j - 1]], ta), sort_key(&opts[order[j]], tb)) <= 0)
+            if (strcasecmp(sort_key(&opts[order[j - 1]]), sort_key(&opts[order[j]])) <= 0)
                 break;
             size_t t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
     }
+}
+
+/* The left column of an option's usage line: " -t,--topic <topic>" or "    --json". */
+static void left_column(const nsa_opt_t *o, char *out, size_t cap)
+{
+    const char *arg_open = o->arg_name ? " <" : "", *arg = o->arg_name ? o->arg_name : "";
+    const char *arg_close = o->arg_name ? ">" : "";
+    if (o->short_name)
+        snprintf(out, cap, " -%s,--%s%s%s%s", o->short_name, o->long_name, arg_open, arg,
+                 arg_close);
+    else
+        snprintf(out, cap, "    --%s%s%s%s", o->long_name, arg_open, arg, arg_close);
 }
 
 void nsa_args_usage(ns_buf_t *out, const char *cmd, const nsa_opt_t *opts, size_t nopts)
@@ -269,7 +285,7 @@ void nsa_args_usage(ns_buf_t *out, const char *cmd, const nsa_opt_t *opts, size_
         const nsa_opt_t *o = &opts[order[k]];
         ns_buf_append_str(out, o->required ? " " : " [");
         if (o->short_name)
-            ns_buf_appendf(out, "-%c", o->short_name);
+            ns_buf_appendf(out, "-%s", o->short_name);
         else
             ns_buf_appendf(out, "--%s", o->long_name);
         if (o->arg_name)
@@ -279,23 +295,15 @@ void nsa_args_usage(ns_buf_t *out, const char *cmd, const nsa_opt_t *opts, size_
     }
     ns_buf_append_char(out, '\n');
     size_t width = 0;
+    char left[160];
     for (size_t i = 0; i < nopts; i++) {
-        size_t w =
-            strlen(opts[i].long_name) + (opts[i].arg_name ? strlen(opts[i].arg_name) + 3 : 0);
-        if (w > width)
-            width = w;
+        left_column(&opts[i], left, sizeof(left));
+        width = strlen(left) > width ? strlen(left) : width;
     }
     for (size_t k = 0; k < nopts; k++) {
         const nsa_opt_t *o = &opts[order[k]];
-        char left[128];
-        if (o->arg_name)
-            snprintf(left, sizeof(left), "%s <%s>", o->long_name, o->arg_name);
-        else
-            snprintf(left, sizeof(left), "%s", o->long_name);
-        if (o->short_name)
-            ns_buf_appendf(out, " -%c,--%-*s   %s\n", o->short_name, (int)width, left, o->desc);
-        else
-            ns_buf_appendf(out, "    --%-*s   %s\n", (int)width, left, o->desc);
+        left_column(o, left, sizeof(left));
+        ns_buf_appendf(out, "%-*s   %s\n", (int)width, left, o->desc);
     }
 }
 

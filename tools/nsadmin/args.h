@@ -1,7 +1,8 @@
 /* Command-line options, parsed the way mqadmin's commons-cli DefaultParser does, so that
  * mqadmin command lines work unchanged: "-t X", "-tX", "-t=X", "--topic X", "--topic=X",
  * "-topic X" (a long name after one dash), unique prefixes of long names ("--top X"), bundled
- * flags ("-lh"). An option given twice keeps its first value, as getOptionValue does.
+ * flags ("-lh"), short names of several letters ("-bn X"). An option given twice keeps its first
+ * value, as getOptionValue does.
  *
  * Stricter than mqadmin in one way: a word that is neither an option nor an option's value is
  * a usage error (mqadmin ignores it), so that "nsadmin topicRoute TopicA" does not silently
@@ -14,13 +15,15 @@
 
 #include "ns_buf.h"
 
-/* One option of a command. Every option has a long name (the key the command looks it up by). */
+/* One option of a command. Every option has a long name (the key the command looks it up by).
+ * A short name may be longer than one letter, as commons-cli allows: mqadmin's electMaster has
+ * both -b (brokerId) and -bn (brokerName). */
 typedef struct nsa_opt {
-    char short_name;       /* '\0': long only */
-    const char *long_name; /* never NULL */
-    const char *arg_name;  /* NULL: a flag; else the value's name in the usage ("topic") */
-    bool required;         /* "Missing required option: t" when absent */
-    const char *desc;      /* one line for the usage */
+    const char *short_name; /* NULL: long only; "b", "bn" */
+    const char *long_name;  /* never NULL */
+    const char *arg_name;   /* NULL: a flag; else the value's name in the usage ("topic") */
+    bool required;          /* "Missing required option: t" when absent */
+    const char *desc;       /* one line for the usage */
 } nsa_opt_t;
 
 #define NSA_MAX_OPTS 32

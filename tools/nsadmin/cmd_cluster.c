@@ -11,15 +11,16 @@
 
 #include "fjson.h"
 #include "tables.h"
+#include "jfmt.h"
 #include "ns_common.h"
 #include "nsadmin.h"
 
 static const nsa_opt_t cluster_list_opts[] = {
-    {'m', "moreStats", NULL, false, "Print more stats"},
-    {'i', "interval", "seconds", false, "specify intervals numbers, it is in seconds"},
-    {'c', "clusterName", "cluster", false, "which cluster"},
-    {'\0', "count", "n", false, "With -i: stop after n rounds (default: never)"},
-    {'\0', "nsOnly", NULL, false, "Do not ask the brokers: print the NameServer's columns only"},
+    {"m", "moreStats", NULL, false, "Print more stats"},
+    {"i", "interval", "seconds", false, "specify intervals numbers, it is in seconds"},
+    {"c", "clusterName", "cluster", false, "which cluster"},
+    {NULL, "count", "n", false, "With -i: stop after n rounds (default: never)"},
+    {NULL, "nsOnly", NULL, false, "Do not ask the brokers: print the NameServer's columns only"},
 };
 
 typedef struct cluster_list {
@@ -221,8 +222,8 @@ const nsa_command_t nsa_cmd_cluster_list = {
 /* ---- getBrokerMemberGroup ------------------------------------------------------------- */
 
 static const nsa_opt_t member_group_opts[] = {
-    {'c', "clusterName", "cluster", true, "the broker's cluster"},
-    {'b', "brokerName", "broker", true, "the broker name"},
+    {"c", "clusterName", "cluster", true, "the broker's cluster"},
+    {"b", "brokerName", "broker", true, "the broker name"},
 };
 
 typedef struct member_group {
@@ -246,9 +247,9 @@ static nsa_outcome_t member_group_read(nsa_ctx_t *ctx, nsa_conn_t *conn, void *a
         ns_buf_appendf(&b, "%-22s  %-22s  %-4s  %s\n", "#Cluster Name", "#Broker Name", "#BID",
                        "#Addr");
         for (size_t i = 0; i < bd.naddrs; i++)
-            ns_buf_appendf(&b, "%-22s  %-22s  %-4lld  %s\n", bd.cluster ? bd.cluster : "",
-                           bd.broker_name ? bd.broker_name : "", (long long)bd.addrs[i].id,
-                           bd.addrs[i].addr);
+            ns_buf_appendf(&b, "%-22s  %-22s  %-4lld  %s\n", jf_shown(bd.cluster ? bd.cluster : ""),
+                           jf_shown(bd.broker_name ? bd.broker_name : ""),
+                           (long long)bd.addrs[i].id, jf_shown(bd.addrs[i].addr));
     }
     if (bd.naddrs == 0)
         nsa_errorf(ctx, "%s knows no broker %s in cluster %s", nsa_conn_addr(conn), mg->broker,

@@ -10,16 +10,17 @@
 
 #include "diff.h"
 #include "fjson.h"
+#include "jfmt.h"
 #include "ns_common.h"
 #include "nsadmin.h"
 #include "snapshot.h"
 
 static const nsa_opt_t compare_opts[] = {
-    {'\0', "kv", NULL, false, "Compare the KV config too (the namespaces of -s)"},
-    {'s', "namespace", "list", false,
+    {NULL, "kv", NULL, false, "Compare the KV config too (the namespaces of -s)"},
+    {"s", "namespace", "list", false,
      "KV namespaces to compare, comma-separated (default: ORDER_TOPIC_CONFIG)"},
-    {'\0', "watch", "seconds", false, "Repeat every so many seconds and print what changed"},
-    {'\0', "count", "n", false, "Stop after n rounds (default 1; with --watch, never)"},
+    {NULL, "watch", "seconds", false, "Repeat every so many seconds and print what changed"},
+    {NULL, "count", "n", false, "Stop after n rounds (default 1; with --watch, never)"},
 };
 
 typedef struct compare {
@@ -50,7 +51,7 @@ static void take_round(nsa_ctx_t *ctx, const compare_t *cmp, round_t *r)
         if (r->snaps[i].ok)
             continue;
         ns_buf_t b = NS_BUF_INIT;
-        ns_buf_appendf(&b, "namesrv %s: %s", r->snaps[i].addr, r->snaps[i].error);
+        ns_buf_appendf(&b, "namesrv %s: %s", r->snaps[i].addr, jf_shown(r->snaps[i].error));
         nsa_strlist_push(&failures, ns_buf_cstr(&b));
         ns_buf_free(&b);
         if (r->snaps[i].error_status == NSA_EXIT_ANSWERED || r->status != NSA_EXIT_ANSWERED)

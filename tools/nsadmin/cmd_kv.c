@@ -6,18 +6,19 @@
 
 #include "fjson.h"
 #include "tables.h"
+#include "jfmt.h"
 #include "ns_common.h"
 #include "nsadmin.h"
 
 static const nsa_opt_t update_kv_opts[] = {
-    {'s', "namespace", "namespace", true, "set the namespace"},
-    {'k', "key", "key", true, "set the key name"},
-    {'v', "value", "value", true, "set the key value"},
+    {"s", "namespace", "namespace", true, "set the namespace"},
+    {"k", "key", "key", true, "set the key name"},
+    {"v", "value", "value", true, "set the key value"},
 };
 
 static const nsa_opt_t delete_kv_opts[] = {
-    {'s', "namespace", "namespace", true, "set the namespace"},
-    {'k', "key", "key", true, "set the key name"},
+    {"s", "namespace", "namespace", true, "set the namespace"},
+    {"k", "key", "key", true, "set the key name"},
 };
 
 typedef struct kv_write {
@@ -104,12 +105,12 @@ const nsa_command_t nsa_cmd_delete_kv = {
 /* ---- reads ----------------------------------------------------------------------------- */
 
 static const nsa_opt_t get_kv_opts[] = {
-    {'s', "namespace", "namespace", true, "the namespace"},
-    {'k', "key", "key", true, "the key name"},
+    {"s", "namespace", "namespace", true, "the namespace"},
+    {"k", "key", "key", true, "the key name"},
 };
 
 static const nsa_opt_t get_kv_list_opts[] = {
-    {'s', "namespace", "namespace", true, "the namespace"},
+    {"s", "namespace", "namespace", true, "the namespace"},
 };
 
 typedef struct kv_read {
@@ -133,7 +134,8 @@ static nsa_outcome_t get_kv_read(nsa_ctx_t *ctx, nsa_conn_t *conn, void *arg, ns
         fj_obj_end(&w);
         ns_buf_append_char(&b, '\n');
     } else {
-        ns_buf_appendf(&b, "%s\n", value);
+        jf_put_shown(&b, value);
+        ns_buf_append_char(&b, '\n');
     }
     nsa_emit(ctx, &b);
     free(value);

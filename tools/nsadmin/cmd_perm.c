@@ -8,7 +8,7 @@
 #include "nsadmin.h"
 
 static const nsa_opt_t perm_opts[] = {
-    {'b', "brokerName", "broker", true, "broker name"},
+    {"b", "brokerName", "broker", true, "broker name"},
 };
 
 typedef struct perm {

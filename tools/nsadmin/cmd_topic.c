@@ -10,14 +10,15 @@
 
 #include "fjson.h"
 #include "tables.h"
+#include "jfmt.h"
 #include "ns_common.h"
 #include "nsadmin.h"
 
 /* ---- topicRoute ----------------------------------------------------------------------- */
 
 static const nsa_opt_t topic_route_opts[] = {
-    {'t', "topic", "topic", true, "topic name"},
-    {'l', "list", NULL, false, "Use list format to print data"},
+    {"t", "topic", "topic", true, "topic name"},
+    {"l", "list", NULL, false, "Use list format to print data"},
 };
 
 typedef struct topic_route {
@@ -64,8 +65,8 @@ const nsa_command_t nsa_cmd_topic_route = {
 /* ---- topicList ------------------------------------------------------------------------ */
 
 static const nsa_opt_t topic_list_opts[] = {
-    {'c', "clusterModel", NULL, false, "clusterModel"},
-    {'\0', "nsOnly", NULL, false, "With -c: do not ask the brokers for consumer groups"},
+    {"c", "clusterModel", NULL, false, "clusterModel"},
+    {NULL, "nsOnly", NULL, false, "With -c: do not ask the brokers for consumer groups"},
 };
 
 typedef struct topic_list {
@@ -258,7 +259,7 @@ static nsa_outcome_t topic_list_read(nsa_ctx_t *ctx, nsa_conn_t *conn, void *arg
             ns_buf_append_char(&b, '\n');
         } else {
             for (size_t i = 0; i < topics.len; i++)
-                ns_buf_appendf(&b, "%s\n", topics.items[i]);
+                ns_buf_appendf(&b, "%s\n", jf_shown(topics.items[i]));
         }
         nsa_emit(ctx, &b);
     }
@@ -283,8 +284,8 @@ const nsa_command_t nsa_cmd_topic_list = {
 /* ---- deleteTopic ---------------------------------------------------------------------- */
 
 static const nsa_opt_t delete_topic_opts[] = {
-    {'t', "topic", "topic", true, "topic name"},
-    {'c', "clusterName", "cluster", true, "delete topic from which cluster"},
+    {"t", "topic", "topic", true, "topic name"},
+    {"c", "clusterName", "cluster", true, "delete topic from which cluster"},
 };
 
 typedef struct delete_topic {

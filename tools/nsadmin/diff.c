@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ns_buf.h"
+#include "jfmt.h"
 #include "ns_common.h"
 
 /* The snapshots that take part, for the comparison's duration. */
@@ -16,9 +17,10 @@ typedef struct cmp {
     nsa_strlist_t *lines;
 } cmp_t;
 
+/* Every line names what servers sent (topics, brokers, values, remarks): shown escaped. */
 static void add_line(cmp_t *c, ns_buf_t *b)
 {
-    nsa_strlist_push(c->lines, ns_buf_cstr(b));
+    nsa_strlist_push(c->lines, jf_shown(ns_buf_cstr(b)));
     b->len = 0;
 }
 
@@ -331,9 +333,8 @@ static void diff_kv(cmp_t *c, nsa_diff_counts_t *counts)
         nsa_strlist_t keys = {0};
         for (size_t i = 0; i < c->n; i++)
             for (size_t k = 0; ns < c->s[i]->nkv && k < c->s[i]->kv[ns].kv.len; k++)
-                if (!nsa_strlist_contains(&keys, c->s[i]->kv[ns].kv.items[k].key))
-                    nsa_strlist_push(&keys, c->s[i]->kv[ns].kv.items[k].key);
-        nsa_strlist_sort(&keys);
+                nsa_strlist_push(&keys, c->s[i]->kv[ns].kv.items[k].key);
+        nsa_strlist_sort_unique(&keys);
         counts->kv_entries += keys.len;
         for (size_t k = 0; k < keys.len; k++) {
             const char *first = NULL;
@@ -389,7 +390,7 @@ void nsa_diff(const nsa_snapshot_t *snaps, size_t n, nsa_strlist_t *lines,
         diff_kv(&c, counts);
     }
     /* Sort only what this call added. */
-    nsa_strlist_t added = {lines->items + before, lines->len - before};
+    nsa_strlist_t added = {lines->items + before, lines->len - before, 0}; /* a view */
     nsa_strlist_sort(&added);
     free(c.s);
 }

@@ -8,6 +8,7 @@
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_json_tree.h"
+#include "ns_utf8.h"
 
 void fj_init(fj_t *w, ns_buf_t *out, bool pretty)
 {
@@ -203,7 +204,7 @@ static void open_level(fj_t *w, const cJSON *c, level_t *lv)
     cJSON_ArrayForEach(e, c)
     {
         lv->m[i].item = e;
-        if (lv->object && !ns_json_parse_int64_text(e->string, strlen(e->string), &lv->m[i].key))
+        if (lv->object && !ns_java_parse_long(e->string, strlen(e->string), &lv->m[i].key))
             lv->int_keys = false;
         i++;
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ns_common.h"
+#include "ns_utf8.h"
 
 /* UTF-16 units of the UTF-8 sequence starting with byte b (continuation bytes count 0). */
 static size_t units_of(unsigned char b)
@@ -30,10 +31,65 @@ static void spaces(ns_buf_t *out, size_t n)
         ns_buf_append_char(out, ' ');
 }
 
+/* Bytes of the control character at p (1 for C0 and DEL, 2 for a C1 code point in UTF-8), or
+ * 0 when p starts anything else. */
+static size_t control_at(const unsigned char *p)
+{
+    if (*p < 0x20 || *p == 0x7F)
+        return 1;
+    if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)
+        return 2;
+    return 0;
+}
+
+bool jf_needs_showing(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; s != NULL && *p; p++)
+        if (control_at(p))
+            return true;
+    return false;
+}
+
+void jf_put_shown(ns_buf_t *out, const char *s)
+{
+    if (s == NULL)
+        return;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = control_at(p);
+        if (n == 0) {
+            ns_buf_append_char(out, (char)*p++);
+            continue;
+        }
+        unsigned cp = n == 1 ? *p : p[1];
+        ns_buf_appendf(out, "\\u%04X", cp);
+        p += n;
+    }
+}
+
+const char *jf_shown(const char *s)
+{
+    static char *ring[16];
+    static unsigned next;
+    if (s == NULL)
+        return NULL;
+    if (!jf_needs_showing(s))
+        return s;
+    unsigned i = next++ % 16;
+    free(ring[i]);
+    ns_buf_t b = NS_BUF_INIT;
+    jf_put_shown(&b, s);
+    ns_buf_cstr(&b);
+    size_t len;
+    ring[i] = (char *)ns_buf_steal(&b, &len);
+    return ring[i];
+}
+
 void jf_pad(ns_buf_t *out, const char *s, int width, bool left)
 {
     if (s == NULL)
         s = "null";
+    s = jf_shown(s);
     size_t w = jf_width(s);
     size_t fill = width > 0 && (size_t)width > w ? (size_t)width - w : 0;
     if (!left)

@@ -8,14 +8,31 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ns_buf.h"
 
 /* The length Java gives a UTF-8 string: UTF-16 units (a 4-byte sequence counts 2). */
 size_t jf_width(const char *s);
 
-/* %-Ns (left) or %Ns (right) of s; NULL prints "null". */
+/* %-Ns (left) or %Ns (right) of s as jf_put_shown writes it; NULL prints "null". */
 void jf_pad(ns_buf_t *out, const char *s, int width, bool left);
+
+/* Appends text a server sent (a remark, a name, a value) as it may reach a terminal: every
+ * control character, U+0000..U+001F (tab and line feed too: in a value they are not the
+ * output's own), U+007F, and U+0080..U+009F in UTF-8 (C2 80..C2 9F), becomes \uXXXX as Java's
+ * Properties.store writes it; so a server can send neither an escape sequence (clear the
+ * screen, set the window title) nor a line of its own. Text without them is appended as it
+ * is, so mqadmin's bytes stay the same for every ordinary value. NULL appends nothing. */
+void jf_put_shown(ns_buf_t *out, const char *s);
+
+/* s as jf_put_shown writes it, for a "%s" argument: s itself when it needs nothing, else one of
+ * 16 buffers used in turn, valid until the 16th call after this one (nsadmin has one thread).
+ * NULL stays NULL. */
+const char *jf_shown(const char *s);
+
+/* True when jf_put_shown would change s. */
+bool jf_needs_showing(const char *s);
 
 /* %W.Pf of v (width 0: no padding), Java's rounding; NaN and Infinity as Java spells them. */
 void jf_fixed(ns_buf_t *out, double v, int width, int prec);

@@ -5,16 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jfmt.h"
 #include "ns_buf.h"
 #include "ns_common.h"
 #include "ns_json.h"
 #include "ns_json_tree.h"
 #include "ns_properties.h"
+#include "ns_java_hashmap.h"
+#include "ns_strmap.h"
 #include "ns_utf8.h"
 
 void nsa_strlist_push(nsa_strlist_t *l, const char *s)
 {
-    l->items = ns_xrealloc(l->items, (l->len + 1) * sizeof(char *));
+    if (l->len == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->items = ns_xrealloc(l->items, l->cap * sizeof(char *));
+    }
     l->items[l->len++] = ns_xstrdup(s);
 }
 
@@ -37,33 +43,64 @@ void nsa_strlist_sort(nsa_strlist_t *l)
         qsort(l->items, l->len, sizeof(char *), cmp_str);
 }
 
+void nsa_strlist_sort_unique(nsa_strlist_t *l)
+{
+    nsa_strlist_sort(l);
+    size_t kept = 0;
+    for (size_t i = 0; i < l->len; i++) {
+        if (kept > 0 && strcmp(l->items[kept - 1], l->items[i]) == 0)
+            free(l->items[i]);
+        else
+            l->items[kept++] = l->items[i];
+    }
+    l->len = kept;
+}
+
 void nsa_strlist_free(nsa_strlist_t *l)
 {
     for (size_t i = 0; i < l->len; i++)
         free(l->items[i]);
     free(l->items);
     l->items = NULL;
-    l->len = 0;
+    l->len = l->cap = 0;
+}
+
+/* (Re)builds the index of every key: after a sort. */
+static void kvlist_index(nsa_kvlist_t *l)
+{
+    ns_strmap_free(l->index);
+    l->index = ns_strmap_new(NULL);
+    for (size_t i = 0; i < l->len; i++)
+        ns_strmap_put(l->index, l->items[i].key, (void *)(uintptr_t)(i + 1), NULL);
 }
 
 void nsa_kvlist_put(nsa_kvlist_t *l, const char *key, const char *value)
 {
-    for (size_t i = 0; i < l->len; i++) {
-        if (strcmp(l->items[i].key, key) == 0) {
-            free(l->items[i].value);
-            l->items[i].value = ns_xstrdup(value);
-            return;
-        }
+    if (l->index == NULL)
+        kvlist_index(l);
+    uintptr_t at = (uintptr_t)ns_strmap_get(l->index, key);
+    if (at != 0) {
+        free(l->items[at - 1].value);
+        l->items[at - 1].value = ns_xstrdup(value);
+        return;
     }
-    l->items = ns_xrealloc(l->items, (l->len + 1) * sizeof(nsa_kv_t));
+    if (l->len == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->items = ns_xrealloc(l->items, l->cap * sizeof(nsa_kv_t));
+    }
     l->items[l->len].key = ns_xstrdup(key);
     l->items[l->len].value = ns_xstrdup(value);
     l->len++;
+    ns_strmap_put(l->index, key, (void *)(uintptr_t)l->len, NULL);
 }
 
 const char *nsa_kvlist_get(const nsa_kvlist_t *l, const char *key)
 {
-    for (size_t i = 0; i < l->len; i++)
+    if (l->index != NULL) {
+        uintptr_t at = (uintptr_t)ns_strmap_get(l->index, key);
+        return at != 0 ? l->items[at - 1].value : NULL;
+    }
+    for (size_t i = 0; i < l->len; i++) /* a list built by hand (tests) */
         if (strcmp(l->items[i].key, key) == 0)
             return l->items[i].value;
     return NULL;
@@ -76,8 +113,11 @@ static int cmp_kv(const void *a, const void *b)
 
 void nsa_kvlist_sort(nsa_kvlist_t *l)
 {
-    if (l->len > 1)
+    if (l->len > 1) {
         qsort(l->items, l->len, sizeof(nsa_kv_t), cmp_kv);
+        if (l->index != NULL)
+            kvlist_index(l);
+    }
 }
 
 void nsa_kvlist_free(nsa_kvlist_t *l)
@@ -87,8 +127,8 @@ void nsa_kvlist_free(nsa_kvlist_t *l)
         free(l->items[i].value);
     }
     free(l->items);
-    l->items = NULL;
-    l->len = 0;
+    ns_strmap_free(l->index);
+    *l = (nsa_kvlist_t){0};
 }
 
 const char *nsa_broker_addr(const nsa_broker_data_t *bd, int64_t id)
@@ -254,7 +294,7 @@ static int read_broker_addrs(const cJSON *obj, nsa_broker_data_t *bd, char *err,
     cJSON_ArrayForEach(e, map)
     {
         int64_t id;
-        if (!ns_json_parse_int64_text(e->string, strlen(e->string), &id)) {
+        if (!ns_java_parse_long(e->string, strlen(e->string), &id)) {
             ns_set_err(err, errlen, "broker id \"%s\" is not a number", e->string);
             return -1;
         }
@@ -537,6 +577,276 @@ int nsa_decode_properties(const uint8_t *body, size_t len, nsa_kvlist_t *out, ch
         ns_set_err(err, errlen, "the reply body is not properties text (line %d: %s)", line,
                    "malformed \\uxxxx encoding");
         nsa_kvlist_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the controller's answers ----------------------------------------------------------- */
+
+static char *ext_dup(const ns_cmd_t *reply, const char *key)
+{
+    const char *v = ns_cmd_ext_get(reply, key);
+    return v ? ns_xstrdup(v) : NULL;
+}
+
+void nsa_decode_ctl_meta(const ns_cmd_t *reply, nsa_ctl_meta_t *out)
+{
+    out->group = ext_dup(reply, "group");
+    out->leader_id = ext_dup(reply, "controllerLeaderId");
+    out->leader_address = ext_dup(reply, "controllerLeaderAddress");
+    out->peers = ext_dup(reply, "peers");
+    /* the field is isLeader, and so is the key RemotingCommand writes for it */
+    out->is_leader = ns_cmd_ext_bool(reply, "isLeader");
+}
+
+void nsa_ctl_meta_free(nsa_ctl_meta_t *m)
+{
+    free(m->group);
+    free(m->leader_id);
+    free(m->leader_address);
+    free(m->peers);
+    memset(m, 0, sizeof(*m));
+}
+
+static void replica_free(nsa_replica_t *r)
+{
+    free(r->broker_name);
+    free(r->broker_address);
+}
+
+static void replicas_free(nsa_replicas_t *s)
+{
+    free(s->broker_name);
+    free(s->master_address);
+    for (size_t i = 0; i < s->nin_sync; i++)
+        replica_free(&s->in_sync[i]);
+    free(s->in_sync);
+    for (size_t i = 0; i < s->nnot_in_sync; i++)
+        replica_free(&s->not_in_sync[i]);
+    free(s->not_in_sync);
+    memset(s, 0, sizeof(*s));
+}
+
+void nsa_sync_state_data_free(nsa_sync_state_data_t *d)
+{
+    for (size_t i = 0; i < d->nsets; i++)
+        replicas_free(&d->sets[i]);
+    free(d->sets);
+    d->sets = NULL;
+    d->nsets = 0;
+}
+
+/* An int64 member: 1 read, 0 absent or null, -1 wrong (err set). */
+static int read_int64_opt(const cJSON *obj, const char *key, int64_t *out, char *err, size_t errlen)
+{
+    int rc = ns_json_item_int64(cJSON_GetObjectItemCaseSensitive(obj, key), out);
+    if (rc < 0) {
+        ns_set_err(err, errlen, "\"%s\" is not a long", key);
+        return -1;
+    }
+    return rc;
+}
+
+static int read_replica(const cJSON *obj, nsa_replica_t *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof(*r));
+    r->alive = -1;
+    if (!cJSON_IsObject(obj)) {
+        ns_set_err(err, errlen, "a ReplicaIdentity is not an object");
+        return -1;
+    }
+    bool alive = false;
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, "alive");
+    int rc = read_int64_opt(obj, "brokerId", &r->broker_id, err, errlen);
+    if (rc < 0 || read_string(obj, "brokerName", &r->broker_name, err, errlen) != 0 ||
+        read_string(obj, "brokerAddress", &r->broker_address, err, errlen) != 0 ||
+        read_bool(obj, "alive", &alive, err, errlen) != 0) {
+        replica_free(r);
+        return -1;
+    }
+    r->has_broker_id = rc == 1;
+    if (!is_absent(a))
+        r->alive = alive;
+    return 0;
+}
+
+/* A List<ReplicaIdentity> member; absent or null: none (mqadmin would fail on it). */
+static int read_replica_list(const cJSON *obj, const char *key, nsa_replica_t **out, size_t *n,
+                             char *err, size_t errlen)
+{
+    const cJSON *arr;
+    if (read_container(obj, key, true, &arr, err, errlen) != 0)
+        return -1;
+    if (arr == NULL)
+        return 0;
+    *out = ns_xcalloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof(nsa_replica_t));
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        if (read_replica(e, &(*out)[*n], err, errlen) != 0)
+            return -1;
+        (*n)++;
+    }
+    return 0;
+}
+
+static int read_replicas(const cJSON *obj, nsa_replicas_t *s, char *err, size_t errlen)
+{
+    if (!cJSON_IsObject(obj)) {
+        ns_set_err(err, errlen, "the ReplicasInfo of \"%s\" is not an object", s->broker_name);
+        return -1;
+    }
+    int rc = read_int64_opt(obj, "masterBrokerId", &s->master_broker_id, err, errlen);
+    if (rc < 0 || read_string(obj, "masterAddress", &s->master_address, err, errlen) != 0 ||
+        read_int32(obj, "masterEpoch", &s->master_epoch, err, errlen) != 0 ||
+        read_int32(obj, "syncStateSetEpoch", &s->sync_state_set_epoch, err, errlen) != 0 ||
+        read_replica_list(obj, "inSyncReplicas", &s->in_sync, &s->nin_sync, err, errlen) != 0 ||
+        read_replica_list(obj, "notInSyncReplicas", &s->not_in_sync, &s->nnot_in_sync, err,
+                          errlen) != 0)
+        return -1;
+    s->has_master_broker_id = rc == 1;
+    return 0;
+}
+
+/* Java's HashMap<String, V> order for these keys, inserted in this order (see model.h). */
+static void order_as_java_map(nsa_replicas_t *sets, size_t n)
+{
+    if (n < 2)
+        return;
+    uint32_t *spread = ns_xcalloc(n, sizeof(uint32_t));
+    size_t *order = ns_xcalloc(n, sizeof(size_t));
+    for (size_t i = 0; i < n; i++) {
+        spread[i] = ns_java_hash_spread(ns_java_string_hash(sets[i].broker_name));
+        order[i] = i;
+    }
+    ns_java_hashmap_sort(order, n, spread, ns_java_hashmap_table(0, n));
+    nsa_replicas_t *copy = ns_xcalloc(n, sizeof(nsa_replicas_t));
+    for (size_t i = 0; i < n; i++)
+        copy[i] = sets[order[i]];
+    memcpy(sets, copy, n * sizeof(nsa_replicas_t));
+    free(copy);
+    free(order);
+    free(spread);
+}
+
+int nsa_decode_sync_state_data(const uint8_t *body, size_t len, nsa_sync_state_data_t *out,
+                               char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    cJSON *root = parse_object(body, len, err, errlen);
+    if (root == NULL)
+        return -1;
+    const cJSON *table;
+    if (read_container(root, "replicasInfoTable", false, &table, err, errlen) != 0)
+        goto fail;
+    if (table) {
+        out->sets = ns_xcalloc((size_t)cJSON_GetArraySize(table) + 1, sizeof(nsa_replicas_t));
+        const cJSON *e;
+        cJSON_ArrayForEach(e, table)
+        {
+            if (is_absent(e))
+                continue;
+            size_t k;
+            for (k = 0; k < out->nsets && strcmp(out->sets[k].broker_name, e->string) != 0; k++)
+                ;
+            if (k < out->nsets) /* a duplicate key: its first place, the last value */
+                replicas_free(&out->sets[k]);
+            else
+                out->nsets++;
+            out->sets[k].broker_name = ns_xstrdup(e->string);
+            if (read_replicas(e, &out->sets[k], err, errlen) != 0)
+                goto fail;
+        }
+    }
+    order_as_java_map(out->sets, out->nsets);
+    cJSON_Delete(root);
+    return 0;
+fail:
+    cJSON_Delete(root);
+    nsa_sync_state_data_free(out);
+    return -1;
+}
+
+void nsa_elect_free(nsa_elect_t *e)
+{
+    free(e->master_address);
+    nsa_broker_data_free(&e->group);
+    free(e->sync_state_set);
+    memset(e, 0, sizeof(*e));
+}
+
+/* A header field of Java type Long or Integer: absent is null; anything but Java's number text
+ * is refused (decodeCommandCustomHeader's parseLong / parseInt). */
+static int header_long(const ns_cmd_t *reply, const char *key, int64_t *out, bool *has, char *err,
+                       size_t errlen)
+{
+    const char *v = ns_cmd_ext_get(reply, key);
+    *has = v != NULL;
+    if (v && !ns_java_parse_long(v, strlen(v), out)) {
+        ns_set_err(err, errlen, "the reply's %s is not a number: '%.40s'", key, v);
+        return -1;
+    }
+    return 0;
+}
+
+static int header_int(const ns_cmd_t *reply, const char *key, int32_t *out, bool *has, char *err,
+                      size_t errlen)
+{
+    const char *v = ns_cmd_ext_get(reply, key);
+    *has = v != NULL;
+    if (v && !ns_java_parse_int(v, strlen(v), out)) {
+        ns_set_err(err, errlen, "the reply's %s is not a number: '%.40s'", key, v);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_elect_body(const uint8_t *body, size_t len, nsa_elect_t *out, char *err,
+                           size_t errlen)
+{
+    if (len == 0)
+        return 0;
+    cJSON *root = parse_object(body, len, err, errlen);
+    if (root == NULL)
+        return -1;
+    const cJSON *group, *set;
+    int rc = read_container(root, "brokerMemberGroup", false, &group, err, errlen);
+    if (rc == 0)
+        rc = read_container(root, "syncStateSet", true, &set, err, errlen);
+    if (rc == 0 && group) {
+        rc = read_broker_data(group, &out->group, err, errlen);
+        out->has_group = rc == 0;
+    }
+    if (rc == 0 && set) {
+        out->sync_state_set = ns_xcalloc((size_t)cJSON_GetArraySize(set) + 1, sizeof(int64_t));
+        const cJSON *e;
+        cJSON_ArrayForEach(e, set)
+        {
+            if (ns_json_item_int64(e, &out->sync_state_set[out->nsync_state_set]) != 1) {
+                ns_set_err(err, errlen, "an entry of \"syncStateSet\" is not a long");
+                rc = -1;
+                break;
+            }
+            out->nsync_state_set++;
+        }
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+int nsa_decode_elect_reply(const ns_cmd_t *reply, nsa_elect_t *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    out->master_address = ext_dup(reply, "masterAddress");
+    if (header_long(reply, "masterBrokerId", &out->master_broker_id, &out->has_master_broker_id,
+                    err, errlen) != 0 ||
+        header_int(reply, "masterEpoch", &out->master_epoch, &out->has_master_epoch, err, errlen) !=
+            0 ||
+        header_int(reply, "syncStateSetEpoch", &out->sync_state_set_epoch,
+                   &out->has_sync_state_set_epoch, err, errlen) != 0 ||
+        read_elect_body(reply->body, reply->body_len, out, err, errlen) != 0) {
+        nsa_elect_free(out);
         return -1;
     }
     return 0;

@@ -1,8 +1,10 @@
-/* What NameServers and brokers answer, decoded from reply bodies into plain structs: the
+/* What NameServers, brokers and controllers answer, decoded from replies into plain structs: the
  * RocketMQ classes mqadmin decodes them into (ClusterInfo, TopicRouteData, TopicList, KVTable,
- * GroupList, BrokerMemberGroup, the Properties of GET_NAMESRV_CONFIG), with fastjson's
- * lenience (bare integer map keys, numbers given as strings) and Java's defaults for absent
- * members. Pure functions over bytes: fuzzed by tests/fuzz/fuzz_nsadmin_bodies.c.
+ * GroupList, BrokerMemberGroup, the Properties of GET_NAMESRV_CONFIG; the controller's
+ * GetMetaDataResponseHeader, BrokerReplicasInfo, ElectMasterResponseHeader and body), with
+ * fastjson's lenience (bare integer map keys, numbers given as strings) and Java's defaults for
+ * absent members. Pure functions over bytes (and the ext fields of a decoded reply): fuzzed by
+ * tests/fuzz/fuzz_nsadmin_bodies.c and fuzz_nsadmin_reply.c.
  *
  * Every decoder returns 0 with *out filled (the caller frees it), or -1 with a reason in err
  * and *out empty. Lists keep the order of the body. */
@@ -15,15 +17,19 @@
 
 #include <cjson/cJSON.h>
 
+#include "ns_cmd.h"
+
 typedef struct nsa_strlist {
     char **items; /* owned */
-    size_t len;
+    size_t len, cap;
 } nsa_strlist_t;
 
 void nsa_strlist_push(nsa_strlist_t *l, const char *s);
 bool nsa_strlist_contains(const nsa_strlist_t *l, const char *s);
 /* Sorts by strcmp (Java's String order for ASCII and, byte-wise, for UTF-8). */
 void nsa_strlist_sort(nsa_strlist_t *l);
+/* Sorts and keeps one of each string (n log n: a namespace of 80k keys on every server). */
+void nsa_strlist_sort_unique(nsa_strlist_t *l);
 void nsa_strlist_free(nsa_strlist_t *l);
 
 typedef struct nsa_kv {
@@ -33,7 +39,9 @@ typedef struct nsa_kv {
 
 typedef struct nsa_kvlist {
     nsa_kv_t *items; /* owned */
-    size_t len;
+    size_t len, cap;
+    struct ns_strmap *index; /* key -> position + 1: puts and gets in constant time (a
+                                namespace of 80k keys), NULL until the first put */
 } nsa_kvlist_t;
 
 /* Sets key to value: an existing key keeps its place and takes the new value. */
@@ -123,5 +131,80 @@ int nsa_decode_member_group(const uint8_t *body, size_t len, nsa_broker_data_t *
  * empty body is an empty list. */
 int nsa_decode_properties(const uint8_t *body, size_t len, nsa_kvlist_t *out, char *err,
                           size_t errlen);
+
+/* ---- the controller's answers (RocketMQ 5.x, RIP-44) ------------------------------------- */
+
+/* GetMetaDataResponseHeader (1005's ext fields): the controller group and its leader. */
+typedef struct nsa_ctl_meta {
+    char *group;          /* NULL when absent */
+    char *leader_id;      /* controllerLeaderId ("n0"); NULL: no leader known */
+    char *leader_address; /* controllerLeaderAddress; NULL: no leader known */
+    char *peers;          /* "n0:ip:port;n1:ip:port;" as sent; NULL when absent */
+    bool is_leader;       /* the node that answered is the leader (Boolean.parseBoolean) */
+} nsa_ctl_meta_t;
+
+/* Reads the ext fields of a 1005 reply (strings as they are: nothing to refuse). */
+void nsa_decode_ctl_meta(const ns_cmd_t *reply, nsa_ctl_meta_t *out);
+void nsa_ctl_meta_free(nsa_ctl_meta_t *m);
+
+/* BrokerReplicasInfo.ReplicaIdentity: one member of a broker set. */
+typedef struct nsa_replica {
+    char *broker_name;    /* NULL when absent (Java prints null) */
+    int64_t broker_id;    /* with has_broker_id */
+    bool has_broker_id;   /* false: absent (null) */
+    char *broker_address; /* NULL when absent */
+    int alive;            /* 1 true, 0 false, -1 absent (null) */
+} nsa_replica_t;
+
+/* BrokerReplicasInfo.ReplicasInfo: one broker set as the controller's leader sees it. */
+typedef struct nsa_replicas {
+    char *broker_name;            /* the replicasInfoTable key */
+    int64_t master_broker_id;     /* with has_master_broker_id */
+    bool has_master_broker_id;    /* false: no master (Java prints null) */
+    char *master_address;         /* NULL: no master */
+    int32_t master_epoch;         /* absent: 0, as Java's constructor makes it */
+    int32_t sync_state_set_epoch; /* absent: 0 */
+    nsa_replica_t *in_sync;       /* the SyncStateSet's members; absent: none */
+    size_t nin_sync;
+    nsa_replica_t *not_in_sync; /* the set's other members */
+    size_t nnot_in_sync;
+} nsa_replicas_t;
+
+/* CONTROLLER_GET_SYNC_STATE_DATA (1006): BrokerReplicasInfo, its sets in the order mqadmin
+ * prints them, Java's HashMap<String, ...> iteration order (a table of 16 buckets doubled as it
+ * fills, keys in a bucket in body order; a bucket of 8 or more keys, which Java turns into a
+ * tree, is not modelled). A key given twice keeps its first place and takes the last value. */
+typedef struct nsa_sync_state_data {
+    nsa_replicas_t *sets; /* owned */
+    size_t nsets;
+} nsa_sync_state_data_t;
+
+int nsa_decode_sync_state_data(const uint8_t *body, size_t len, nsa_sync_state_data_t *out,
+                               char *err, size_t errlen);
+void nsa_sync_state_data_free(nsa_sync_state_data_t *d);
+
+/* CONTROLLER_ELECT_MASTER (1002) on success: ElectMasterResponseHeader and
+ * ElectMasterResponseBody. Java 5.5.0's controller writes the body's brokerAddrs with bare keys
+ * ({1:"ip:port"}, which its own mqadmin fails to read), mqnamesrv's with quoted ones: both are
+ * read. */
+typedef struct nsa_elect {
+    int64_t master_broker_id;     /* with has_master_broker_id */
+    bool has_master_broker_id;    /* false: absent (null) */
+    char *master_address;         /* NULL when absent */
+    int32_t master_epoch;         /* with has_master_epoch */
+    bool has_master_epoch;        /* false: absent (mqadmin prints null) */
+    int32_t sync_state_set_epoch; /* with has_sync_state_set_epoch */
+    bool has_sync_state_set_epoch;
+    nsa_broker_data_t group; /* brokerMemberGroup (zeroed when absent) */
+    bool has_group;          /* the body had a brokerMemberGroup */
+    int64_t *sync_state_set; /* the body's syncStateSet, in body order (NULL when none) */
+    size_t nsync_state_set;
+} nsa_elect_t;
+
+/* Reads a successful 1002 reply: the header's fields (Integer.parseInt / Long.parseLong: a
+ * field that is not a number is refused, as mqadmin's header decoding refuses it) and the body
+ * (no body: no group, no set). Returns 0, or -1 with a reason in err and *out empty. */
+int nsa_decode_elect_reply(const ns_cmd_t *reply, nsa_elect_t *out, char *err, size_t errlen);
+void nsa_elect_free(nsa_elect_t *e);
 
 #endif

@@ -1,6 +1,6 @@
 /* What every nsadmin command shares: the context it runs with (output streams, the
  * NameServers of -n or NAMESRV_ADDR, client settings), the exit statuses, error reports on
- * stderr, and running one request on the first NameServer that answers.
+ * stderr, and running one request on the first server of a list that answers, or on each.
  *
  * Exit statuses: 0 success; 1 a server answered an error (its code and remark are printed);
  * 2 usage error; 3 no usable answer from a server that was needed (its address and the reason
@@ -43,6 +43,8 @@ typedef struct nsa_command {
     const char *desc;
     const nsa_opt_t *opts; /* the command's own options (the global ones are added) */
     size_t nopts;
+    bool namesrv_optional; /* its servers are controllers (-a): the NameServers of -n or
+                              NAMESRV_ADDR are read when given, and may be absent */
     void (*run)(nsa_ctx_t *ctx, const nsa_args_t *args);
 } nsa_command_t;
 
@@ -68,6 +70,10 @@ typedef nsa_outcome_t nsa_read_fn(nsa_ctx_t *ctx, nsa_conn_t *conn, void *arg, n
  * reported as a warning; when none answers, "no NameServer answered" and status 3. */
 void nsa_read_any(nsa_ctx_t *ctx, nsa_read_fn *fn, void *arg);
 
+/* The same on another list of servers; what names them in the message ("controller"). */
+void nsa_read_any_of(nsa_ctx_t *ctx, const nsa_addrs_t *list, const char *what, nsa_read_fn *fn,
+                     void *arg);
+
 /* A request on one NameServer of many: conn is NULL when it could not be reached (res then
  * says why); otherwise fn sends the request and fills res. Either way fn may print its
  * per-server line; nsa_each_server reports a failed res afterwards. */
@@ -78,10 +84,16 @@ typedef void nsa_each_fn(nsa_ctx_t *ctx, const char *addr, nsa_conn_t *conn, voi
  * to all of them). */
 void nsa_each_server(nsa_ctx_t *ctx, nsa_each_fn *fn, void *arg);
 
+/* The same on another list of servers (the controllers of -a). */
+void nsa_each_of(nsa_ctx_t *ctx, const nsa_addrs_t *list, nsa_each_fn *fn, void *arg);
+
 /* --json of a write: the members "namesrv", "ok" and, when it failed, "code" and "remark" or
  * "error", inside an object the caller opens and closes. */
 struct fj;
 void nsa_json_result(struct fj *w, const char *addr, const nsa_result_t *res);
+/* The same with another name for the server's member ("controller"). */
+void nsa_json_result_as(struct fj *w, const char *member, const char *addr,
+                        const nsa_result_t *res);
 
 /* Writes text to ctx->out (and empties it). */
 void nsa_emit(nsa_ctx_t *ctx, ns_buf_t *text);
@@ -94,6 +106,9 @@ extern const nsa_command_t nsa_cmd_update_kv, nsa_cmd_delete_kv, nsa_cmd_get_kv,
     nsa_cmd_get_kv_list;
 extern const nsa_command_t nsa_cmd_wipe_write_perm, nsa_cmd_add_write_perm;
 extern const nsa_command_t nsa_cmd_compare;
+extern const nsa_command_t nsa_cmd_get_sync_state_set, nsa_cmd_get_controller_meta_data,
+    nsa_cmd_elect_master, nsa_cmd_clean_broker_metadata;
+extern const nsa_command_t nsa_cmd_get_controller_config, nsa_cmd_update_controller_config;
 
 /* Runs nsadmin: argv[1] is the command. Returns the exit status. */
 int nsa_main(int argc, char **argv, FILE *out, FILE *err);

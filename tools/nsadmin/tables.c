@@ -8,10 +8,12 @@
 #include "jfmt.h"
 #include "ns_cmd.h"
 #include "ns_common.h"
+#include "ns_utf8.h"
 
-static bool parse_long(const char *s, int64_t *out)
+/* A value of the broker's runtime table as Long.parseLong reads it; false when absent. */
+static bool long_value(const char *s, int64_t *out)
 {
-    return s != NULL && ns_parse_java_long(s, out);
+    return s != NULL && ns_java_parse_long(s, strlen(s), out);
 }
 
 /* The first space-separated field of a "putTps"-style value, as a double (mqadmin:
@@ -46,7 +48,8 @@ void nsa_table_cluster_row(ns_buf_t *b, const char *cluster, const char *broker,
     float enq_tps = 0, deq_tps = 0;
     bool active = false;
     if (kv) {
-        active = ns_parse_java_bool(nsa_kvlist_get(kv, "brokerActive"));
+        const char *act = nsa_kvlist_get(kv, "brokerActive");
+        active = act != NULL && ns_java_parse_bool(act, strlen(act));
         const char *put_tps = nsa_kvlist_get(kv, "putTps");
         const char *get_tps = nsa_kvlist_get(kv, "getTransferredTps");
         send_q = nsa_kvlist_get(kv, "sendThreadPoolQueueSize");
@@ -60,9 +63,9 @@ void nsa_table_cluster_row(ns_buf_t *b, const char *cluster, const char *broker,
         page_cache = nsa_kvlist_get(kv, "pageCacheLockTimeMills");
         earliest = nsa_kvlist_get(kv, "earliestMessageTimeStamp");
         ratio = nsa_kvlist_get(kv, "commitLogDiskRatio");
-        (void)(parse_long(nsa_kvlist_get(kv, "timerReadBehind"), &read_behind) &&
-               parse_long(nsa_kvlist_get(kv, "timerOffsetBehind"), &offset_behind) &&
-               parse_long(nsa_kvlist_get(kv, "timerCongestNum"), &congest) &&
+        (void)(long_value(nsa_kvlist_get(kv, "timerReadBehind"), &read_behind) &&
+               long_value(nsa_kvlist_get(kv, "timerOffsetBehind"), &offset_behind) &&
+               long_value(nsa_kvlist_get(kv, "timerCongestNum"), &congest) &&
                jf_parse_float(nsa_kvlist_get(kv, "timerEnqueueTps"), &enq_tps) &&
                jf_parse_float(nsa_kvlist_get(kv, "timerDequeueTps"), &deq_tps));
         version = nsa_kvlist_get(kv, "brokerVersionDesc");
@@ -74,7 +77,7 @@ void nsa_table_cluster_row(ns_buf_t *b, const char *cluster, const char *broker,
     }
     double hour = 0.0, space = 0.0;
     int64_t earliest_ms;
-    if (earliest && earliest[0] && parse_long(earliest, &earliest_ms))
+    if (earliest && earliest[0] && long_value(earliest, &earliest_ms))
         hour = (double)(now_ms - earliest_ms) / 1000.0 / 60.0 / 60.0;
     if (ratio && ratio[0])
         (void)jf_parse_double(ratio, &space);
@@ -137,18 +140,18 @@ void nsa_table_cluster_more_row(ns_buf_t *b, const char *cluster, const char *br
     int64_t in_yest = 0, out_yest = 0, in_today = 0, out_today = 0;
     if (kv) {
         int64_t put_yest, put_morning, put_now, get_yest, get_morning, get_now;
-        bool ok = parse_long(nsa_kvlist_get(kv, "msgPutTotalTodayMorning"), &put_morning) &&
-                  parse_long(nsa_kvlist_get(kv, "msgPutTotalYesterdayMorning"), &put_yest);
+        bool ok = long_value(nsa_kvlist_get(kv, "msgPutTotalTodayMorning"), &put_morning) &&
+                  long_value(nsa_kvlist_get(kv, "msgPutTotalYesterdayMorning"), &put_yest);
         if (ok)
             in_yest = put_morning - put_yest;
-        ok = ok && parse_long(nsa_kvlist_get(kv, "msgGetTotalTodayMorning"), &get_morning) &&
-             parse_long(nsa_kvlist_get(kv, "msgGetTotalYesterdayMorning"), &get_yest);
+        ok = ok && long_value(nsa_kvlist_get(kv, "msgGetTotalTodayMorning"), &get_morning) &&
+             long_value(nsa_kvlist_get(kv, "msgGetTotalYesterdayMorning"), &get_yest);
         if (ok)
             out_yest = get_morning - get_yest;
-        ok = ok && parse_long(nsa_kvlist_get(kv, "msgPutTotalTodayNow"), &put_now);
+        ok = ok && long_value(nsa_kvlist_get(kv, "msgPutTotalTodayNow"), &put_now);
         if (ok)
             in_today = put_now - put_morning;
-        ok = ok && parse_long(nsa_kvlist_get(kv, "msgGetTotalTodayNow"), &get_now);
+        ok = ok && long_value(nsa_kvlist_get(kv, "msgGetTotalTodayNow"), &get_now);
         if (ok)
             out_today = get_now - get_morning;
     }
@@ -179,7 +182,8 @@ void nsa_table_cluster_header(ns_buf_t *b, bool more, bool ns_only)
 void nsa_table_cluster_ns_row(ns_buf_t *b, const char *cluster, const char *broker, int64_t id,
                               const char *addr)
 {
-    ns_buf_appendf(b, "%-22s  %-22s  %-4lld  %s\n", cluster, broker, (long long)id, addr);
+    ns_buf_appendf(b, "%-22s  %-22s  %-4lld  %s\n", jf_shown(cluster), jf_shown(broker),
+                   (long long)id, jf_shown(addr));
 }
 
 /* HashMap<Long, String>.toString(): {0=addr, 1=addr}. */
@@ -192,7 +196,7 @@ static void java_map_text(ns_buf_t *b, const nsa_broker_data_t *bd)
     ns_buf_append_char(b, '{');
     for (size_t i = 0; i < bd->naddrs; i++)
         ns_buf_appendf(b, "%s%lld=%s", i ? ", " : "", (long long)bd->addrs[i].id,
-                       bd->addrs[i].addr);
+                       jf_shown(bd->addrs[i].addr));
     ns_buf_append_char(b, '}');
 }
 
@@ -295,6 +299,88 @@ void nsa_table_properties(ns_buf_t *b, const nsa_kvlist_t *props)
 {
     for (size_t i = 0; i < props->len; i++) {
         jf_pad(b, props->items[i].key, 50, true);
-        ns_buf_appendf(b, "=  %s\n", props->items[i].value);
+        ns_buf_append_str(b, "=  ");
+        jf_put_shown(b, props->items[i].value);
+        ns_buf_append_char(b, '\n');
     }
+}
+
+static const char *or_null(const char *s)
+{
+    return s ? s : "null";
+}
+
+void nsa_table_ctl_meta(ns_buf_t *b, const nsa_ctl_meta_t *m)
+{
+    ns_buf_appendf(b, "\n#ControllerGroup\t%s", or_null(m->group));
+    ns_buf_appendf(b, "\n#ControllerLeaderId\t%s", or_null(m->leader_id));
+    ns_buf_appendf(b, "\n#ControllerLeaderAddress\t%s", or_null(m->leader_address));
+    if (m->peers && m->peers[0]) {
+        /* String.split(";"): the empty strings at the end are dropped, the others kept */
+        size_t end = strlen(m->peers);
+        while (end > 0 && m->peers[end - 1] == ';')
+            end--;
+        for (size_t at = 0; at < end;) {
+            size_t n = strcspn(m->peers + at, ";");
+            n = at + n > end ? end - at : n;
+            ns_buf_appendf(b, "\n#Peer:\t%.*s", (int)n, m->peers + at);
+            at += n + 1;
+        }
+    }
+    ns_buf_append_char(b, '\n');
+}
+
+/* BrokerReplicasInfo.ReplicaIdentity.toString() */
+static void replica_text(ns_buf_t *b, const nsa_replica_t *r)
+{
+    ns_buf_appendf(b, "ReplicaIdentity{brokerName='%s', brokerId=", or_null(r->broker_name));
+    if (r->has_broker_id)
+        ns_buf_appendf(b, "%lld", (long long)r->broker_id);
+    else
+        ns_buf_append_str(b, "null");
+    ns_buf_appendf(b, ", brokerAddress='%s', alive=%s}", or_null(r->broker_address),
+                   r->alive < 0 ? "null"
+                   : r->alive   ? "true"
+                                : "false");
+}
+
+void nsa_table_sync_state(ns_buf_t *b, const nsa_replicas_t *s)
+{
+    ns_buf_appendf(b, "\n#brokerName\t%s\n#MasterBrokerId\t", or_null(s->broker_name));
+    if (s->has_master_broker_id)
+        ns_buf_appendf(b, "%lld", (long long)s->master_broker_id);
+    else
+        ns_buf_append_str(b, "null");
+    ns_buf_appendf(b,
+                   "\n#MasterAddr\t%s\n#MasterEpoch\t%d\n#SyncStateSetEpoch\t%d\n"
+                   "#SyncStateSetNums\t%zu\n",
+                   or_null(s->master_address), s->master_epoch, s->sync_state_set_epoch,
+                   s->nin_sync);
+    for (size_t i = 0; i < s->nin_sync; i++) {
+        ns_buf_append_str(b, "\nInSyncReplica:\t");
+        replica_text(b, &s->in_sync[i]);
+        ns_buf_append_char(b, '\n');
+    }
+    for (size_t i = 0; i < s->nnot_in_sync; i++) {
+        ns_buf_append_str(b, "\nNotInSyncReplica:\t");
+        replica_text(b, &s->not_in_sync[i]);
+        ns_buf_append_char(b, '\n');
+    }
+}
+
+void nsa_table_elect(ns_buf_t *b, const char *cluster, const char *broker, const nsa_elect_t *e)
+{
+    ns_buf_appendf(b, "\n#ClusterName\t%s\n#BrokerName\t%s\n#BrokerMasterAddr\t%s", cluster, broker,
+                   or_null(e->master_address));
+    ns_buf_append_str(b, "\n#MasterEpoch\t");
+    if (e->has_master_epoch)
+        ns_buf_appendf(b, "%d", e->master_epoch);
+    else
+        ns_buf_append_str(b, "null");
+    ns_buf_append_str(b, "\n#SyncStateSetEpoch\t");
+    if (e->has_sync_state_set_epoch)
+        ns_buf_appendf(b, "%d", e->sync_state_set_epoch);
+    else
+        ns_buf_append_str(b, "null");
+    ns_buf_append_char(b, '\n');
 }

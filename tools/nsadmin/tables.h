@@ -1,5 +1,6 @@
-/* mqadmin's text tables, written byte for byte as mqadmin 5.x writes them (its printf formats,
- * with Java's widths and number formatting from jfmt.h). Pure functions: unit-tested. */
+/* mqadmin's text tables and reports, written byte for byte as mqadmin 5.x writes them (its printf
+ * formats, with Java's widths and number formatting from jfmt.h, and "null" where Java formats a
+ * null). Pure functions: unit-tested. */
 #ifndef NSA_TABLES_H
 #define NSA_TABLES_H
 
@@ -38,5 +39,20 @@ void nsa_table_topic_cluster_row(ns_buf_t *b, const char *cluster, const char *t
 
 /* getNamesrvConfig's (and getKvList's) "%-50s=  %s" lines. */
 void nsa_table_properties(ns_buf_t *b, const nsa_kvlist_t *props);
+
+/* getControllerMetaData: "\n#ControllerGroup\t%s", "\n#ControllerLeaderId\t%s",
+ * "\n#ControllerLeaderAddress\t%s", "\n#Peer:\t%s" for each peer of peers.split(";") (Java's
+ * split: trailing empty strings dropped), then "\n". */
+void nsa_table_ctl_meta(ns_buf_t *b, const nsa_ctl_meta_t *m);
+
+/* getSyncStateSet: one broker set, its counts and epochs, then each member's
+ * ReplicaIdentity.toString(), in sync first. */
+void nsa_table_sync_state(ns_buf_t *b, const nsa_replicas_t *s);
+
+/* electMaster on success: the cluster and broker as given (trimmed), the new master's address
+ * and the epochs. mqadmin reads the reply body as a BrokerMemberGroup, whose fields are not at
+ * the top level of ElectMasterResponseBody: the "\t#Broker" lines of its code never print, and
+ * nothing is printed here in their place. */
+void nsa_table_elect(ns_buf_t *b, const char *cluster, const char *broker, const nsa_elect_t *e);
 
 #endif

@@ -23,6 +23,10 @@ struct rmq_tls {
     SSL *ssl;
 };
 
+struct rmq_tls_session {
+    SSL_SESSION *session;
+};
+
 int rmq_tls_make_pki(char *dir, size_t dirlen)
 {
     snprintf(dir, dirlen, "/tmp/mqnamesrv-pki-XXXXXX");
@@ -94,7 +98,14 @@ rmq_tls_t *rmq_tls_connect(int port, const rmq_tls_opts_t *o, char *err, size_t 
         free_tls(t);
         return NULL;
     }
+    if (o->no_ticket)
+        SSL_CTX_set_options(t->ctx, SSL_OP_NO_TICKET);
     t->ssl = SSL_new(t->ctx);
+    if (o->resume != NULL && SSL_set_session(t->ssl, o->resume->session) != 1) {
+        reason(err, errlen, "session to resume");
+        free_tls(t);
+        return NULL;
+    }
     if (o->ca != NULL && o->host != NULL) {
         SSL_set_hostflags(t->ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
         SSL_set1_host(t->ssl, o->host);
@@ -193,6 +204,33 @@ int rmq_tls_renegotiate(rmq_tls_t *t)
     (void)SSL_do_handshake(t->ssl); /* sends the ClientHello; the answer is read later */
     ERR_clear_error();
     return 0;
+}
+
+rmq_tls_session_t *rmq_tls_session_get(rmq_tls_t *t)
+{
+    SSL_SESSION *session = SSL_get1_session(t->ssl);
+    if (session == NULL)
+        return NULL;
+    if (!SSL_SESSION_is_resumable(session)) {
+        SSL_SESSION_free(session);
+        return NULL;
+    }
+    rmq_tls_session_t *s = calloc(1, sizeof(*s));
+    s->session = session;
+    return s;
+}
+
+void rmq_tls_session_free(rmq_tls_session_t *s)
+{
+    if (s == NULL)
+        return;
+    SSL_SESSION_free(s->session);
+    free(s);
+}
+
+bool rmq_tls_resumed(rmq_tls_t *t)
+{
+    return SSL_session_reused(t->ssl) == 1;
 }
 
 void rmq_tls_peer_subject(rmq_tls_t *t, char *out, size_t outlen)

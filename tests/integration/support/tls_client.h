@@ -12,6 +12,8 @@
 #include "ns_cmd.h"
 
 typedef struct rmq_tls rmq_tls_t;
+/* A TLS session a client may offer again (OpenSSL's SSL_SESSION). */
+typedef struct rmq_tls_session rmq_tls_session_t;
 
 typedef struct rmq_tls_opts {
     const char *ca;         /* verify the server's chain against this PEM file (NULL: no) */
@@ -19,7 +21,9 @@ typedef struct rmq_tls_opts {
     const char *cert, *key; /* client certificate and key (NULL: none) */
     const void *preamble;   /* bytes sent in clear before the handshake (a PROXY header) */
     size_t preamble_len;
-    int max_version; /* e.g. TLS1_2_VERSION; 0: OpenSSL's default */
+    int max_version;                 /* e.g. TLS1_2_VERSION; 0: OpenSSL's default */
+    const rmq_tls_session_t *resume; /* offered to the server (NULL: none) */
+    bool no_ticket; /* ask for no session ticket: a TLS 1.2 server then resumes by session id */
 } rmq_tls_opts_t;
 
 /* Makes the test PKI (tests/data/make_certs.sh) in a new temp dir and writes its path to dir.
@@ -39,6 +43,13 @@ int rmq_tls_send(rmq_tls_t *t, const void *data, size_t len);
 bool rmq_tls_wait_closed(rmq_tls_t *t, int timeout_ms);
 /* Asks for a renegotiation (TLS 1.2): 0 when the request went out. */
 int rmq_tls_renegotiate(rmq_tls_t *t);
+/* The session to offer on a later connection, or NULL when the server gave none that can be
+ * resumed. A TLS 1.3 server sends its ticket after the handshake: call it after a reply was
+ * read (rmq_tls_call). Caller frees with rmq_tls_session_free(). */
+rmq_tls_session_t *rmq_tls_session_get(rmq_tls_t *t);
+void rmq_tls_session_free(rmq_tls_session_t *s);
+/* True when the handshake resumed the offered session. */
+bool rmq_tls_resumed(rmq_tls_t *t);
 /* The server certificate's subject ("CN=localhost"), "" without one. */
 void rmq_tls_peer_subject(rmq_tls_t *t, char *out, size_t outlen);
 void rmq_tls_close(rmq_tls_t *t);

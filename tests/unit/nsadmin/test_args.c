@@ -17,10 +17,10 @@
 #include "nsadmin.h"
 
 static const nsa_opt_t opts[] = {
-    {'h', "help", NULL, false, "Print help"},    {'n', "namesrvAddr", "list", false, "addresses"},
-    {'t', "topic", "topic", true, "topic name"}, {'l', "list", NULL, false, "list format"},
-    {'m', "moreStats", NULL, false, "more"},     {'\0', "timeout", "ms", false, "timeout"},
-    {'\0', "json", NULL, false, "json"},
+    {"h", "help", NULL, false, "Print help"},    {"n", "namesrvAddr", "list", false, "addresses"},
+    {"t", "topic", "topic", true, "topic name"}, {"l", "list", NULL, false, "list format"},
+    {"m", "moreStats", NULL, false, "more"},     {NULL, "timeout", "ms", false, "timeout"},
+    {NULL, "json", NULL, false, "json"},
 };
 
 typedef struct parsed {
@@ -146,13 +146,64 @@ static void test_missing_several(void **state)
 {
     (void)state;
     static const nsa_opt_t two[] = {
-        {'s', "namespace", "ns", true, "namespace"},
-        {'k', "key", "key", true, "key"},
+        {"s", "namespace", "ns", true, "namespace"},
+        {"k", "key", "key", true, "key"},
     };
     nsa_args_t a;
     char err[128];
     assert_int_equal(nsa_args_parse(&a, two, 2, 0, NULL, err, sizeof(err)), -1);
     assert_string_equal(err, "Missing required options: s, k");
+}
+
+/* mqadmin's electMaster: -b and -bn side by side, as commons-cli 1.5 reads them. */
+static void test_short_names_of_several_letters(void **state)
+{
+    (void)state;
+    static const nsa_opt_t elect[] = {
+        {"a", "controllerAddress", "address", true, "controller"},
+        {"b", "brokerId", "id", true, "id"},
+        {"bn", "brokerName", "broker", true, "name"},
+        {"c", "clusterName", "cluster", true, "cluster"},
+        {"l", "cleanLivingBroker", NULL, false, "living"},
+    };
+    const size_t n = sizeof(elect) / sizeof(elect[0]);
+    nsa_args_t a;
+    char err[160];
+    char *w1[] = {"-a", "h:1", "-bn", "broker-a", "-b", "2", "-c", "C"};
+    assert_int_equal(nsa_args_parse(&a, elect, n, 8, w1, err, sizeof(err)), 0);
+    assert_string_equal(nsa_args_get(&a, "brokerName"), "broker-a");
+    assert_string_equal(nsa_args_get(&a, "brokerId"), "2");
+    /* "-b1" is -b with the value 1; "-bnX" is not -bn: commons-cli reads -b with "nX" */
+    char *w2[] = {"-a", "h:1", "-b1", "-bn", "x", "-c", "C"};
+    assert_int_equal(nsa_args_parse(&a, elect, n, 7, w2, err, sizeof(err)), 0);
+    assert_string_equal(nsa_args_get(&a, "brokerId"), "1");
+    char *w3[] = {"-a", "h:1", "-bnX", "-bn", "x", "-c", "C"};
+    assert_int_equal(nsa_args_parse(&a, elect, n, 7, w3, err, sizeof(err)), 0);
+    assert_string_equal(nsa_args_get(&a, "brokerId"), "nX");
+    /* "-bn=X" is read as a long option by commons-cli, and there is none */
+    char *w4[] = {"-a", "h:1", "-bn=X"};
+    assert_int_equal(nsa_args_parse(&a, elect, n, 3, w4, err, sizeof(err)), -1);
+    assert_string_equal(err, "Unrecognized option: -bn=X");
+    /* "-bn" is an option, so not a value of -a */
+    char *w5[] = {"-a", "-bn", "x"};
+    assert_int_equal(nsa_args_parse(&a, elect, n, 3, w5, err, sizeof(err)), -1);
+    assert_string_equal(err, "Missing argument for option: a");
+    char *w6[] = {"-a", "h:1", "-b", "1", "-c", "C", "-bn"};
+    assert_int_equal(nsa_args_parse(&a, elect, n, 7, w6, err, sizeof(err)), -1);
+    assert_string_equal(err, "Missing argument for option: bn");
+    char *w7[] = {"-a", "h:1"};
+    assert_int_equal(nsa_args_parse(&a, elect, n, 2, w7, err, sizeof(err)), -1);
+    assert_string_equal(err, "Missing required options: b, bn, c");
+    /* the usage: sorted by key ("b" < "bn" < "c"), the left column as wide as the widest */
+    ns_buf_t b = NS_BUF_INIT;
+    nsa_args_usage(&b, "electMaster", elect, n);
+    const char *u = ns_buf_cstr(&b);
+    assert_non_null(strstr(u, "usage: nsadmin electMaster -a <address> -b <id> -bn <broker> -c "
+                              "<cluster> [-l]\n"));
+    assert_non_null(strstr(u, "\n -b,--brokerId <id>                 id\n"
+                              " -bn,--brokerName <broker>          name\n"));
+    assert_non_null(strstr(u, "\n -a,--controllerAddress <address>   controller\n"));
+    ns_buf_free(&b);
 }
 
 static void test_usage(void **state)
@@ -319,10 +370,15 @@ static void test_main_usage_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_value_forms),   cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_errors),        cmocka_unit_test(test_missing_several),
-        cmocka_unit_test(test_usage),         cmocka_unit_test(test_trim),
-        cmocka_unit_test(test_address_lists), cmocka_unit_test(test_main_usage_errors),
+        cmocka_unit_test(test_value_forms),
+        cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_missing_several),
+        cmocka_unit_test(test_short_names_of_several_letters),
+        cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_trim),
+        cmocka_unit_test(test_address_lists),
+        cmocka_unit_test(test_main_usage_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

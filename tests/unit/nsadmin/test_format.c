@@ -1,7 +1,7 @@
 /* nsadmin's output formatting: Java's number and width rules (jfmt), fastjson's pretty
  * format of a route, the compact --json form, and mqadmin's tables (clusterList rows from a
- * broker's runtime table, topicRoute -l, topicList -c). The expected texts are mqadmin 5.5.0's
- * output for the same data. */
+ * broker's runtime table, topicRoute -l, topicList -c; the controller commands' reports). The
+ * expected texts are mqadmin 5.5.0's output for the same data. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +15,7 @@
 
 #include "fjson.h"
 #include "jfmt.h"
+#include "ns_java_hashmap.h"
 #include "model.h"
 #include "tables.h"
 
@@ -58,6 +59,11 @@ static void test_java_fixed(void **state)
 static void test_java_strings(void **state)
 {
     (void)state;
+    /* String.hashCode(): over UTF-16 units, wrapping as Java's int */
+    assert_int_equal(ns_java_string_hash(""), 0);
+    assert_int_equal(ns_java_string_hash("hello"), 99162322);
+    assert_int_equal(ns_java_string_hash("\xf0\x9f\x98\x80"), 0xD83D * 31 + 0xDE00);
+    assert_int_equal(ns_java_string_hash("DefaultCluster-broker-a-with-a-long-name"), -1969844107);
     ns_buf_t b = NS_BUF_INIT;
     jf_pad(&b, "ab", 5, true);
     jf_pad(&b, "cd", 4, false);
@@ -453,6 +459,162 @@ static void test_properties_table(void **state)
     nsa_kvlist_free(&kv);
 }
 
+/* getControllerMetaData: mqadmin's lines, peers split as Java's String.split(";"). */
+static void test_controller_meta_text(void **state)
+{
+    (void)state;
+    nsa_ctl_meta_t m = {.group = "group1",
+                        .leader_id = "n0",
+                        .leader_address = "127.0.0.1:26031",
+                        .peers = "n0:127.0.0.1:26031;"};
+    ns_buf_t b = NS_BUF_INIT;
+    nsa_table_ctl_meta(&b, &m);
+    assert_string_equal(ns_buf_cstr(&b), "\n#ControllerGroup\tgroup1\n#ControllerLeaderId\tn0\n"
+                                         "#ControllerLeaderAddress\t127.0.0.1:26031\n"
+                                         "#Peer:\tn0:127.0.0.1:26031\n");
+    ns_buf_free(&b);
+    /* no leader; empty peers in the middle kept, at the end dropped */
+    nsa_ctl_meta_t none = {.group = "g", .peers = "n0:a:1;;n1:b:2;;"};
+    nsa_table_ctl_meta(&b, &none);
+    assert_string_equal(ns_buf_cstr(&b), "\n#ControllerGroup\tg\n#ControllerLeaderId\tnull\n"
+                                         "#ControllerLeaderAddress\tnull\n#Peer:\tn0:a:1\n"
+                                         "#Peer:\t\n#Peer:\tn1:b:2\n");
+    ns_buf_free(&b);
+    nsa_ctl_meta_t nothing = {.peers = ";;"};
+    nsa_table_ctl_meta(&b, &nothing);
+    assert_string_equal(ns_buf_cstr(&b), "\n#ControllerGroup\tnull\n#ControllerLeaderId\tnull\n"
+                                         "#ControllerLeaderAddress\tnull\n");
+    ns_buf_free(&b);
+}
+
+/* getSyncStateSet: a set as mqadmin printed it from Java's controller, and one without a
+ * master whose members have null fields. */
+static void test_sync_state_text(void **state)
+{
+    (void)state;
+    nsa_replica_t in[] = {{"ctlc", 1, true, "127.0.0.1:52347", 1}};
+    nsa_replica_t out[] = {{"ctlc", 3, true, "127.0.0.1:44843", 0}, {NULL, 0, false, NULL, -1}};
+    nsa_replicas_t s = {.broker_name = "ctlc",
+                        .master_broker_id = 1,
+                        .has_master_broker_id = true,
+                        .master_address = "127.0.0.1:52347",
+                        .master_epoch = 1,
+                        .sync_state_set_epoch = 2,
+                        .in_sync = in,
+                        .nin_sync = 1,
+                        .not_in_sync = out,
+                        .nnot_in_sync = 2};
+    ns_buf_t b = NS_BUF_INIT;
+    nsa_table_sync_state(&b, &s);
+    assert_string_equal(ns_buf_cstr(&b),
+                        "\n#brokerName\tctlc\n#MasterBrokerId\t1\n#MasterAddr\t127.0.0.1:52347\n"
+                        "#MasterEpoch\t1\n#SyncStateSetEpoch\t2\n#SyncStateSetNums\t1\n"
+                        "\nInSyncReplica:\tReplicaIdentity{brokerName='ctlc', brokerId=1, "
+                        "brokerAddress='127.0.0.1:52347', alive=true}\n"
+                        "\nNotInSyncReplica:\tReplicaIdentity{brokerName='ctlc', brokerId=3, "
+                        "brokerAddress='127.0.0.1:44843', alive=false}\n"
+                        "\nNotInSyncReplica:\tReplicaIdentity{brokerName='null', brokerId=null, "
+                        "brokerAddress='null', alive=null}\n");
+    ns_buf_free(&b);
+    nsa_replicas_t nomaster = {.broker_name = "ctlb", .master_epoch = 4, .sync_state_set_epoch = 2};
+    nsa_table_sync_state(&b, &nomaster);
+    assert_string_equal(ns_buf_cstr(&b), "\n#brokerName\tctlb\n#MasterBrokerId\tnull\n"
+                                         "#MasterAddr\tnull\n#MasterEpoch\t4\n"
+                                         "#SyncStateSetEpoch\t2\n#SyncStateSetNums\t0\n");
+    ns_buf_free(&b);
+}
+
+/* electMaster: what mqadmin 5.5.0 printed when it succeeded (through a relay that quoted Java's
+ * bare keys): five lines, none for the members. */
+static void test_elect_text(void **state)
+{
+    (void)state;
+    nsa_elect_t e = {.master_broker_id = 2,
+                     .has_master_broker_id = true,
+                     .master_address = "127.0.0.1:45525",
+                     .master_epoch = 2,
+                     .has_master_epoch = true,
+                     .sync_state_set_epoch = 3,
+                     .has_sync_state_set_epoch = true,
+                     .has_group = true};
+    nsa_id_addr_t addrs[] = {{1, "127.0.0.1:57495"}, {2, "127.0.0.1:45525"}};
+    e.group.addrs = addrs;
+    e.group.naddrs = 2;
+    ns_buf_t b = NS_BUF_INIT;
+    nsa_table_elect(&b, "CtlCluster", "ctld", &e);
+    assert_string_equal(ns_buf_cstr(&b), "\n#ClusterName\tCtlCluster\n#BrokerName\tctld\n"
+                                         "#BrokerMasterAddr\t127.0.0.1:45525\n#MasterEpoch\t2\n"
+                                         "#SyncStateSetEpoch\t3\n");
+    ns_buf_free(&b);
+    nsa_elect_t empty = {0};
+    nsa_table_elect(&b, "C", "b", &empty);
+    assert_string_equal(ns_buf_cstr(&b), "\n#ClusterName\tC\n#BrokerName\tb\n"
+                                         "#BrokerMasterAddr\tnull\n#MasterEpoch\tnull\n"
+                                         "#SyncStateSetEpoch\tnull\n");
+    ns_buf_free(&b);
+}
+
+/* Issue 23, A.6: text from a server, as nsadmin shows it. */
+static void expect_shown(const char *in, const char *want)
+{
+    ns_buf_t b = NS_BUF_INIT;
+    jf_put_shown(&b, in);
+    if (strcmp(ns_buf_cstr(&b), want) != 0)
+        fail_msg("shown '%s', want '%s'", ns_buf_cstr(&b), want);
+    assert_string_equal(jf_shown(in), want);
+    assert_true(jf_needs_showing(in) == (strcmp(in, want) != 0));
+    ns_buf_free(&b);
+}
+
+static void test_server_text_escaped(void **state)
+{
+    (void)state;
+    expect_shown("plain text, é, 中文, 😀", "plain text, é, 中文, 😀");
+    expect_shown("\x1b]0;pwned\x07", "\\u001B]0;pwned\\u0007");
+    expect_shown("v\nforged=line\r\n", "v\\u000Aforged=line\\u000D\\u000A");
+    expect_shown("tab\there\x7f", "tab\\u0009here\\u007F");
+    expect_shown("c1 \xc2\x9b[2J \xc2\xa0", "c1 \\u009B[2J \xc2\xa0"); /* NBSP is text */
+    expect_shown("back\\slash", "back\\slash");
+    /* In a table: one line per property, the value escaped, the width from what is shown. */
+    nsa_kvlist_t kv = {0};
+    kv_add(&kv, "productEnvName", "x\nkvConfigPath=/evil", "k\x1b", "v", NULL);
+    ns_buf_t b = NS_BUF_INIT;
+    nsa_table_properties(&b, &kv);
+    assert_string_equal(ns_buf_cstr(&b),
+                        "productEnvName                                    =  "
+                        "x\\u000AkvConfigPath=/evil\n"
+                        "k\\u001B                                           =  v\n");
+    ns_buf_free(&b);
+    nsa_kvlist_free(&kv);
+}
+
+/* Issue 23, A.6: a KV table of 200,000 keys decodes in linear time (every key used to be looked
+ * for among those before it: 80k keys took 10 s; the ctest time-out is what would fail), keeps
+ * the body's order, and a key given twice keeps its first place and its last value. */
+static void test_big_kv_table(void **state)
+{
+    (void)state;
+    enum { KEYS = 200000 };
+    ns_buf_t body = NS_BUF_INIT;
+    ns_buf_append_str(&body, "{\"table\":{");
+    for (int i = 0; i < KEYS; i++)
+        ns_buf_appendf(&body, "\"key%06d\":\"value%d\",", KEYS - 1 - i, i);
+    ns_buf_append_str(&body, "\"key000005\":\"again\"}}");
+    nsa_kvlist_t kv;
+    char err[256];
+    assert_int_equal(nsa_decode_kv_table(body.data, body.len, &kv, err, sizeof(err)), 0);
+    assert_int_equal(kv.len, KEYS);
+    assert_string_equal(kv.items[0].key, "key199999");
+    assert_string_equal(nsa_kvlist_get(&kv, "key000005"), "again");
+    assert_string_equal(nsa_kvlist_get(&kv, "key100000"), "value99999");
+    assert_null(nsa_kvlist_get(&kv, "key200000"));
+    nsa_kvlist_sort(&kv);
+    assert_string_equal(kv.items[0].key, "key000000");
+    assert_string_equal(nsa_kvlist_get(&kv, "key000000"), "value199999");
+    nsa_kvlist_free(&kv);
+    ns_buf_free(&body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +628,11 @@ int main(void)
         cmocka_unit_test(test_route_list_table),
         cmocka_unit_test(test_topic_cluster_table),
         cmocka_unit_test(test_properties_table),
+        cmocka_unit_test(test_controller_meta_text),
+        cmocka_unit_test(test_sync_state_text),
+        cmocka_unit_test(test_elect_text),
+        cmocka_unit_test(test_server_text_escaped),
+        cmocka_unit_test(test_big_kv_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "ns_buf.h"
 
 #define BODY(s) (const uint8_t *)(s), strlen(s)
 
@@ -194,12 +195,222 @@ static void test_properties(void **state)
     assert_non_null(strstr(err, "not properties text"));
 }
 
+/* The 1006 answer: Java 5.5.0's recorded body (tests/interop/controller/golden_one.jsonl) of a
+ * set without a master, its members' fields, Java's defaults for what is absent. */
+static void test_sync_state_data(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"replicasInfoTable\":{\"broker1\":{\"inSyncReplicas\":[{\"alive\":false,"
+        "\"brokerAddress\":\"h:2\",\"brokerId\":2,\"brokerName\":\"broker1\"}],"
+        "\"masterEpoch\":5,\"notInSyncReplicas\":[{\"alive\":true,\"brokerAddress\":"
+        "\"h:1\",\"brokerId\":1,\"brokerName\":\"broker1\"}],\"syncStateSetEpoch\":3},"
+        "\"b2\":{\"masterAddress\":\"h:9\",\"masterBrokerId\":\"9\",\"inSyncReplicas\":"
+        "[{}]}}}";
+    nsa_sync_state_data_t d;
+    char err[200];
+    assert_int_equal(nsa_decode_sync_state_data(BODY(json), &d, err, sizeof(err)), 0);
+    assert_int_equal(d.nsets, 2);
+    const nsa_replicas_t *s = &d.sets[1];
+    assert_string_equal(s->broker_name, "broker1"); /* Java's HashMap order: b2, broker1 */
+    assert_false(s->has_master_broker_id);
+    assert_null(s->master_address);
+    assert_int_equal(s->master_epoch, 5);
+    assert_int_equal(s->sync_state_set_epoch, 3);
+    assert_int_equal(s->nin_sync, 1);
+    assert_int_equal(s->in_sync[0].broker_id, 2);
+    assert_int_equal(s->in_sync[0].alive, 0);
+    assert_string_equal(s->in_sync[0].broker_address, "h:2");
+    assert_int_equal(s->nnot_in_sync, 1);
+    assert_int_equal(s->not_in_sync[0].alive, 1);
+    s = &d.sets[0];
+    assert_string_equal(s->broker_name, "b2");
+    assert_true(s->has_master_broker_id); /* a number as a string: fastjson reads it */
+    assert_int_equal(s->master_broker_id, 9);
+    assert_int_equal(s->master_epoch, 0); /* absent: 0, as Java's constructor */
+    assert_int_equal(s->nin_sync, 1);     /* an empty ReplicaIdentity: every field null */
+    assert_false(s->in_sync[0].has_broker_id);
+    assert_null(s->in_sync[0].broker_name);
+    assert_int_equal(s->in_sync[0].alive, -1);
+    assert_int_equal(s->nnot_in_sync, 0); /* absent: none (mqadmin would fail) */
+    nsa_sync_state_data_free(&d);
+
+    /* an unknown name: an empty table */
+    assert_int_equal(
+        nsa_decode_sync_state_data(BODY("{\"replicasInfoTable\":{}}"), &d, err, sizeof(err)), 0);
+    assert_int_equal(d.nsets, 0);
+    nsa_sync_state_data_free(&d);
+
+    const char *bad[][2] = {
+        {"[]", "not a JSON object"},
+        {"{\"replicasInfoTable\":[]}", "\"replicasInfoTable\" is not an object"},
+        {"{\"replicasInfoTable\":{\"b\":1}}", "the ReplicasInfo of \"b\" is not an object"},
+        {"{\"replicasInfoTable\":{\"b\":{\"masterEpoch\":\"x\"}}}",
+         "\"masterEpoch\" is not an int"},
+        {"{\"replicasInfoTable\":{\"b\":{\"masterBrokerId\":[]}}}",
+         "\"masterBrokerId\" is not a long"},
+        {"{\"replicasInfoTable\":{\"b\":{\"inSyncReplicas\":{}}}}",
+         "\"inSyncReplicas\" is not an array"},
+        {"{\"replicasInfoTable\":{\"b\":{\"inSyncReplicas\":[{\"brokerId\":1},2]}}}",
+         "a ReplicaIdentity is not an object"},
+        {"{\"replicasInfoTable\":{\"b\":{\"notInSyncReplicas\":[{\"alive\":\"maybe\"}]}}}",
+         "\"alive\" is not a boolean"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = '\0';
+        assert_int_equal(nsa_decode_sync_state_data(BODY(bad[i][0]), &d, err, sizeof(err)), -1);
+        assert_non_null(strstr(err, bad[i][1]));
+        assert_int_equal(d.nsets, 0);
+    }
+}
+
+/* The sets come in the order Java's HashMap iterates them, recorded from fastjson2 2.0.59's
+ * decode of BrokerReplicasInfo (RocketMQ 5.5.0): 15 names make the table grow to 32 buckets;
+ * names with UTF-16 surrogate pairs hash by their units. */
+static void test_sync_state_data_order(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"ctlb,ctld,ctlc", "ctlc,ctld,ctlb"},
+        {"broker-m,broker-l,broker-k,broker-j,broker-i,broker-h,broker-g,broker-f,broker-e,"
+         "broker-d,broker-c,broker-b,broker-a,broker-\xc3\xa9,broker-\xf0\x9f\x98\x80",
+         "broker-j,broker-k,broker-h,broker-i,broker-\xc3\xa9,broker-f,broker-g,broker-d,"
+         "broker-e,broker-l,broker-m,broker-\xf0\x9f\x98\x80,broker-b,broker-c,broker-a"},
+        {"a,b,a", "a,b"}, /* a name twice: its first place */
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        ns_buf_t json = NS_BUF_INIT, got = NS_BUF_INIT;
+        ns_buf_append_str(&json, "{\"replicasInfoTable\":{");
+        const char *p = cases[c][0];
+        for (bool first = true; *p; first = false) {
+            size_t n = strcspn(p, ",");
+            ns_buf_appendf(&json, "%s\"%.*s\":{\"masterEpoch\":%d}", first ? "" : ",", (int)n, p,
+                           (int)n);
+            p += n + (p[n] == ',');
+        }
+        ns_buf_append_str(&json, "}}");
+        nsa_sync_state_data_t d;
+        char err[200];
+        assert_int_equal(nsa_decode_sync_state_data(json.data, json.len, &d, err, sizeof(err)), 0);
+        for (size_t i = 0; i < d.nsets; i++)
+            ns_buf_appendf(&got, "%s%s", i ? "," : "", d.sets[i].broker_name);
+        assert_string_equal(ns_buf_cstr(&got), cases[c][1]);
+        nsa_sync_state_data_free(&d);
+        ns_buf_free(&json);
+        ns_buf_free(&got);
+    }
+}
+
+/* 1005's header and 1002's header and body, as ext fields of a decoded reply. */
+static void test_controller_headers(void **state)
+{
+    (void)state;
+    ns_cmd_t r;
+    ns_cmd_init(&r);
+    ns_cmd_ext_set(&r, "group", "group1");
+    ns_cmd_ext_set(&r, "controllerLeaderId", "n0");
+    ns_cmd_ext_set(&r, "controllerLeaderAddress", "h:9878");
+    ns_cmd_ext_set(&r, "isLeader", "TRUE");
+    ns_cmd_ext_set(&r, "peers", "n0:h:9878;");
+    nsa_ctl_meta_t m;
+    nsa_decode_ctl_meta(&r, &m);
+    assert_string_equal(m.group, "group1");
+    assert_string_equal(m.leader_id, "n0");
+    assert_string_equal(m.leader_address, "h:9878");
+    assert_string_equal(m.peers, "n0:h:9878;");
+    assert_true(m.is_leader); /* Boolean.parseBoolean ignores case */
+    nsa_ctl_meta_free(&m);
+    ns_cmd_free(&r);
+    nsa_decode_ctl_meta(&r, &m); /* a node that knows no leader: all null */
+    assert_null(m.leader_address);
+    assert_false(m.is_leader);
+    nsa_ctl_meta_free(&m);
+
+    /* Java 5.5.0's body (bare keys) and mqnamesrv's (quoted) read alike */
+    static const char *const bodies[] = {
+        "{\"brokerMemberGroup\":{\"brokerAddrs\":{2:\"h:2\",1:\"h:1\"},\"brokerName\":\"b\","
+        "\"cluster\":\"C\"},\"syncStateSet\":[2]}",
+        "{\"brokerMemberGroup\":{\"brokerAddrs\":{\"2\":\"h:2\",\"1\":\"h:1\"},\"brokerName\":"
+        "\"b\",\"cluster\":\"C\"},\"syncStateSet\":[2]}",
+    };
+    char err[200];
+    for (size_t i = 0; i < 2; i++) {
+        ns_cmd_init(&r);
+        ns_cmd_ext_set(&r, "masterBrokerId", "2");
+        ns_cmd_ext_set(&r, "masterAddress", "h:2");
+        ns_cmd_ext_set(&r, "masterEpoch", "7");
+        ns_cmd_ext_set(&r, "syncStateSetEpoch", "-8");
+        ns_cmd_set_body_copy(&r, bodies[i], strlen(bodies[i]));
+        nsa_elect_t e;
+        assert_int_equal(nsa_decode_elect_reply(&r, &e, err, sizeof(err)), 0);
+        assert_true(e.has_master_broker_id && e.has_master_epoch && e.has_sync_state_set_epoch);
+        assert_int_equal(e.master_broker_id, 2);
+        assert_string_equal(e.master_address, "h:2");
+        assert_int_equal(e.master_epoch, 7);
+        assert_int_equal(e.sync_state_set_epoch, -8);
+        assert_true(e.has_group);
+        assert_string_equal(e.group.cluster, "C");
+        assert_int_equal(e.group.naddrs, 2);
+        assert_int_equal(e.group.addrs[0].id, 1);
+        assert_string_equal(e.group.addrs[1].addr, "h:2");
+        assert_int_equal(e.nsync_state_set, 1);
+        assert_int_equal(e.sync_state_set[0], 2);
+        nsa_elect_free(&e);
+        ns_cmd_free(&r);
+    }
+
+    /* no body, no fields: everything null (mqadmin prints null) */
+    ns_cmd_init(&r);
+    nsa_elect_t e;
+    assert_int_equal(nsa_decode_elect_reply(&r, &e, err, sizeof(err)), 0);
+    assert_false(e.has_master_epoch || e.has_group || e.has_master_broker_id);
+    assert_null(e.master_address);
+    nsa_elect_free(&e);
+
+    /* Integer.parseInt refuses what is not Java number text */
+    static const char *const fields[][3] = {
+        {"masterEpoch", "1.0", "the reply's masterEpoch is not a number: '1.0'"},
+        {"masterEpoch", "2147483648", "masterEpoch is not a number"},
+        {"syncStateSetEpoch", " 1", "syncStateSetEpoch is not a number"},
+        {"masterBrokerId", "x", "masterBrokerId is not a number"},
+    };
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        ns_cmd_free(&r);
+        ns_cmd_ext_set(&r, fields[i][0], fields[i][1]);
+        err[0] = '\0';
+        assert_int_equal(nsa_decode_elect_reply(&r, &e, err, sizeof(err)), -1);
+        assert_non_null(strstr(err, fields[i][2]));
+    }
+    ns_cmd_free(&r);
+    static const char *const bad_bodies[][2] = {
+        {"{\"syncStateSet\":[\"x\"]}", "an entry of \"syncStateSet\" is not a long"},
+        {"{\"brokerMemberGroup\":[]}", "\"brokerMemberGroup\" is not an object"},
+        {"{\"brokerMemberGroup\":{\"brokerAddrs\":{x:1}}}", "not JSON"},
+        {"not json", "not JSON"},
+    };
+    for (size_t i = 0; i < sizeof(bad_bodies) / sizeof(bad_bodies[0]); i++) {
+        ns_cmd_init(&r);
+        ns_cmd_set_body_copy(&r, bad_bodies[i][0], strlen(bad_bodies[i][0]));
+        err[0] = '\0';
+        assert_int_equal(nsa_decode_elect_reply(&r, &e, err, sizeof(err)), -1);
+        if (strstr(err, bad_bodies[i][1]) == NULL)
+            fail_msg("'%s': '%s', not '%s'", bad_bodies[i][0], err, bad_bodies[i][1]);
+        assert_null(e.master_address);
+        ns_cmd_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cluster_info), cmocka_unit_test(test_cluster_info_refused),
-        cmocka_unit_test(test_route),        cmocka_unit_test(test_lists),
+        cmocka_unit_test(test_cluster_info),
+        cmocka_unit_test(test_cluster_info_refused),
+        cmocka_unit_test(test_route),
+        cmocka_unit_test(test_lists),
         cmocka_unit_test(test_properties),
+        cmocka_unit_test(test_sync_state_data),
+        cmocka_unit_test(test_sync_state_data_order),
+        cmocka_unit_test(test_controller_headers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
