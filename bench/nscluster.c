@@ -633,7 +633,7 @@ static void handle_event(conn_t *c, uint32_t ev, uint64_t now)
             conn_ready(c, now);
             return;
         }
-        c->tls = nsb_tls_new(c->fd);
+        c->tls = nsb_tls_new(c->fd, NULL); /* a full handshake, as a client that starts */
         if (c->tls == NULL)
             goto lost;
         c->state = ST_HANDSHAKE;

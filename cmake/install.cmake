@@ -3,6 +3,8 @@
 # (/usr/local) under /usr/local/etc.
 #
 #   bin/mqnamesrv, bin/nsadmin          the server and the admin tool
+#   bin/mqcontroller                    `mqnamesrv --controller "$@"`: the controller alone, as
+#                                       Java's bin/mqcontroller (docs/controller.md)
 #   etc/mqnamesrv/namesrv.conf          the -c file the unit uses (every key, commented out)
 #   etc/logrotate.d/mqnamesrv           weekly rotation, SIGHUP to reopen the log
 #   lib/systemd/system/mqnamesrv.service  Type=notify unit
@@ -19,6 +21,10 @@ install(TARGETS mqnamesrv RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET nsadmin)
   install(TARGETS nsadmin RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+set(NS_MQNAMESRV_PATH "${CMAKE_INSTALL_FULL_BINDIR}/mqnamesrv")
+set(NS_CONTROLLER_DOC "${CMAKE_INSTALL_FULL_DOCDIR}/controller.md")
+configure_file(packaging/mqcontroller.in ${CMAKE_BINARY_DIR}/mqcontroller @ONLY)
+install(PROGRAMS ${CMAKE_BINARY_DIR}/mqcontroller DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES conf/namesrv.conf DESTINATION ${NS_CONF_DIR})
 install(FILES packaging/mqnamesrv.logrotate DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/logrotate.d
         RENAME mqnamesrv)

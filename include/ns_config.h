@@ -233,8 +233,11 @@ typedef struct ns_config {
                                                     (1010 shows it as Java's allConfigs do) */
 
     /* Bookkeeping, not properties. */
-    char *config_file; /* the -c path, or NULL */
-    bool print_config; /* -p given: main prints ns_config_print() and exits 0 */
+    char *config_file;    /* the -c path, or NULL */
+    bool print_config;    /* -p given: main prints ns_config_print() and exits 0 */
+    bool controller_only; /* --controller (bin/mqcontroller, Java's ControllerStartup): the
+                             controller alone, no NameServer (enable_controller_in_namesrv is
+                             set with it); -p prints ControllerStartup's groups */
     /* Java's "all configs" keys that are not NamesrvConfig/NettyServerConfig fields nor our
      * extensions: NettyClientConfig keys and unknown keys read from -c or --set, with their raw
      * text. 319 shows them and 318 persists them; 318 updates the text of one already present
@@ -311,7 +314,9 @@ void ns_config_derive_use_tls(ns_config_t *cfg);
  * ignored); unique prefixes of long options, --configFile=FILE, -cFILE, -c=FILE, bundled -pc F;
  * the first -c wins; non-option words are ignored. Plus mqnamesrv's long-only, repeatable
  * `--set key=value`, applied strictly after the -c file (unknown keys refused), and
- * `--version` (prints "mqnamesrv x.y.z (git REV)" to stdout, exit 0). Then loads -c.
+ * `--version` (prints "mqnamesrv x.y.z (git REV)" to stdout, exit 0), and `--controller`
+ * (mqcontroller: sets controller_only; -h then prints ControllerStartup's usage). Then loads
+ * -c.
  * Output: -h prints Java's usage to stdout; a parse error prints "Unrecognized option: -x" or
  * "Missing argument for option: c" to stderr and the usage to stdout; -c/--set problems go to
  * stderr. Sets print_config for -p (the caller prints ns_config_print() and exits 0).
@@ -320,11 +325,15 @@ void ns_config_derive_use_tls(ns_config_t *cfg);
  * usage error 1, bad value 1, unreadable or malformed -c file 255 (Java's -1). */
 int ns_config_parse_cli(ns_config_t *cfg, int argc, char **argv);
 
-/* Java's usage text for `mqnamesrv -h` (commons-cli, width 110), byte-exact. */
+/* Java's usage text for `mqnamesrv -h` (commons-cli, width 110), byte-exact, and for
+ * `mqcontroller -h` (ControllerStartup's). */
 extern const char ns_config_usage[];
+extern const char ns_config_usage_controller[];
 
 /* True when rocketmqHome is unset: main must then print NS_CONFIG_HOME_MISSING_MSG to stdout
- * and exit 254, as Java does (after -p handling: -p does not need it). */
+ * and exit 254, as Java does (after -p handling: -p does not need it). With controller_only,
+ * the ControllerConfig's rocketmqHome is the one (ControllerStartup's check: print
+ * NS_CONFIG_CTL_HOME_MISSING_MSG, exit 255). */
 bool ns_config_home_missing(const ns_config_t *cfg);
 
 /* True when metricsExporterType is PROM (any case): main starts the HTTP exporter. */
@@ -332,6 +341,8 @@ bool ns_config_metrics_enabled(const ns_config_t *cfg);
 #define NS_CONFIG_HOME_MISSING_MSG                                                                 \
     "Please set the ROCKETMQ_HOME variable in your environment to match the location of the "      \
     "RocketMQ installation\n"
+#define NS_CONFIG_CTL_HOME_MISSING_MSG                                                             \
+    "Please set the ROCKETMQ_HOME or rocketmq.home.dir variable in your environment!\n"
 
 /* Appends every property in Java's `-p` order, one "key=value\n" per line (no timestamp):
  * NamesrvConfig fields, NettyServerConfig fields, NettyClientConfig fields, by Java field name;

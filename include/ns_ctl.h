@@ -16,26 +16,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ns_buf.h"
 #include "ns_cmd.h"
 #include "ns_config.h"
 #include "ns_port.h"
+#include "ns_proc.h"
 
-/* RequestCode values of the controller (RocketMQ 5.5.0). */
-enum {
-    NS_CTL_REQ_BROKER_HEARTBEAT = 904,            /* oneway from every broker, any node */
-    NS_CTL_REQ_ALTER_SYNC_STATE_SET = 1001,       /* the master broker */
-    NS_CTL_REQ_ELECT_MASTER = 1002,               /* a broker, mqadmin electMaster */
-    NS_CTL_REQ_REGISTER_BROKER = 1003,            /* a broker */
-    NS_CTL_REQ_GET_REPLICA_INFO = 1004,           /* a broker, every 5 s */
-    NS_CTL_REQ_GET_METADATA_INFO = 1005,          /* brokers and mqadmin, any node */
-    NS_CTL_REQ_GET_SYNC_STATE_DATA = 1006,        /* mqadmin getSyncStateSet */
-    NS_CTL_REQ_NOTIFY_BROKER_ROLE_CHANGED = 1008, /* sent by us to brokers, oneway */
-    NS_CTL_REQ_UPDATE_CONTROLLER_CONFIG = 1009,   /* mqadmin, any node */
-    NS_CTL_REQ_GET_CONTROLLER_CONFIG = 1010,      /* mqadmin, any node */
-    NS_CTL_REQ_CLEAN_BROKER_DATA = 1011,          /* mqadmin cleanBrokerMetadata */
-    NS_CTL_REQ_GET_NEXT_BROKER_ID = 1012,         /* a broker registering */
-    NS_CTL_REQ_APPLY_BROKER_ID = 1013,            /* a broker registering */
-};
+/* The controller's request codes (NS_CTL_REQ_*) are in ns_proc.h, with its rows of the request
+ * table. */
 
 /* ResponseCode values of the controller. */
 enum {
@@ -120,15 +108,19 @@ void ns_ctl_stop(ns_ctl_t *ctl);
  * port and the item's done callback; the controller fills resp and send (false: no reply, a
  * oneway request) and posts the item to its port. */
 typedef struct ns_ctl_job {
-    ns_port_item_t item;     /* first member: the port's item (done gets it back) */
-    ns_cmd_t req;            /* the decoded request; freed by the controller once read */
-    ns_cmd_t resp;           /* the reply (opaque, flag, version set) when send */
-    bool send;               /* a reply must be sent */
-    uint64_t conn_id;        /* the connection it came on (0: none) */
-    char peer[64];           /* "ip:port" of the sender, for logs */
-    ns_port_t *port;         /* where done runs */
-    void *data;              /* the submitter's */
-    struct ns_ctl_job *next; /* the controller's queue (not for the submitter) */
+    ns_port_item_t item; /* first member: the port's item (done gets it back) */
+    ns_cmd_t req;        /* the decoded request; freed by the controller once read */
+    ns_cmd_t resp;       /* the reply (opaque, flag, version set) when send */
+    bool send;           /* a reply must be sent */
+    uint64_t conn_id;    /* the connection it came on (0: none) */
+    char peer[64];       /* "ip:port" of the sender, for logs */
+    ns_port_t *port;     /* where done runs */
+    void *data;          /* the submitter's */
+    /* the controller's (not for the submitter) */
+    struct ns_ctl_job *next; /* its queue */
+    struct ns_ctl *ctl;      /* the controller it was submitted to */
+    int32_t code;            /* req's code (req is moved out once read) */
+    uint64_t submitted_us;   /* when it was submitted (the request_latency metric) */
 } ns_ctl_job_t;
 
 /* Queues a job; from the port's loop thread (it holds the port: ns_port_hold). Any thread may
@@ -139,17 +131,23 @@ void ns_ctl_submit(ns_ctl_t *ctl, ns_ctl_job_t *job);
  * (Java's channel close), which may elect a new master at once. */
 void ns_ctl_conn_closed(ns_ctl_t *ctl, uint64_t conn_id);
 
-/* Whether the first 8 bytes of a connection are a Raft peer's handshake (canonical/raft: the
- * little-endian u64 protocol version 1), which no RocketMQ frame can start with. */
-bool ns_ctl_is_raft_handshake(const uint8_t first8[8]);
+/* Whether the first bytes of a connection, first[0..len) with len <= 8, are (len 8) or may
+ * still become (len < 8) a Raft peer's handshake: canonical/raft's little-endian u64 protocol
+ * version 1, which no RocketMQ frame, TLS record or PROXY header can start with. */
+bool ns_ctl_is_raft_handshake(const uint8_t *first, size_t len);
 
 /* Takes an accepted connection whose first bytes are a Raft handshake (with
  * NS_CTL_LISTEN_HANDED; any thread): the controller owns fd from now on, and closes it at
  * once, logged, when peer_ip is not the address of a configured peer. */
 void ns_ctl_accept_raft(ns_ctl_t *ctl, int fd, const char *peer_ip);
 
+/* This peer's address in controllerDLegerPeers ("ip:port"): its port is the controller port. */
+const char *ns_ctl_self_addr(const ns_ctl_t *ctl);
+
 /* What the controller knows about itself, for /readyz and the metrics (any thread). */
 typedef struct ns_ctl_status {
+    int role;     /* Java's MemberState.Role in its metrics' numbers: 0 unknown, 1 candidate,
+                     2 follower, 3 leader */
     bool leader;  /* Raft leader (Java's isLeader of 1005) */
     bool serving; /* leader and caught up (its barrier applied): writes are served */
     char leader_id[NS_CTL_PEER_ID_MAX + 1]; /* "" when no leader is known */
@@ -157,5 +155,10 @@ typedef struct ns_ctl_status {
     uint64_t applied;                       /* the last applied index */
 } ns_ctl_status_t;
 void ns_ctl_get_status(ns_ctl_t *ctl, ns_ctl_status_t *out);
+
+/* Appends the controller's series to a Prometheus text page (any thread), under Java 5.5.0's
+ * names (role, active_broker_num, request_total, request_latency_microseconds,
+ * election_total, dledger_op_total, dledger_disk_usage_bytes: docs/controller.md, "Metrics"). */
+void ns_ctl_metrics_write(ns_ctl_t *ctl, ns_buf_t *out);
 
 #endif

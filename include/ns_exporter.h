@@ -22,6 +22,7 @@
 
 #include "ns_buf.h"
 #include "ns_config.h"
+#include "ns_ctl.h"
 #include "ns_kv.h"
 #include "ns_route.h"
 
@@ -36,10 +37,12 @@
 
 typedef struct ns_exporter ns_exporter_t;
 
-/* Binds and starts serving (cfg, route and kv not owned; they must outlive the exporter).
+/* Binds and starts serving (cfg, route, kv and ctl not owned; they must outlive the exporter;
+ * ctl may be NULL: with a controller, /metrics ends with its series, ns_ctl_metrics_write).
  * Logs "metrics exporter (Prometheus) listening on HOST:PORT". Returns 0 with *out set, or a
  * negative code (bad host, port in use) with *out NULL and the reason logged. */
-int ns_exporter_start(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv, ns_exporter_t **out);
+int ns_exporter_start(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv, ns_ctl_t *ctl,
+                      ns_exporter_t **out);
 
 /* The port actually bound. */
 int ns_exporter_port(const ns_exporter_t *e);

@@ -5,10 +5,12 @@
  * not get back to its timers for that long is stuck: it serves nobody), and the worker is not
  * inside one job for more than NS_HEALTH_WORKER_STALL_MS (a job is one registration, a KV write
  * with its fsync, a scan: milliseconds; the limit allows for a slow disk).
+ * With a controller, its thread's periodic tick too (within NS_HEALTH_LOOP_STALL_MS).
  * Ready: the remoting port is listening (so the KV store was loaded: main loads it first), the
  * needWaitForService wait is over (it is skipped when the route table was restored from a
- * snapshot: the routes it hides the absence of are there, docs/route.md), and no shutdown
- * (graceful or not) has begun.
+ * snapshot: the routes it hides the absence of are there, docs/route.md; and for mqcontroller),
+ * no shutdown (graceful or not) has begun, and a controller, if one runs, knows its Raft
+ * leader (a peer cut off from the quorum is not ready).
  *
  * Process-wide state (one server per process), every field atomic: any thread may stamp or
  * ask. */
@@ -37,6 +39,11 @@ void ns_health_loop_beat(unsigned index, uint64_t now_ms);
 /* The worker starts a job at now_ms / is done with it. */
 void ns_health_worker_begin(uint64_t now_ms);
 void ns_health_worker_end(void);
+
+/* A controller runs in this process (alone: mqcontroller); its tick counts from now_ms. */
+void ns_health_set_controller(bool alone, uint64_t now_ms);
+/* The controller's thread ticked at now_ms, knowing a Raft leader or not. */
+void ns_health_controller_beat(bool leader_known, uint64_t now_ms);
 
 /* A graceful shutdown's GO_AWAY wait began / the shutdown itself began. */
 void ns_health_set_draining(void);

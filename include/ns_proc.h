@@ -44,6 +44,24 @@ enum {
     NS_REQ_NOTIFY_MIN_BROKER_ID_CHANGE = 905, /* sent by us to brokers (notifier.c) */
 };
 
+/* RequestCode values of the controller (RocketMQ 5.5.0, RIP-44), served on the controller port
+ * (ns_service_t) by the embedded controller (ns_ctl.h). */
+enum {
+    NS_CTL_REQ_BROKER_HEARTBEAT = 904,            /* oneway from every broker, any node */
+    NS_CTL_REQ_ALTER_SYNC_STATE_SET = 1001,       /* the master broker */
+    NS_CTL_REQ_ELECT_MASTER = 1002,               /* a broker, mqadmin electMaster */
+    NS_CTL_REQ_REGISTER_BROKER = 1003,            /* a broker */
+    NS_CTL_REQ_GET_REPLICA_INFO = 1004,           /* a broker, every 5 s */
+    NS_CTL_REQ_GET_METADATA_INFO = 1005,          /* brokers and mqadmin, any node */
+    NS_CTL_REQ_GET_SYNC_STATE_DATA = 1006,        /* mqadmin getSyncStateSet */
+    NS_CTL_REQ_NOTIFY_BROKER_ROLE_CHANGED = 1008, /* sent by us to brokers, oneway */
+    NS_CTL_REQ_UPDATE_CONTROLLER_CONFIG = 1009,   /* mqadmin, any node */
+    NS_CTL_REQ_GET_CONTROLLER_CONFIG = 1010,      /* mqadmin, any node */
+    NS_CTL_REQ_CLEAN_BROKER_DATA = 1011,          /* mqadmin cleanBrokerMetadata */
+    NS_CTL_REQ_GET_NEXT_BROKER_ID = 1012,         /* a broker registering */
+    NS_CTL_REQ_APPLY_BROKER_ID = 1013,            /* a broker registering */
+};
+
 /* RocketMQ ResponseCode values the NameServer answers with. */
 enum {
     NS_RES_SUCCESS = 0,
@@ -147,29 +165,72 @@ enum {
      * connection is a known broker's (SUCCESS) or a stranger's (any other code): the worker lane
      * of its later requests and the budgets' reserve. */
     NS_PROC_REGISTERS = 1u << 3,
+    /* A row of the controller's service (ns_service_t): the code is served on the controller
+     * port, by the embedded controller (ns_ctl.h) on its own thread, not by a handler here
+     * (its fn is NULL). The controller answers every request it is handed, so the close
+     * decision above is what the request does, not what the worker would do with it. */
+    NS_PROC_CONTROLLER = 1u << 4,
+    /* The row's access class is the admin's for a request whose designateElect is true (1002
+     * from mqadmin electMaster, which chooses the master); a broker's own election request
+     * keeps the row's class. */
+    NS_PROC_ADMIN_WHEN_DESIGNATED = 1u << 5,
     /* Its handler may answer later (ns_proc_answer_later): a write whose answer waits for the
      * disk. On the worker every request is offered a later answer; a LOOP row with this flag
      * is run on its I/O loop with one of its own (conn.c), outside the worker's queue, so that
      * a busy worker never holds it, and its connection reads nothing more until the answer is
      * back, so that its answers keep their order. */
-    NS_PROC_ANSWERS_LATER = 1u << 4,
+    NS_PROC_ANSWERS_LATER = 1u << 6,
 };
 
+/* What a listener serves; its connections inherit it (docs/controller.md). A code whose row is
+ * not of the connection's service answers 3 " request type N not supported", as Java's two
+ * remoting servers (the NameServer's, the controller's) answer what they have no processor
+ * for. */
+typedef enum ns_service {
+    NS_SERVICE_NAMESRV = 0,    /* listenPort: the NameServer's codes */
+    NS_SERVICE_CONTROLLER = 1, /* the controller port (controllerDLegerPeers): its codes and
+                                  the Raft peers' connections */
+} ns_service_t;
+
 typedef struct ns_proc_entry {
-    int32_t code;       /* NS_REQ_* */
+    int32_t code;       /* NS_REQ_*, NS_CTL_REQ_* */
     const char *name;   /* RequestCode name, for logs and stats */
-    ns_proc_fn *fn;     /* handler */
+    ns_proc_fn *fn;     /* handler; NULL for the controller's rows */
     bool on_loop;       /* cheap and bounded (no body to decode, no write lock, no disk): the
                            server runs it on the I/O loop that read it; else on its worker */
     ns_acl_class_t acl; /* who may send it when ACL is on (ns_acl.h) */
     unsigned flags;     /* NS_PROC_* above */
 } ns_proc_entry_t;
 
-/* Returns the table entry for a code, or NULL when the code is not served. */
+/* Returns the NameServer's row for a code, or NULL when the code is not served. */
 const ns_proc_entry_t *ns_proc_lookup(int32_t code);
 
-/* The i-th entry of the request table (in code order), NULL past its end. */
+/* Returns the row of `code` in the service's part of the table, or NULL when that service does
+ * not serve it (904 is a row of both: the NameServer's and the controller's heartbeat). */
+const ns_proc_entry_t *ns_proc_lookup_service(ns_service_t service, int32_t code);
+
+/* The i-th row of the NameServer's table (in code order; the request metrics' slots), NULL
+ * past its end. */
 const ns_proc_entry_t *ns_proc_entry_at(size_t i);
+
+/* The i-th row of the controller's (in code order), NULL past its end. */
+const ns_proc_entry_t *ns_proc_controller_entry_at(size_t i);
+
+/* Who may send `req` (a request of `entry`'s row) when ACL is on: the row's class, or the
+ * admin's (NS_PROC_ADMIN_WHEN_DESIGNATED). */
+ns_acl_class_t ns_proc_acl_class(const ns_proc_entry_t *entry, const ns_cmd_t *req);
+
+/* The gate every request passes before it runs, on either service: a code not served (entry
+ * NULL) answers 3, ACL refusals 16 (below), and during a graceful shutdown the NameServer's
+ * answer GO_AWAY (ctx->going_away; the server leaves it false on controller connections).
+ * Returns true when the request may run; false with *resp (initialised here, as
+ * ns_proc_reply_init) the answer. Counts nothing: the caller does. */
+bool ns_proc_admit(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const ns_cmd_t *req,
+                   ns_cmd_t *resp);
+
+/* Fills *resp (initialised here) as the reply frame of req: opaque copied, flag = response,
+ * language JAVA, version NS_SERVER_VERSION, serialize type mirrored from the request. */
+void ns_proc_reply_init(const ns_cmd_t *req, ns_cmd_t *resp);
 
 /* Whether the server may run the request of `entry` (from ns_proc_lookup) on an I/O loop: its
  * on_loop, or true for a code that is not served (NULL: the answer is a fixed error). */
@@ -193,7 +254,7 @@ bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp);
  * request with ns_proc_later_release once it is done with req. */
 
 /* ns_proc_dispatch for a caller that has looked the code up already (the server, once per
- * frame): `entry` must be ns_proc_lookup(req->code). */
+ * frame): `entry` must be ns_proc_lookup(req->code), a NameServer row. */
 bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const ns_cmd_t *req,
                             ns_cmd_t *resp);
 

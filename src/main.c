@@ -1,6 +1,8 @@
 /* mqnamesrv: the RocketMQ NameServer in C. Startup follows Java's NamesrvStartup: command line,
  * config file, `-p`, ROCKETMQ_HOME check, KV load, listen, boot line; SIGTERM/SIGINT stop it
- * gracefully with exit status 0. */
+ * gracefully with exit status 0. With enableControllerInNamesrv=true the controller runs inside
+ * it (docs/controller.md); with --controller (bin/mqcontroller, Java's ControllerStartup) the
+ * controller runs alone: no NameServer port, no KV store or route snapshot. */
 #include <signal.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -110,14 +112,15 @@ static ns_acl_t *start_acl(const ns_config_t *cfg)
  * made, at every exit. */
 typedef struct parts {
     ns_persister_t *persister; /* writes the KV store and the 318 config file */
-    ns_kv_t *kv;               /* the KV store, loaded */
-    ns_acl_t *acl;             /* aclEnable: the access check; NULL = off */
-    ns_route_t *route;         /* the route table, maybe restored from the snapshot */
-    ns_exporter_t *exporter;   /* the Prometheus exporter; NULL = off */
-    bool traffic;              /* the traffic log runs */
-    ns_server_t *server;       /* the server over kv, acl and route */
-    ns_snapshot_t *snapshot;   /* the snapshot writer; NULL = off */
-    bool served;               /* the server ran and stopped cleanly: the last snapshot is due */
+    ns_kv_t *kv;             /* the KV store, loaded */
+    ns_acl_t *acl;           /* aclEnable: the access check; NULL = off */
+    ns_route_t *route;       /* the route table, maybe restored from the snapshot */
+    ns_server_t *server;     /* the server over kv, acl and route (made, not running yet) */
+    ns_ctl_t *ctl;           /* enableControllerInNamesrv: the controller; NULL = none */
+    ns_exporter_t *exporter; /* the Prometheus exporter; NULL = off */
+    bool traffic;            /* the traffic log runs */
+    ns_snapshot_t *snapshot; /* the snapshot writer; NULL = off */
+    bool served;             /* the server ran and stopped cleanly: the last snapshot is due */
 } parts_t;
 
 /* The command line, tls.config.file, -p and the checks Java makes before it starts. Returns
@@ -149,17 +152,20 @@ static bool read_config(ns_config_t *cfg, int argc, char **argv, int *status)
     }
     if (cfg->enable_controller_in_namesrv) {
         /* what the controller would refuse (a Java controller's store above all) stops the
-         * start now; the controller port itself is served from issue 24's phase 2 on */
+         * start now, before the logs and the store are touched */
         char ctl_err[1024];
         if (ns_ctl_check_config(cfg, ctl_err, sizeof(ctl_err)) < 0) {
-            fprintf(stderr, "mqnamesrv: the embedded controller: %s\n", ctl_err);
+            fprintf(stderr, "mqnamesrv: the %scontroller: %s\n",
+                    cfg->controller_only ? "" : "embedded ", ctl_err);
             *status = EXIT_FATAL;
             return false;
         }
     }
     if (ns_config_home_missing(cfg)) {
-        fputs(NS_CONFIG_HOME_MISSING_MSG, stdout);
-        *status = EXIT_NO_HOME;
+        /* Java: NamesrvStartup exits -2, ControllerStartup -1 */
+        fputs(cfg->controller_only ? NS_CONFIG_CTL_HOME_MISSING_MSG : NS_CONFIG_HOME_MISSING_MSG,
+              stdout);
+        *status = cfg->controller_only ? EXIT_FATAL : EXIT_NO_HOME;
         return false;
     }
     return true;
@@ -206,7 +212,7 @@ static bool start_monitoring(ns_config_t *cfg, parts_t *p)
 {
     bool prom = ns_config_metrics_enabled(cfg);
     ns_metrics_configure(cfg->traffic_log_enable, prom);
-    if (prom && ns_exporter_start(cfg, p->route, p->kv, &p->exporter) != 0) {
+    if (prom && ns_exporter_start(cfg, p->route, p->kv, p->ctl, &p->exporter) != 0) {
         fprintf(stderr, "Failed to start the metrics exporter on %s:%d\n",
                 cfg->metrics_prom_exporter_host[0] ? cfg->metrics_prom_exporter_host : "0.0.0.0",
                 (int)cfg->metrics_prom_exporter_port);
@@ -217,13 +223,36 @@ static bool start_monitoring(ns_config_t *cfg, parts_t *p)
     return true;
 }
 
+/* The embedded controller (docs/controller.md), before anything listens: its thread, its Raft
+ * store, its hooks into the server (1008, closes). The server then serves its port. False after
+ * printing why. */
+static bool start_controller(const ns_config_t *cfg, parts_t *p)
+{
+    ns_ctl_hooks_t hooks;
+    ns_server_controller_hooks(p->server, &hooks);
+    char err[1024] = "";
+    int rc = ns_ctl_start(cfg, NS_CTL_LISTEN_HANDED, &hooks, &p->ctl, err, sizeof(err));
+    if (rc != 0) {
+        ns_log(NS_LOG_ERROR, "the controller cannot start: %s", err);
+        fprintf(stderr, "mqnamesrv: the controller cannot start: %s\n", err);
+        return false;
+    }
+    ns_server_set_controller(p->server, p->ctl, cfg->controller_only);
+    ns_health_set_controller(cfg->controller_only, ns_now_ms());
+    return true;
+}
+
 /* Starts every part in order and serves until SIGTERM or SIGINT. Returns the exit status: 0
  * after a clean stop, EXIT_FATAL (the reason printed) when a part cannot start. What was made
  * stays in p for stop_all. */
 static int serve(ns_config_t *cfg, parts_t *p)
 {
     start_logging(cfg);
-    if (!load_kv(cfg, p))
+    /* mqcontroller serves no NameServer request: its KV store and route table stay empty and
+     * are never loaded or written (the server's loops still own them) */
+    if (cfg->controller_only)
+        p->kv = ns_kv_new(cfg->kv_config_path);
+    else if (!load_kv(cfg, p))
         return EXIT_FATAL;
     /* Requests that change a file are answered once it is on disk, and no request thread waits
      * for that (docs/operations.md, Files). */
@@ -235,16 +264,24 @@ static int serve(ns_config_t *cfg, parts_t *p)
     p->route = ns_route_new(cfg);
     /* Warm restart (docs/route.md, Snapshot): the routes are served from the first request. */
     ns_health_reset();
-    ns_snapshot_restore(cfg, p->route, ns_now_ms(), ns_wall_ms());
-    if (!start_monitoring(cfg, p))
-        return EXIT_FATAL;
+    if (!cfg->controller_only)
+        ns_snapshot_restore(cfg, p->route, ns_now_ms(), ns_wall_ms());
     p->server = ns_server_new(cfg, p->route, p->kv);
     ns_server_set_acl(p->server, p->acl);
-    p->snapshot = ns_snapshot_start(cfg, p->route);
+    if (cfg->enable_controller_in_namesrv && !start_controller(cfg, p))
+        return EXIT_FATAL;
+    if (!start_monitoring(cfg, p))
+        return EXIT_FATAL;
+    if (!cfg->controller_only)
+        p->snapshot = ns_snapshot_start(cfg, p->route);
     int rc = ns_server_run(p->server);
     if (rc != 0) {
-        fprintf(stderr, "Failed to bind to %s:%d: %s\n", cfg->bind_address, (int)cfg->listen_port,
-                ns_strerror(rc));
+        if (cfg->controller_only)
+            fprintf(stderr, "Failed to bind the controller port %s: %s\n", ns_ctl_self_addr(p->ctl),
+                    ns_strerror(rc));
+        else
+            fprintf(stderr, "Failed to bind to %s:%d: %s\n", cfg->bind_address,
+                    (int)cfg->listen_port, ns_strerror(rc));
         return EXIT_FATAL;
     }
     /* After a clean stop the table holds what the brokers had (ns_route_seal): write it. */
@@ -257,12 +294,13 @@ static int serve(ns_config_t *cfg, parts_t *p)
 static void stop_all(parts_t *p)
 {
     ns_snapshot_stop(p->snapshot, p->served, SNAPSHOT_STOP_TIMEOUT_MS);
-    ns_server_free(p->server);
-    /* After the server: its last writes are answered; before the KV store and the config. */
-    ns_persister_stop(p->persister);
     if (p->traffic)
         ns_traffic_log_stop();
     ns_exporter_stop(p->exporter);
+    ns_ctl_stop(p->ctl); /* after the server has stopped: every request it handed over is back */
+    ns_server_free(p->server);
+    /* After the server: its last writes are answered; before the KV store and the config. */
+    ns_persister_stop(p->persister);
     ns_route_free(p->route);
     ns_acl_free(p->acl);
     ns_kv_free(p->kv);

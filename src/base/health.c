@@ -12,6 +12,9 @@ static uint64_t start_ms;             /* atomic */
 static int port;                      /* atomic */
 static bool draining, stopping;       /* atomic */
 static bool warm;                     /* atomic: the route table was restored from a snapshot */
+static bool ctl_on, ctl_only;         /* atomic: a controller runs (alone: mqcontroller) */
+static bool ctl_leader;               /* atomic: the controller knows a Raft leader */
+static uint64_t ctl_beat;             /* atomic, monotonic ms of the controller's last tick */
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
@@ -27,6 +30,23 @@ void ns_health_reset(void)
     STORE(draining, false);
     STORE(stopping, false);
     STORE(warm, false);
+    STORE(ctl_on, false);
+    STORE(ctl_only, false);
+    STORE(ctl_leader, false);
+    STORE(ctl_beat, 0);
+}
+
+void ns_health_set_controller(bool alone, uint64_t now_ms)
+{
+    STORE(ctl_beat, now_ms);
+    STORE(ctl_only, alone);
+    STORE(ctl_on, true);
+}
+
+void ns_health_controller_beat(bool leader_known, uint64_t now_ms)
+{
+    STORE(ctl_leader, leader_known);
+    STORE(ctl_beat, now_ms);
 }
 
 void ns_health_set_warm_start(void)
@@ -112,7 +132,16 @@ bool ns_health_live(uint64_t now_ms, char *why, size_t whylen)
                    (unsigned long long)(now_ms - busy));
         return false;
     }
-    ns_set_err(why, whylen, "live: %u I/O loop%s and the worker answer", n, n == 1 ? "" : "s");
+    uint64_t beat = LOAD(ctl_beat);
+    if (LOAD(ctl_on) && now_ms > beat && now_ms - beat > NS_HEALTH_LOOP_STALL_MS) {
+        ns_set_err(why, whylen, "the controller's thread has not run its timer for %llu ms",
+                   (unsigned long long)(now_ms - beat));
+        return false;
+    }
+    ns_set_err(why, whylen, "live: %u I/O loop%s%s answer", n, n == 1 ? "" : "s",
+               LOAD(ctl_only) ? " and the controller"
+               : LOAD(ctl_on) ? ", the worker and the controller"
+                              : " and the worker");
     return true;
 }
 
@@ -130,13 +159,19 @@ bool ns_health_ready(const ns_config_t *cfg, uint64_t now_ms, char *why, size_t 
         ns_set_err(why, whylen, "not ready: not listening yet");
         return false;
     }
+    if (LOAD(ctl_on) && !LOAD(ctl_leader)) {
+        /* brokers cannot register, elect or learn their master from a group without one */
+        ns_set_err(why, whylen, "not ready: the controller knows no leader (no Raft quorum yet)");
+        return false;
+    }
     /* The same test as proc_get_routeinfo_by_topic's "name server not ready". */
     int64_t left_ms;
-    if (ns_health_waiting_for_service(cfg, now_ms, &left_ms)) {
+    if (!LOAD(ctl_only) && ns_health_waiting_for_service(cfg, now_ms, &left_ms)) {
         ns_set_err(why, whylen, "not ready: needWaitForService, %lld ms left", (long long)left_ms);
         return false;
     }
-    ns_set_err(why, whylen, "ready: listening on port %d%s", LOAD(port),
-               LOAD(warm) ? ", routes restored from the snapshot" : "");
+    ns_set_err(why, whylen, "ready: listening on port %d%s%s", LOAD(port),
+               LOAD(warm) ? ", routes restored from the snapshot" : "",
+               LOAD(ctl_on) ? ", the controller knows its leader" : "");
     return true;
 }

@@ -201,7 +201,7 @@ static const opt_t opts[] = {
      OFF(enable_controller_in_namesrv), NOR,
      "Start the embedded controller (RIP-44 automatic master failover) with the "
      "ControllerConfig keys of the same file (docs/controller.md); -p then prints them too. "
-     "The controller port does not serve brokers yet (issue 24, phase 2)."},
+     "It serves the controller port of controllerDLegerSelfId's address next to listenPort."},
     {"needWaitForService", NULL, T_BOOL, G_NAMESRV, R_RUNTIME, D_TEXT, "false",
      OFF(need_wait_for_service), NOR,
      "Refuse route queries during the first waitSecondsForService seconds "
@@ -1158,6 +1158,8 @@ void ns_config_free(ns_config_t *cfg)
 
 bool ns_config_home_missing(const ns_config_t *cfg)
 {
+    if (cfg->controller_only)
+        return cfg->ctl.rocketmq_home == NULL || cfg->ctl.rocketmq_home[0] == '\0';
     return cfg->rocketmq_home == NULL;
 }
 
@@ -1471,13 +1473,12 @@ static void dump_line(ns_config_t *cfg, const opt_t *o, ns_buf_t *out)
 
 /* Java's -p prints ControllerConfig only with enableControllerInNamesrv; its jraftConfig field
  * (an object printed as class@hash) comes third: the JraftConfig keys stand there instead. */
-static void dump_group(ns_config_t *cfg, ns_buf_t *out, bool extensions)
+/* The lines of one group (JraftConfig's where ControllerConfig prints its jraftConfig). */
+static void dump_one_group(ns_config_t *cfg, ns_buf_t *out, opt_group_t group)
 {
     for (size_t i = 0; i < NOPTS; i++) {
         const opt_t *o = &opts[i];
-        if ((o->group == G_EXT) != extensions || o->group == G_JRAFT)
-            continue;
-        if (o->group == G_CTL && !cfg->enable_controller_in_namesrv)
+        if (o->group != group)
             continue;
         dump_line(cfg, o, out);
         if (o->group == G_CTL && o->off == OFF(ctl.config_store_path))
@@ -1485,6 +1486,25 @@ static void dump_group(ns_config_t *cfg, ns_buf_t *out, bool extensions)
                 if (opts[j].group == G_JRAFT)
                     dump_line(cfg, &opts[j], out);
     }
+}
+
+static void dump_group(ns_config_t *cfg, ns_buf_t *out, bool extensions)
+{
+    if (extensions) {
+        dump_one_group(cfg, out, G_EXT);
+        return;
+    }
+    if (cfg->controller_only) { /* ControllerStartup's order */
+        dump_one_group(cfg, out, G_CTL);
+        dump_one_group(cfg, out, G_SERVER);
+        dump_one_group(cfg, out, G_CLIENT);
+        return;
+    }
+    dump_one_group(cfg, out, G_NAMESRV);
+    dump_one_group(cfg, out, G_SERVER);
+    dump_one_group(cfg, out, G_CLIENT);
+    if (cfg->enable_controller_in_namesrv)
+        dump_one_group(cfg, out, G_CTL);
 }
 
 void ns_config_dump_java_order(ns_config_t *cfg, ns_buf_t *out)

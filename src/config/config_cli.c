@@ -1,7 +1,8 @@
 /* The command line of NamesrvStartup: a small port of the commons-cli 1.5.0 DefaultParser rules
  * for its four options (-c, -h, -n, -p), so that every form Java accepts or refuses is accepted
- * or refused here with the same message, plus mqnamesrv's long-only --set and --version (not
- * shown by -h, whose text stays Java's). getopt_long cannot
+ * or refused here with the same message, plus mqnamesrv's long-only --set, --version and
+ * --controller (not shown by -h, whose text stays Java's; with --controller it is
+ * ControllerStartup's). getopt_long cannot
  * do this: it would take "-c -p" as the file "-p", where Java reports a missing argument. */
 #include "ns_config.h"
 
@@ -20,18 +21,30 @@ const char ns_config_usage[] =
     " -n,--namesrvAddr <arg>   Name server address list, eg: '192.168.0.1:9876;192.168.0.2:9876'\n"
     " -p,--printConfigItem     Print all config items\n";
 
+/* ControllerStartup's (bin/mqcontroller), for -h with --controller. */
+const char ns_config_usage_controller[] =
+    "usage: mqcontroller [-c <arg>] [-h] [-n <arg>] [-p]\n"
+    " -c,--configFile <arg>    Controller config properties file\n"
+    " -h,--help                Print help\n"
+    " -n,--namesrvAddr <arg>   Name server address list, eg: '192.168.0.1:9876;192.168.0.2:9876'\n"
+    " -p,--printConfigItem     Print all config items\n";
+
 typedef struct cli_opt {
     char shortname; /* 0: long only */
     const char *longname;
     bool has_arg;
 } cli_opt_t;
 
-enum { OPT_C, OPT_H, OPT_N, OPT_P, OPT_SET, OPT_VERSION, NCLI };
+enum { OPT_C, OPT_H, OPT_N, OPT_P, OPT_SET, OPT_VERSION, OPT_CONTROLLER, NCLI };
 
 static const cli_opt_t cli_opts[NCLI] = {
-    [OPT_C] = {'c', "configFile", true},  [OPT_H] = {'h', "help", false},
-    [OPT_N] = {'n', "namesrvAddr", true}, [OPT_P] = {'p', "printConfigItem", false},
-    [OPT_SET] = {0, "set", true},         [OPT_VERSION] = {0, "version", false},
+    [OPT_C] = {'c', "configFile", true},
+    [OPT_H] = {'h', "help", false},
+    [OPT_N] = {'n', "namesrvAddr", true},
+    [OPT_P] = {'p', "printConfigItem", false},
+    [OPT_SET] = {0, "set", true},
+    [OPT_VERSION] = {0, "version", false},
+    [OPT_CONTROLLER] = {0, "controller", false},
 };
 
 typedef struct cli_state {
@@ -326,10 +339,11 @@ int ns_config_parse_cli(ns_config_t *cfg, int argc, char **argv)
         handle_token(&st, argv[i]);
     if (st.error[0] == '\0')
         check_required_args(&st);
+    const char *usage = st.seen[OPT_CONTROLLER] ? ns_config_usage_controller : ns_config_usage;
     if (st.error[0] != '\0') {
         fprintf(stderr, "%s\n", st.error);
         fflush(stderr);
-        fputs(ns_config_usage, stdout);
+        fputs(usage, stdout);
         fflush(stdout);
         ret = -(1 + 1);
         goto out;
@@ -341,7 +355,7 @@ int ns_config_parse_cli(ns_config_t *cfg, int argc, char **argv)
         goto out;
     }
     if (st.seen[OPT_H]) {
-        fputs(ns_config_usage, stdout);
+        fputs(usage, stdout);
         fflush(stdout);
         ret = -(0 + 1);
         goto out;
@@ -377,6 +391,11 @@ int ns_config_parse_cli(ns_config_t *cfg, int argc, char **argv)
     }
     ns_config_derive_use_tls(cfg);
     cfg->print_config = st.seen[OPT_P];
+    if (st.seen[OPT_CONTROLLER]) {
+        /* mqcontroller: the controller alone, whatever the file says of the NameServer */
+        cfg->controller_only = true;
+        cfg->enable_controller_in_namesrv = true;
+    }
 out:
     state_free(&st);
     return ret;

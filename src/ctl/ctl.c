@@ -11,12 +11,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <uv.h>
 
 #include "ctl_int.h"
 #include "ns_common.h"
+#include "ns_health.h"
 #include "ns_log.h"
 #include "ns_proc.h"
 
@@ -24,6 +26,8 @@ unsigned ns__ctl_test_snapshot_threshold, ns__ctl_test_snapshot_trailing;
 
 /* Java's DefaultBrokerHeartbeatManager starts its scan 2 s after the start. */
 #define FIRST_SCAN_MS 2000
+/* The active-broker counts of the metrics are taken every this many ticks (1 s). */
+#define PUBLISH_TICKS (1000 / NS_CTL_TICK_MS)
 
 typedef struct closed_conn {
     uint64_t conn;
@@ -66,6 +70,8 @@ struct ns_ctl {
 
     pthread_mutex_t status_lock;
     ns_ctl_status_t status;
+    ns_ctl_metrics_t *metrics;
+    unsigned ticks;
 };
 
 static uint64_t loop_now(void *arg)
@@ -82,6 +88,23 @@ static void publish_status(ns_ctl_t *ctl)
     pthread_mutex_lock(&ctl->status_lock);
     ctl->status = st;
     pthread_mutex_unlock(&ctl->status_lock);
+    ns_health_controller_beat(st.leader_id[0] != '\0', ns_now_ms()); /* /livez, /readyz */
+}
+
+void ns_ctl_metrics_write(ns_ctl_t *ctl, ns_buf_t *out)
+{
+    ns_ctl_status_t st;
+    ns_ctl_get_status(ctl, &st);
+    const char *group = ctl->cfg->ctl.controller_dleger_group;
+    ns_ctl_metrics_labels_t who = {.address = ctl->peers[ctl->self].addr,
+                                   .group = group != NULL ? group : "",
+                                   .peer_id = ctl->peers[ctl->self].id};
+    ns__ctl_metrics_write(ctl->metrics, &who, st.role, ctl->dir, out);
+}
+
+const char *ns_ctl_self_addr(const ns_ctl_t *ctl)
+{
+    return ctl->peers[ctl->self].addr;
 }
 
 void ns_ctl_get_status(ns_ctl_t *ctl, ns_ctl_status_t *out)
@@ -96,6 +119,10 @@ void ns_ctl_get_status(ns_ctl_t *ctl, ns_ctl_status_t *out)
 static void on_job_reply(void *arg, ns_cmd_t *resp)
 {
     ns_ctl_job_t *job = arg;
+    const ns_ctl_proc_entry_t *e = ns__ctl_proc_lookup(job->code);
+    if (e != NULL)
+        ns__ctl_metrics_latency(job->ctl->metrics, ns__ctl_proc_index(e),
+                                ns_now_ns() / 1000u - job->submitted_us);
     job->send = resp != NULL;
     if (resp != NULL) {
         job->resp = *resp;
@@ -123,6 +150,9 @@ void ns_ctl_submit(ns_ctl_t *ctl, ns_ctl_job_t *job)
     ns_cmd_init(&job->resp);
     job->send = false;
     job->next = NULL;
+    job->ctl = ctl;
+    job->code = job->req.code;
+    job->submitted_us = ns_now_ns() / 1000u;
     ns_port_hold(job->port);
     pthread_mutex_lock(&ctl->lock);
     if (ctl->stop) {
@@ -220,6 +250,8 @@ static void on_tick(uv_timer_t *t)
     ns_ctl_t *ctl = t->data;
     ns__ctl_node_tick(ctl->node);
     publish_status(ctl);
+    if (++ctl->ticks % PUBLISH_TICKS == 0)
+        ns__ctl_metrics_publish_active(ctl->metrics, ns__ctl_node_live(ctl->node), loop_now(ctl));
 }
 
 static void on_scan_brokers(uv_timer_t *t)
@@ -327,6 +359,7 @@ static void *run(void *arg)
 static void ctl_free(ns_ctl_t *ctl)
 {
     ns__ctl_node_free(ctl->node);
+    ns__ctl_metrics_free(ctl->metrics);
     pthread_mutex_destroy(&ctl->lock);
     pthread_mutex_destroy(&ctl->status_lock);
     pthread_cond_destroy(&ctl->started_cond);
@@ -387,6 +420,7 @@ int ns_ctl_start(const ns_config_t *cfg, ns_ctl_listen_t listen, const ns_ctl_ho
     int rc = read_config(cfg, ctl->peers, &ctl->npeers, &ctl->self, &ctl->dir, err, errlen);
     if (rc < 0)
         goto fail;
+    ctl->metrics = ns__ctl_metrics_new();
     ns_ctl_node_cfg_t nc = {
         .peers = ctl->peers,
         .npeers = ctl->npeers,
@@ -397,6 +431,7 @@ int ns_ctl_start(const ns_config_t *cfg, ns_ctl_listen_t listen, const ns_ctl_ho
         .hooks = ctl->hooks,
         .now = loop_now,
         .now_arg = ctl,
+        .metrics = ctl->metrics,
     };
     ctl->node = ns__ctl_node_new(&nc);
     rc = uv_loop_init(&ctl->loop);

@@ -11,6 +11,7 @@
  *   ctl_raft.c    the Raft library behind one small adaptor (canonical/raft 0.15)
  *   ctl_transport.c  the Raft transport that shares the controller port
  *   ctl_store.c   the store directory (Java data refused)
+ *   ctl_metrics.c the metrics under Java's series names
  *   ctl.c         the controller's thread, loop, timers and job queue
  * Everything above ctl_raft.c is pure: no loop, no sockets, no clock (times are arguments). */
 #ifndef NS_CTL_INT_H
@@ -204,6 +205,10 @@ void ns__ctl_gone_free(ns_ctl_gone_t *g);
 
 /* Entries that are active at now_ms (the metrics' active broker count). */
 size_t ns__ctl_live_count_active(const ns_ctl_live_t *lt, uint64_t now_ms);
+/* Calls fn(arg, cluster, broker) for each entry active at now_ms (names may be NULL). */
+void ns__ctl_live_foreach_active(const ns_ctl_live_t *lt, uint64_t now_ms,
+                                 void (*fn)(void *arg, const char *cluster, const char *broker),
+                                 void *arg);
 
 /* An ns_ctl_alive_t over the table at now_ms (the caller keeps `view` alive while used). */
 typedef struct ns_ctl_live_view {
@@ -232,6 +237,8 @@ typedef struct ns_ctl_result {
     ns_cmd_t resp;  /* the reply's code, remark, ext, body (opaque etc. set later) */
     bool has_event; /* an event must be applied first */
     ns_ctl_event_t event;
+    bool failed; /* Java's handler threw (the answer is its exception text): the metrics'
+                    request_handle_status="failed" */
 } ns_ctl_result_t;
 
 void ns__ctl_result_init(ns_ctl_result_t *r);
@@ -422,16 +429,52 @@ typedef struct ns_ctl_proc_entry {
     /* Java's processor decodes some bodies before the leader gate: a body it cannot decode
      * (or, for 1006, no names) is answered on any node. True when it answered in r. */
     bool (*pre)(const ns_cmd_t *req, ns_ctl_result_t *r);
+    const char *metric_type; /* Java's ControllerMetricsConstant.RequestType name (the
+                                request_type label of the metrics) */
 } ns_ctl_proc_entry_t;
 
 /* The row of code, or NULL (Java answers 3 " request type N not supported"). */
 const ns_ctl_proc_entry_t *ns__ctl_proc_lookup(int32_t code);
 /* Row i of the table (in code order), NULL past the end. */
 const ns_ctl_proc_entry_t *ns__ctl_proc_entry_at(size_t i);
+/* The position of a row of the table (the metrics' index). */
+size_t ns__ctl_proc_index(const ns_ctl_proc_entry_t *e);
 
 /* Makes the reply of req from what a handler left in *body (moved out; body is left empty):
  * opaque copied, response flag, JAVA, our version, the request's serialize type. */
 void ns__ctl_proc_reply(const ns_cmd_t *req, ns_cmd_t *body, ns_cmd_t *resp);
+
+/* ==== metrics: ctl_metrics.c ==== */
+
+/* The controller's series under Java's names (ctl_metrics.c says which). Counted on the
+ * controller's thread, written by the exporter's. */
+typedef struct ns_ctl_metrics ns_ctl_metrics_t;
+
+ns_ctl_metrics_t *ns__ctl_metrics_new(void);
+void ns__ctl_metrics_free(ns_ctl_metrics_t *m);
+/* A request of row `type` (ns__ctl_proc_index) was answered; failed: Java's handler threw. */
+void ns__ctl_metrics_request(ns_ctl_metrics_t *m, size_t type, bool failed);
+/* Its time from submission to answer. */
+void ns__ctl_metrics_latency(ns_ctl_metrics_t *m, size_t type, uint64_t us);
+/* An election (1002 or the controller's own) decided `code` for a set (names may be NULL). */
+void ns__ctl_metrics_election(ns_ctl_metrics_t *m, const char *cluster, const char *broker,
+                              int32_t code);
+/* A Raft append (an event proposed) was applied (ok) or not. */
+void ns__ctl_metrics_append(ns_ctl_metrics_t *m, bool ok);
+/* Replaces the active-broker counts with the table's at now_ms. */
+void ns__ctl_metrics_publish_active(ns_ctl_metrics_t *m, const ns_ctl_live_t *lt, uint64_t now_ms);
+
+/* The labels Java puts on every series. */
+typedef struct ns_ctl_metrics_labels {
+    const char *address; /* this peer's controller address */
+    const char *group;   /* controllerDLegerGroup ("" when unset) */
+    const char *peer_id; /* controllerDLegerSelfId */
+} ns_ctl_metrics_labels_t;
+
+/* Appends the series in the Prometheus text format; role in Java's numbers (0 unknown, 1
+ * candidate, 2 follower, 3 leader); store_dir: the directory whose bytes are the disk usage. */
+void ns__ctl_metrics_write(ns_ctl_metrics_t *m, const ns_ctl_metrics_labels_t *who, int role,
+                           const char *store_dir, ns_buf_t *out);
 
 /* ==== the node: ctl_node.c ==== */
 
@@ -455,6 +498,7 @@ typedef struct ns_ctl_node_cfg {
     ns_ctl_hooks_t hooks;       /* 1008 and connections to close */
     uint64_t (*now)(void *arg); /* monotonic ms */
     void *now_arg;
+    ns_ctl_metrics_t *metrics; /* requests, elections, appends are counted here (NULL: none) */
 } ns_ctl_node_cfg_t;
 
 ns_ctl_node_t *ns__ctl_node_new(const ns_ctl_node_cfg_t *c);
@@ -478,6 +522,8 @@ void ns__ctl_node_scan_masters(ns_ctl_node_t *n);
 void ns__ctl_node_status(ns_ctl_node_t *n, ns_ctl_status_t *out);
 /* The replicated state (tests). */
 const ns_ctl_state_t *ns__ctl_node_state(const ns_ctl_node_t *n);
+/* The node's heartbeat table (the metrics' active brokers). */
+const ns_ctl_live_t *ns__ctl_node_live(const ns_ctl_node_t *n);
 
 /* ==== the store: ctl_store.c ==== */
 

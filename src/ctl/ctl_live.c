@@ -214,6 +214,15 @@ size_t ns__ctl_live_count_active(const ns_ctl_live_t *lt, uint64_t now_ms)
     return n;
 }
 
+void ns__ctl_live_foreach_active(const ns_ctl_live_t *lt, uint64_t now_ms,
+                                 void (*fn)(void *arg, const char *cluster, const char *broker),
+                                 void *arg)
+{
+    for (size_t i = 0; i < lt->n; i++)
+        if (active(lt->order[i], now_ms))
+            fn(arg, lt->order[i]->cluster, lt->order[i]->broker);
+}
+
 static bool view_alive(void *arg, const char *cluster, const char *broker, int64_t id)
 {
     const ns_ctl_live_view_t *v = arg;

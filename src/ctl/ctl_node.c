@@ -31,6 +31,10 @@
 #define LOST_REMARK                                                                                \
     "java.util.concurrent.CancellationException: the controller lost its leadership before "       \
     "the change was applied"
+/* ... and one its Raft store could not persist (a full disk: the log says which). */
+#define STORE_REMARK                                                                               \
+    "java.util.concurrent.ExecutionException: the controller could not persist the change (its "   \
+    "Raft store failed)"
 
 typedef enum item_kind {
     ITEM_REQUEST, /* a peer's request */
@@ -125,6 +129,11 @@ const ns_ctl_state_t *ns__ctl_node_state(const ns_ctl_node_t *n)
     return &n->st;
 }
 
+const ns_ctl_live_t *ns__ctl_node_live(const ns_ctl_node_t *n)
+{
+    return n->live;
+}
+
 /* ---- replies ------------------------------------------------------------------------------ */
 
 static void item_free(item_t *it)
@@ -138,6 +147,8 @@ static void item_free(item_t *it)
 /* Sends the reply a handler left in r (a oneway request gets none) and frees the item. */
 static void reply(item_t *it, ns_ctl_result_t *r)
 {
+    if (it->kind == ITEM_REQUEST && it->entry != NULL)
+        ns__ctl_metrics_request(it->node->c.metrics, ns__ctl_proc_index(it->entry), r->failed);
     if (it->kind == ITEM_REQUEST) {
         if (it->req.flag & NS_FLAG_ONEWAY) {
             it->cb(it->arg, NULL);
@@ -164,6 +175,19 @@ static void reply_code(item_t *it, int32_t code, const char *remark)
 static void not_leader(item_t *it)
 {
     reply_code(it, NS_CTL_RES_NOT_LEADER, "The controller is not in leader state");
+}
+
+/* A proposal that was not applied: Java's cancelled future, an exception (failed): leadership
+ * lost (status NS_CTL_ENOTLEADER), or the store could not persist it. */
+static void reply_lost(item_t *it, int status)
+{
+    ns_ctl_result_t r;
+    ns__ctl_result_init(&r);
+    r.resp.code = NS_RES_SYSTEM_ERROR;
+    ns_cmd_set_remark(&r.resp, "%s", status == NS_CTL_ENOTLEADER ? LOST_REMARK : STORE_REMARK);
+    r.failed = true;
+    reply(it, &r);
+    ns__ctl_result_free(&r);
 }
 
 /* ---- what handlers see ---------------------------------------------------------------------- */
@@ -301,6 +325,7 @@ static void on_applied(void *arg, int status)
     ns_ctl_node_t *n = it->node;
     NS_ASSERT(n->running == it);
     n->running = NULL;
+    ns__ctl_metrics_append(n->c.metrics, status == 0);
     if (status == 0) {
         finish(n, it);
     } else if (it->kind == ITEM_TRIGGER) {
@@ -308,7 +333,7 @@ static void on_applied(void *arg, int status)
                  ns_strerror(status));
         item_free(it);
     } else {
-        reply_code(it, NS_RES_SYSTEM_ERROR, LOST_REMARK);
+        reply_lost(it, status);
     }
     pump(n);
 }
@@ -334,7 +359,12 @@ static void run_one(ns_ctl_node_t *n, item_t *it)
             }
         }
         ns__ctl_rim_trigger_elect(&n->st, it->broker, &v.alive, &v.opts, &it->result);
+        /* ofControllerTrigger: cluster "" */
+        ns__ctl_metrics_election(n->c.metrics, "", it->broker, it->result.resp.code);
     }
+    if (it->kind == ITEM_REQUEST && it->entry->code == NS_CTL_REQ_ELECT_MASTER)
+        ns__ctl_metrics_election(n->c.metrics, ns_cmd_ext_get(&it->req, "clusterName"),
+                                 ns_cmd_ext_get(&it->req, "brokerName"), it->result.resp.code);
     if (!it->result.has_event) {
         finish(n, it);
         return;
@@ -352,7 +382,7 @@ static void run_one(ns_ctl_node_t *n, item_t *it)
         else if (rc == NS_CTL_ENOTLEADER)
             not_leader(it);
         else
-            reply_code(it, NS_RES_SYSTEM_ERROR, LOST_REMARK);
+            reply_lost(it, rc);
     }
 }
 
@@ -537,7 +567,13 @@ void ns__ctl_node_status(ns_ctl_node_t *n, ns_ctl_status_t *out)
     ns_ctl_raft_state_t rs = {.leader = SIZE_MAX};
     if (n->raft != NULL)
         ns__ctl_raft_state(n->raft, &rs);
+    /* Java's numbers: UNKNOWN 0, CANDIDATE 1, FOLLOWER 2, LEADER 3 */
+    static const int java_role[] = {[NS_CTL_ROLE_UNAVAILABLE] = 0,
+                                    [NS_CTL_ROLE_FOLLOWER] = 2,
+                                    [NS_CTL_ROLE_CANDIDATE] = 1,
+                                    [NS_CTL_ROLE_LEADER] = 3};
     *out = (ns_ctl_status_t){
+        .role = java_role[rs.role],
         .leader = rs.role == NS_CTL_ROLE_LEADER,
         .serving = n->serving,
         .term = rs.term,

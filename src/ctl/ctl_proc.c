@@ -196,7 +196,8 @@ static void h_update_config(ns_ctl_view_t *v, const ns_cmd_t *req, uint64_t conn
 
 /* ---- the table ------------------------------------------------------------------------------ */
 
-/* Sorted by code (binary search). LEADER: only the caught-up leader serves it (Java's
+/* Sorted by code (binary search). The last column is Java's name of the code in the metrics
+ * (request_type). LEADER: only the caught-up leader serves it (Java's
  * EventScheduler gate), the others answer 2007; ANY: every node answers from its own view.
  * WRITE: its handler may decide an event, replicated before the reply goes out. */
 #define LEADER true
@@ -204,22 +205,30 @@ static void h_update_config(ns_ctl_view_t *v, const ns_cmd_t *req, uint64_t conn
 #define WRITE true
 #define READ false
 static const ns_ctl_proc_entry_t table[] = {
-    {NS_CTL_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", ANY, READ, h_heartbeat, NULL},
+    {NS_CTL_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", ANY, READ, h_heartbeat, NULL,
+     "CONTROLLER_BROKER_HEARTBEAT"},
     {NS_CTL_REQ_ALTER_SYNC_STATE_SET, "CONTROLLER_ALTER_SYNC_STATE_SET", LEADER, WRITE, h_alter,
-     pre_alter},
-    {NS_CTL_REQ_ELECT_MASTER, "CONTROLLER_ELECT_MASTER", LEADER, WRITE, h_elect, NULL},
-    {NS_CTL_REQ_REGISTER_BROKER, "CONTROLLER_REGISTER_BROKER", LEADER, WRITE, h_register, NULL},
-    {NS_CTL_REQ_GET_REPLICA_INFO, "CONTROLLER_GET_REPLICA_INFO", LEADER, READ, h_replica_info,
-     NULL},
-    {NS_CTL_REQ_GET_METADATA_INFO, "CONTROLLER_GET_METADATA_INFO", ANY, READ, h_metadata, NULL},
+     pre_alter, "CONTROLLER_ALTER_SYNC_STATE_SET"},
+    {NS_CTL_REQ_ELECT_MASTER, "CONTROLLER_ELECT_MASTER", LEADER, WRITE, h_elect, NULL,
+     "CONTROLLER_ELECT_MASTER"},
+    {NS_CTL_REQ_REGISTER_BROKER, "CONTROLLER_REGISTER_BROKER", LEADER, WRITE, h_register, NULL,
+     "CONTROLLER_REGISTER_BROKER"},
+    {NS_CTL_REQ_GET_REPLICA_INFO, "CONTROLLER_GET_REPLICA_INFO", LEADER, READ, h_replica_info, NULL,
+     "CONTROLLER_GET_REPLICA_INFO"},
+    {NS_CTL_REQ_GET_METADATA_INFO, "CONTROLLER_GET_METADATA_INFO", ANY, READ, h_metadata, NULL,
+     "CONTROLLER_GET_METADATA_INFO"},
     {NS_CTL_REQ_GET_SYNC_STATE_DATA, "CONTROLLER_GET_SYNC_STATE_DATA", LEADER, READ,
-     h_sync_state_data, pre_sync_state_data},
+     h_sync_state_data, pre_sync_state_data, "CONTROLLER_GET_SYNC_STATE_DATA"},
     {NS_CTL_REQ_UPDATE_CONTROLLER_CONFIG, "UPDATE_CONTROLLER_CONFIG", ANY, READ, h_update_config,
-     NULL},
-    {NS_CTL_REQ_GET_CONTROLLER_CONFIG, "GET_CONTROLLER_CONFIG", ANY, READ, h_get_config, NULL},
-    {NS_CTL_REQ_CLEAN_BROKER_DATA, "CLEAN_BROKER_DATA", LEADER, WRITE, h_clean, NULL},
-    {NS_CTL_REQ_GET_NEXT_BROKER_ID, "CONTROLLER_GET_NEXT_BROKER_ID", LEADER, READ, h_next_id, NULL},
-    {NS_CTL_REQ_APPLY_BROKER_ID, "CONTROLLER_APPLY_BROKER_ID", LEADER, WRITE, h_apply_id, NULL},
+     NULL, "CONTROLLER_UPDATE_CONTROLLER_CONFIG"},
+    {NS_CTL_REQ_GET_CONTROLLER_CONFIG, "GET_CONTROLLER_CONFIG", ANY, READ, h_get_config, NULL,
+     "CONTROLLER_GET_CONTROLLER_CONFIG"},
+    {NS_CTL_REQ_CLEAN_BROKER_DATA, "CLEAN_BROKER_DATA", LEADER, WRITE, h_clean, NULL,
+     "CONTROLLER_CLEAN_BROKER_DATA"},
+    {NS_CTL_REQ_GET_NEXT_BROKER_ID, "CONTROLLER_GET_NEXT_BROKER_ID", LEADER, READ, h_next_id, NULL,
+     "CONTROLLER_GET_NEXT_BROKER_ID"},
+    {NS_CTL_REQ_APPLY_BROKER_ID, "CONTROLLER_APPLY_BROKER_ID", LEADER, WRITE, h_apply_id, NULL,
+     "CONTROLLER_APPLY_BROKER_ID"},
 };
 
 const ns_ctl_proc_entry_t *ns__ctl_proc_lookup(int32_t code)
@@ -240,6 +249,11 @@ const ns_ctl_proc_entry_t *ns__ctl_proc_lookup(int32_t code)
 const ns_ctl_proc_entry_t *ns__ctl_proc_entry_at(size_t i)
 {
     return i < NS_ARRAY_SIZE(table) ? &table[i] : NULL;
+}
+
+size_t ns__ctl_proc_index(const ns_ctl_proc_entry_t *e)
+{
+    return (size_t)(e - table);
 }
 
 void ns__ctl_proc_reply(const ns_cmd_t *req, ns_cmd_t *body, ns_cmd_t *resp)

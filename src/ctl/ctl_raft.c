@@ -11,8 +11,11 @@
  * taken every NS_CTL_SNAPSHOT_THRESHOLD entries; a follower too far behind is sent one. */
 #include "ctl_int.h"
 
+#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include <raft.h>
 #include <raft/uv.h>
@@ -32,11 +35,116 @@ struct ns_ctl_raft {
     bool owned; /* r, io and fsm are ours (the uv flavour), else a fixture's */
     struct raft raft_storage;
     struct raft_io io;
+    struct raft_tracer tracer; /* the uv store's messages into our log */
+    /* The tracer's state, under trace_lock: the library traces from libuv's thread pool
+     * (segment work) as well as from the loop. */
+    char *dir;                     /* the store directory (its free space is logged); set once */
+    uint64_t warned_ms;            /* the last store failure logged (one per STORE_WARN_MS) */
+    unsigned unwarned;             /* failures not logged since */
+    struct raft_transfer transfer; /* a leader whose store fails hands its leadership over */
+    bool transferring;
     fsm_box_t fsm;
     size_t npeers;
     void (*close_cb)(void *arg);
     void *close_arg;
 };
+
+/* canonical/raft preallocates each open segment of its log at this size (its default is
+ * 8 MiB): a controller writes a few hundred bytes per decision and snapshots every
+ * NS_CTL_SNAPSHOT_THRESHOLD entries, so 256 KiB segments hold over a thousand entries each and
+ * a full disk is felt at the next segment, not 8 MiB of preallocation later. */
+#define SEGMENT_SIZE (256u * 1024u)
+/* Store failures (a full disk) are logged at most this often. */
+#define STORE_WARN_MS 5000
+
+/* Bytes free under the store directory, or -1. */
+static int64_t free_bytes(const char *dir)
+{
+    struct statvfs v;
+    if (dir == NULL || statvfs(dir, &v) != 0)
+        return -1;
+    return (int64_t)v.f_bavail * (int64_t)v.f_frsize;
+}
+
+/* Guards the tracer state of every adaptor (dir, warned_ms, unwarned). Static: the thread pool
+ * must not be the first to touch a lock the loop thread initialised (libuv's own hand-over is
+ * not seen by ThreadSanitizer). */
+static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The store directory (any thread). */
+static const char *store_dir(ns_ctl_raft_t *rf)
+{
+    pthread_mutex_lock(&trace_lock);
+    const char *dir = rf->dir;
+    pthread_mutex_unlock(&trace_lock);
+    return dir;
+}
+
+/* A failure of the store, logged at most once per STORE_WARN_MS with the free space (any
+ * thread). */
+static void store_failed(ns_ctl_raft_t *rf, const char *what)
+{
+    uint64_t now = ns_now_ms();
+    pthread_mutex_lock(&trace_lock);
+    bool log = rf->warned_ms == 0 || now - rf->warned_ms >= STORE_WARN_MS;
+    unsigned unwarned = rf->unwarned;
+    if (log) {
+        rf->warned_ms = now;
+        rf->unwarned = 0;
+    } else {
+        rf->unwarned++;
+    }
+    const char *dir = rf->dir;
+    pthread_mutex_unlock(&trace_lock);
+    if (!log)
+        return;
+    NS_LOG_W("controller: the Raft store %s failed: %s; %lld bytes free there (each log segment "
+             "takes %u): this node cannot persist decisions until there is room (%u more "
+             "failures since the last line)",
+             dir ? dir : "-", what, (long long)free_bytes(dir), SEGMENT_SIZE, unwarned);
+}
+
+/* The uv store's trace: its failures ("can't create segment", "not enough space to allocate",
+ * "write segment ...: <errno text>", "snapshot creation failed") are what an operator must
+ * see, at WARN; a new open segment it cannot preallocate is retried every 50 ms without a word
+ * of failure, so each attempt looks at the free space. The rest is the library's chatter, at
+ * DEBUG. */
+static void on_trace(struct raft_tracer *t, const char *file, int line, const char *message)
+{
+    /* the adaptor around the tracer (no load of t->impl, written by the loop thread) */
+    ns_ctl_raft_t *rf = (ns_ctl_raft_t *)(void *)((char *)t - offsetof(ns_ctl_raft_t, tracer));
+    if (strstr(message, "create open segment") != NULL) {
+        if (free_bytes(store_dir(rf)) < (int64_t)SEGMENT_SIZE)
+            store_failed(rf, "no room for its next log segment");
+    } else if (strstr(message, "can't ") != NULL || strstr(message, "not enough space") ||
+               strstr(message, "write segment") || strstr(message, "rror") ||
+               strstr(message, "failed")) {
+        store_failed(rf, message);
+        return;
+    }
+    NS_LOG_D("controller: Raft: %s (%s:%d)", message, file, line);
+}
+
+static void on_transferred(struct raft_transfer *req)
+{
+    ns_ctl_raft_t *rf = req->data;
+    rf->transferring = false;
+}
+
+/* An entry this leader could not persist: it hands its leadership to the most up-to-date peer
+ * (raft_transfer), so that a full disk under one node does not stop the group's decisions. */
+static void leader_store_failed(ns_ctl_raft_t *rf, int status)
+{
+    store_failed(rf, raft_strerror(status));
+    if (rf->npeers < 2 || rf->transferring || raft_state(rf->r) != RAFT_LEADER)
+        return;
+    rf->transfer.data = rf;
+    if (raft_transfer(rf->r, &rf->transfer, 0, on_transferred) == 0) {
+        rf->transferring = true;
+        NS_LOG_W("controller: this leader cannot persist decisions: it hands its leadership to "
+                 "another peer");
+    }
+}
 
 /* One pending apply or barrier. */
 typedef struct pending {
@@ -44,6 +152,7 @@ typedef struct pending {
         struct raft_apply apply;
         struct raft_barrier barrier;
     } req;
+    ns_ctl_raft_t *rf;
     void (*cb)(void *arg, int status);
     void *arg;
 } pending_t;
@@ -152,11 +261,18 @@ int ns__ctl_raft_open(struct uv_loop_s *loop, struct raft_uv_transport *transpor
     /* Snapshots are a few KB of tables: not worth compressing (off also keeps lz4 from
      * running on libuv's thread pool). */
     raft_uv_set_snapshot_compression(&rf->io, false);
+    raft_uv_set_segment_size(&rf->io, SEGMENT_SIZE);
+    pthread_mutex_lock(&trace_lock); /* published to the thread pool's traces */
+    rf->dir = ns_xstrdup(o->dir);
+    pthread_mutex_unlock(&trace_lock);
+    rf->tracer = (struct raft_tracer){.impl = rf, .enabled = true, .emit = on_trace};
+    raft_uv_set_tracer(&rf->io, &rf->tracer);
     const ns_ctl_peer_t *self = &o->peers[o->self];
     rv = raft_init(rf->r, &rf->io, &rf->fsm.fsm, (raft_id)o->self + 1, self->addr);
     if (rv != 0) {
         ns_set_err(err, errlen, "Raft: %s", raft_errmsg(rf->r));
         raft_uv_close(&rf->io);
+        free(rf->dir);
         free(rf);
         return NS_CTL_ERAFT;
     }
@@ -189,6 +305,7 @@ static void on_raft_closed(struct raft *r)
     void (*cb)(void *) = rf->close_cb;
     void *arg = rf->close_arg;
     raft_uv_close(&rf->io);
+    free(rf->dir);
     free(rf);
     if (cb != NULL)
         cb(arg);
@@ -211,8 +328,12 @@ static void on_applied(struct raft_apply *req, int status, void *result)
     pending_t *p = req->data;
     void (*cb)(void *, int) = p->cb;
     void *arg = p->arg;
+    ns_ctl_raft_t *rf = p->rf;
     free(p);
-    cb(arg, status_of(status));
+    int st = status_of(status);
+    if (st == NS_CTL_ERAFT && rf->owned)
+        leader_store_failed(rf, status);
+    cb(arg, st);
 }
 
 int ns__ctl_raft_apply(ns_ctl_raft_t *rf, const uint8_t *data, size_t len,
@@ -227,6 +348,7 @@ int ns__ctl_raft_apply(ns_ctl_raft_t *rf, const uint8_t *data, size_t len,
     NS_ASSERT(buf.base != NULL);
     memcpy(buf.base, data, len);
     pending_t *p = ns_xcalloc(1, sizeof(*p));
+    p->rf = rf;
     p->cb = cb;
     p->arg = arg;
     p->req.apply.data = p;
@@ -254,6 +376,7 @@ static void on_barrier(struct raft_barrier *req, int status)
 int ns__ctl_raft_barrier(ns_ctl_raft_t *rf, void (*cb)(void *arg, int status), void *arg)
 {
     pending_t *p = ns_xcalloc(1, sizeof(*p));
+    p->rf = rf;
     p->cb = cb;
     p->arg = arg;
     p->req.barrier.data = p;

@@ -77,6 +77,7 @@ static void exception(ns_ctl_result_t *r, const char *text)
     ns_cmd_init(&r->resp);
     r->resp.code = NS_RES_SYSTEM_ERROR;
     ns_cmd_set_remark(&r->resp, "%s", text);
+    r->failed = true;
 }
 
 /* A reply with a header object (Java's createResponseCommandWithHeader): ext present even
@@ -892,6 +893,8 @@ size_t ns__ctl_rim_notices(const ns_ctl_state_t *st, const char *broker,
         ns_cmd_init(c);
         c->code = NS_CTL_REQ_NOTIFY_BROKER_ROLE_CHANGED;
         c->flag = NS_FLAG_ONEWAY;
+        c->language = NS_LANG_JAVA;
+        c->version = NS_SERVER_VERSION;
         c->has_ext = true;
         ext_opt_str(c, "masterAddress", member_addr(rep, true, s->master));
         ext_i64(c, "masterBrokerId", s->master);

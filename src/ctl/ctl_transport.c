@@ -73,10 +73,10 @@ struct incoming {
     bool handed; /* the stream went to Raft */
 };
 
-bool ns_ctl_is_raft_handshake(const uint8_t first8[8])
+bool ns_ctl_is_raft_handshake(const uint8_t *first, size_t len)
 {
     static const uint8_t proto[8] = {HANDSHAKE_PROTOCOL, 0, 0, 0, 0, 0, 0, 0};
-    return memcmp(first8, proto, 8) == 0;
+    return memcmp(first, proto, len < 8 ? len : 8) == 0;
 }
 
 /* ---- closing ---------------------------------------------------------------------------- */
@@ -173,7 +173,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
     in->nread += (size_t)nread;
     if (in->address == NULL) {
-        if (in->nread >= 8 && !ns_ctl_is_raft_handshake(in->preamble)) {
+        if (in->nread >= 8 && !ns_ctl_is_raft_handshake(in->preamble, 8)) {
             refuse(in, "not a Raft handshake");
             return;
         }

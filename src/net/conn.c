@@ -8,11 +8,20 @@
  * header (its client becomes the peer), then TLS or plaintext as tls.server.mode allows. A TLS
  * connection has a session (ns_tls.h) between the socket and the frames: ciphertext read goes
  * through it into plaintext, and each batch of replies is encrypted into one piece of
- * ciphertext before the write. Plaintext connections pay one pointer test per read and write. */
+ * ciphertext before the write. Plaintext connections pay one pointer test per read and write.
+ *
+ * A connection inherits its listener's service (ns_service_t). On the controller port the very
+ * first bytes are peeked before any is read: a Raft peer's handshake hands the socket to the
+ * controller (ns_ctl_accept_raft); anything else goes on as on the NameServer port (PROXY,
+ * TLS, frames), and its requests go to the controller's thread (ns_ctl_submit) after the same
+ * gate (ns_proc_admit) and the same budgets as the worker's requests. */
 #include "net_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ns_budget.h"
@@ -76,8 +85,13 @@ struct ns_conn {
     ns_conn_guard_t guard;    /* its share of the budgets */
     /* Last, so that the fields above keep the offsets (and cache lines) of a plaintext build. */
     ns_tls_t *tls;                 /* the TLS session, or NULL: plaintext */
-    uint64_t preamble_deadline_ms; /* a TLS handshake or PROXY header begun must be done by then
-                                      (tlsHandshakeTimeoutMillis); 0: none running */
+    uint64_t preamble_deadline_ms; /* a TLS handshake, a PROXY header or a Raft handshake begun
+                                      must be done by then (tlsHandshakeTimeoutMillis); 0: none */
+    ns_service_t service;          /* its listener's: the NameServer's or the controller's */
+    bool peeking;     /* controller port: its first bytes are looked at, not read (MSG_PEEK) */
+    bool peek_wait;   /* they began like a Raft handshake: reads stop, the 1-second check looks
+                         again until the 8 bytes are there */
+    bool sent_to_ctl; /* has sent the controller a request (its heartbeats may be bound to it) */
 };
 
 /* A write request and everything it keeps alive, in one allocation freed in on_write: the
@@ -104,6 +118,7 @@ static void drain_conn(ns_conn_t *c);
 static void update_reading(ns_conn_t *conn);
 static void drain_check(ns_io_loop_t *loop);
 static void on_job_done(ns_job_t *job);
+static void peek(ns_conn_t *conn);
 
 /* Close callback for a connection that never got linked into its loop. */
 static void free_conn_handle(uv_handle_t *handle)
@@ -155,6 +170,17 @@ void ns__conn_close(ns_conn_t *conn, const char *why)
 static void conn_free(ns_conn_t *conn)
 {
     ns_server_t *server = conn->loop->server;
+    if (conn->service == NS_SERVICE_CONTROLLER) {
+        /* Java's controller channel close: a broker whose first heartbeat came on it is gone,
+         * which may elect a new master at once. Only now, with every request of it back: a
+         * heartbeat still at the controller would otherwise come after the close. Not when
+         * this server stops: its brokers did not go (and a leader that stops must not elect
+         * away their masters on its way out). */
+        if (conn->sent_to_ctl && server->ctl != NULL && !conn->loop->stopping)
+            ns_ctl_conn_closed(server->ctl, conn->id);
+        free(conn);
+        return;
+    }
     /* Java's onChannelDestroy: a broker whose registration channel closes is unregistered at
      * once. Only now: a registration of this connection still at the worker would otherwise
      * come after it. The worker does it (it takes the write side). Only a registration binds
@@ -202,7 +228,9 @@ static void on_close(uv_handle_t *handle)
     conn->seg_count = conn->seg_cap = 0;
     if (conn->jobs > 0) {
         conn->handle_closed = true; /* on_job_done frees it */
-        ns__worker_conn_closed(loop->server->worker, conn->id);
+        /* the controller answers what it was handed; the worker drops what it may */
+        if (conn->service == NS_SERVICE_NAMESRV)
+            ns__worker_conn_closed(loop->server->worker, conn->id);
     } else {
         conn_free(conn);
     }
@@ -214,6 +242,11 @@ static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
     ns_conn_t *conn = handle->data;
     ns_io_loop_t *loop = conn->loop;
     NS_UNUSED(suggested);
+    if (conn->peeking) {
+        /* No buffer: libuv then reads nothing and says UV_ENOBUFS (on_read peeks). */
+        *buf = uv_buf_init(NULL, 0);
+        return;
+    }
     if (conn->in.len == 0 || conn->tls != NULL) {
         /* Nothing pending: the loop's buffer (on_read consumes it before the next alloc). A TLS
          * connection's ciphertext always goes there: its session takes all of it at once, and
@@ -356,7 +389,8 @@ static void resume_output_waiters(ns_io_loop_t *loop)
         next = c->next;
         if (!ns_conn_guard_output_resume(&c->guard, &loop->guard, c->batch_bytes))
             continue;
-        if (c->in.len > 0 && !c->guard.worker_full)
+        /* a stopping loop hands no new request to another thread (its port is closed) */
+        if (c->in.len > 0 && !c->guard.worker_full && !loop->stopping)
             process_input(c, c->in.data, c->in.len, false);
         else
             update_reading(c);
@@ -524,7 +558,8 @@ static void update_reading(ns_conn_t *conn)
 {
     bool want = !conn->closing && !conn->handle_closed && !conn->loop->stopping &&
                 !conn->close_after_replies && !conn->guard.worker_full &&
-                !conn->guard.output_wait && !conn->yielded && !conn->answer_pending;
+                !conn->guard.output_wait && !conn->yielded && !conn->peek_wait &&
+                !conn->answer_pending;
     if (want == !conn->reads_paused)
         return;
     conn->reads_paused = !want;
@@ -566,9 +601,8 @@ static ns_job_t *make_job(ns_conn_t *conn, ns_cmd_t *req, const ns_proc_entry_t 
 {
     ns_job_t *job = ns_xmalloc(bytes);
     job->bytes = bytes;
-    job->next = NULL;
     job->kind = NS_JOB_REQUEST;
-    job->port = &conn->loop->port;
+    job->port = conn->loop->port;
     job->done = on_job_done;
     job->owner = conn;
     job->conn_id = conn->id;
@@ -634,45 +668,141 @@ static void run_with_later_answer(ns_conn_t *conn, ns_cmd_t *req, const ns_proc_
     /* On this thread, before the loop can run the answer's return: counted now. */
     conn->jobs++;
     conn->answer_pending = true;
-    ns__worker_port_expect(&conn->loop->port);
+    ns_port_hold(conn->loop->port);
     update_reading(conn);
     ns_proc_later_release(&job->later);
 }
 
-/* A request is back from the worker (on the loop's thread): its reply goes out unless the
- * connection closed meanwhile; a closed connection is freed with its last job. */
-static void on_job_done(ns_job_t *job)
+/* A request of conn is back from the worker, the controller or a later answer (on the loop's
+ * thread) with the `bytes` it held of the worker-queue budget: its reply (resp, NULL for none) goes out unless
+ * the connection closed meanwhile; a closed connection is freed with its last request. */
+static void request_back(ns_conn_t *conn, size_t bytes, ns_cmd_t *resp, bool ran_on_loop)
 {
-    ns_conn_t *conn = job->owner;
     conn->jobs--;
-    bool may_resume = ns_conn_guard_worker_done(&conn->guard, conn->jobs, job->bytes,
+    bool may_resume = ns_conn_guard_worker_done(&conn->guard, conn->jobs, bytes,
                                                 &conn->loop->server->limits.guard);
-    if (job->ran_on_loop) {
+    if (ran_on_loop) { /* a later answer of a request run here: the connection reads again */
         conn->answer_pending = false;
         may_resume = true;
     }
-    if (!conn->handle_closed) {
-        if ((ns_proc_flags(job->entry) & NS_PROC_REGISTERS) && job->send)
-            conn->guard.known_broker = job->resp.code == NS_RES_SUCCESS;
-        if (job->send) {
-            queue_reply(conn, &job->resp);
-            flush_replies(conn);
-        }
-        if (conn->loop->stopping || conn->close_after_replies) {
-            if (conn->jobs == 0 && !conn->closing)
-                drain_conn(conn); /* the close waited for this reply */
-        } else if (may_resume && !conn->closing && !conn->guard.output_wait) {
-            /* Frames that waited in the buffer first, then the socket again. */
-            if (conn->in.len > 0)
-                process_input(conn, conn->in.data, conn->in.len, false);
-            else
-                update_reading(conn);
-        }
-    } else if (conn->jobs == 0) {
-        conn_free(conn);
+    if (conn->handle_closed) {
+        if (conn->jobs == 0)
+            conn_free(conn);
+        return;
     }
+    if (resp != NULL) {
+        queue_reply(conn, resp);
+        flush_replies(conn);
+    }
+    if (conn->loop->stopping || conn->close_after_replies) {
+        if (conn->jobs == 0 && !conn->closing)
+            drain_conn(conn); /* the close waited for this reply */
+    } else if (may_resume && !conn->closing && !conn->guard.output_wait) {
+        /* Frames that waited in the buffer first, then the socket again. */
+        if (conn->in.len > 0)
+            process_input(conn, conn->in.data, conn->in.len, false);
+        else
+            update_reading(conn);
+    }
+}
+
+/* A request is back from the worker or its later answer: a registration's answer says whether the connection is a
+ * known broker's. */
+static void on_job_done(ns_job_t *job)
+{
+    ns_conn_t *conn = job->owner;
+    if (!conn->handle_closed && (ns_proc_flags(job->entry) & NS_PROC_REGISTERS) && job->send)
+        conn->guard.known_broker = job->resp.code == NS_RES_SUCCESS;
+    request_back(conn, job->bytes, job->send ? &job->resp : NULL, job->ran_on_loop);
     ns_cmd_free(&job->resp);
     free(job);
+}
+
+/* ---- requests for the controller ----------------------------------------------------------- */
+
+/* A request handed to the controller's thread; it comes back through the loop's port. */
+typedef struct ctl_request {
+    ns_ctl_job_t job; /* first: its port item is how it comes back */
+    ns_conn_t *conn;  /* kept alive while it has requests out */
+    size_t bytes;     /* held of the worker-queue budget */
+} ctl_request_t;
+
+static void on_ctl_request_done(ns_port_item_t *item)
+{
+    ctl_request_t *r = (ctl_request_t *)(void *)item;
+    request_back(r->conn, r->bytes, r->job.send ? &r->job.resp : NULL, false);
+    ns_cmd_free(&r->job.resp);
+    free(r);
+}
+
+/* Hands req (moved out) to the controller, with a copy of its body (the frame's buffer is
+ * reused at once). Its `bytes` are already taken from the worker-queue budget. */
+static void submit_ctl(ns_conn_t *conn, ns_cmd_t *req, size_t bytes)
+{
+    ctl_request_t *r = ns_xcalloc(1, sizeof(*r));
+    r->conn = conn;
+    r->bytes = bytes;
+    r->job.item.done = on_ctl_request_done;
+    r->job.req = *req;
+    ns_cmd_init(req);
+    if (r->job.req.body_len > 0)
+        ns_cmd_set_body_copy(&r->job.req, r->job.req.body, r->job.req.body_len);
+    r->job.conn_id = conn->id;
+    memcpy(r->job.peer, conn->peer, sizeof(r->job.peer));
+    r->job.port = conn->loop->port;
+    conn->jobs++;
+    conn->sent_to_ctl = true;
+    ns_ctl_submit(conn->loop->server->ctl, &r->job);
+}
+
+/* A frame on the controller port: its code's row of the controller's service passes the gate
+ * here (3 for a code it does not serve, 16 for ACL), then goes to the controller within the
+ * worker's budgets (the connection's own count of requests out, serverMaxWorkerQueueBytes).
+ * Returns false when the frame must wait in the buffer, as handle_frame. */
+static bool handle_ctl_frame(ns_conn_t *conn, const ns_ctx_t *read_ctx, const ns_frame_t *frame)
+{
+    ns_server_t *server = conn->loop->server;
+    ns_cmd_t req;
+    if (ns_cmd_decode(frame, &req) != 0) {
+        bad_frame(conn, NS_M_FRAME_BAD_HEADER, "undecodable remoting header", frame->header,
+                  frame->header_len);
+        return true;
+    }
+    if (req.flag & NS_FLAG_RESPONSE) {
+        NS_LOG_D("peer=%s: unexpected response opaque=%d dropped", conn->peer, (int)req.opaque);
+        ns_cmd_free(&req);
+        return true;
+    }
+    ns_ctx_t ctx = *read_ctx;
+    ctx.going_away = false; /* GO_AWAY is the NameServer's: the controller serves until it stops */
+    const ns_proc_entry_t *entry = ns_proc_lookup_service(NS_SERVICE_CONTROLLER, req.code);
+    ns_cmd_t resp;
+    if (!ns_proc_admit(&ctx, entry, &req, &resp)) {
+        if (!(req.flag & NS_FLAG_ONEWAY))
+            queue_reply(conn, &resp);
+        ns_cmd_free(&resp);
+        ns_cmd_free(&req);
+        return true;
+    }
+    size_t bytes = sizeof(ctl_request_t) + req.body_len;
+    ns_guard_admit_t admit =
+        ns_conn_guard_worker_admit(&conn->guard, conn->jobs, bytes, &req, conn->peer);
+    if (admit == NS_GUARD_WAIT) { /* its own requests will make room: wait for them */
+        ns_cmd_free(&req);
+        return false;
+    }
+    __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
+    if (admit == NS_GUARD_RUN) {
+        submit_ctl(conn, &req, bytes);
+        return true;
+    }
+    ns_cmd_t busy;
+    if (ns_conn_guard_busy_reply(&req, &busy)) {
+        queue_reply(conn, &busy);
+        ns_cmd_free(&busy);
+    }
+    ns_cmd_free(&req);
+    return true;
 }
 
 /* Decodes and dispatches one frame with ctx (loop_ctx of this read). Returns false when the
@@ -681,6 +811,8 @@ static void on_job_done(ns_job_t *job)
 static bool handle_frame(ns_conn_t *conn, ns_ctx_t *ctx, const ns_frame_t *frame)
 {
     ns_server_t *server = conn->loop->server;
+    if (conn->service == NS_SERVICE_CONTROLLER)
+        return handle_ctl_frame(conn, ctx, frame);
     if (server->worker == NULL || conn->jobs == 0) {
         /* The common route read, answered in place (ns_proc_fast.h); anything else below. */
         size_t off = conn->out_headers.len;
@@ -1023,6 +1155,78 @@ static bool preamble(ns_conn_t *conn, const uint8_t **data, size_t *len, bool sh
     }
 }
 
+/* ---- the controller port: a Raft peer, or a RocketMQ peer ------------------------------- */
+
+/* The socket goes to the controller's Raft transport: a duplicate of the descriptor is handed
+ * over and our handle closes (libuv takes the descriptor out of this loop's epoll first). The
+ * transport checks the peer (a configured one, from its address) and the handshake. */
+static void hand_to_raft(ns_conn_t *conn, int fd)
+{
+    char ip[64];
+    snprintf(ip, sizeof(ip), "%s", conn->peer);
+    char *colon = strrchr(ip, ':');
+    if (colon != NULL)
+        *colon = '\0';
+    int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup_fd < 0) {
+        NS_LOG_W("connection %s: a Raft handshake, but the descriptor cannot be handed over: %s",
+                 conn->peer, strerror(errno));
+        ns__conn_close(conn, "dup failed");
+        return;
+    }
+    NS_LOG_D("connection %s id=%llu: a Raft handshake, handed to the controller", conn->peer,
+             (unsigned long long)conn->id);
+    conn->peeking = false;
+    conn->peek_wait = false;
+    ns_ctl_accept_raft(conn->loop->server->ctl, dup_fd, ip);
+    ns__conn_close(conn, "handed to the controller's Raft transport");
+}
+
+/* The first bytes of a controller-port connection, looked at without reading them (MSG_PEEK),
+ * so that a Raft peer's handshake goes to the controller before anything of it is consumed;
+ * anything else (a RocketMQ frame, TLS, a PROXY header: none starts like the handshake) is read
+ * as on the NameServer port from now on. Bytes that begin like the handshake but are fewer
+ * than its 8 wait with reads stopped (the socket stays readable: reading would spin) for the
+ * 1-second check, within tlsHandshakeTimeoutMillis. */
+static void peek(ns_conn_t *conn)
+{
+    uv_os_fd_t fd;
+    uint8_t first[8];
+    if (uv_fileno((uv_handle_t *)&conn->handle, &fd) != 0) {
+        ns__conn_close(conn, "no descriptor");
+        return;
+    }
+    ssize_t n = recv(fd, first, sizeof(first), MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            ns__conn_close(conn, strerror(errno));
+        return;
+    }
+    if (n == 0) {
+        ns__conn_close(conn, "peer closed");
+        return;
+    }
+    if (!ns_ctl_is_raft_handshake(first, (size_t)n)) {
+        conn->peeking = false;
+        if (conn->peek_wait) {
+            conn->peek_wait = false;
+            conn->preamble_deadline_ms = 0;
+            update_reading(conn);
+        }
+        return;
+    }
+    if ((size_t)n == sizeof(first)) {
+        hand_to_raft(conn, fd);
+        return;
+    }
+    if (!conn->peek_wait) {
+        conn->peek_wait = true;
+        conn->preamble_deadline_ms =
+            uv_now(&conn->loop->loop) + conn->loop->server->tls.handshake_ms;
+        update_reading(conn);
+    }
+}
+
 /* ---- TLS connections ---------------------------------------------------------------------- */
 
 /* Ciphertext in: plaintext frames out, as on a plaintext connection. */
@@ -1076,6 +1280,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     ns_conn_t *conn = stream->data;
     if (nread == 0)
         return; /* EAGAIN: nothing read, not EOF */
+    if (nread == UV_ENOBUFS && conn->peeking) {
+        peek(conn); /* readable: the first bytes are there */
+        return;
+    }
     if (nread < 0) {
         ns__conn_close(conn, nread == UV_EOF ? "peer closed" : uv_strerror((int)nread));
         return;
@@ -1103,10 +1311,13 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     process_input(conn, data, len, shared);
 }
 
-/* Links a connection whose handle is open into its loop and starts reading. */
-static void conn_start(ns_io_loop_t *loop, ns_conn_t *conn)
+/* Links a connection whose handle is open into its loop and starts reading (on the controller
+ * port: peeking). */
+static void conn_start(ns_io_loop_t *loop, ns_conn_t *conn, ns_service_t service)
 {
     ns_server_t *server = loop->server;
+    conn->service = service;
+    conn->peeking = service == NS_SERVICE_CONTROLLER && server->ctl != NULL;
     uint64_t seq = __atomic_add_fetch(&server->next_conn_seq, 1, __ATOMIC_SEQ_CST);
     conn->id = (seq << NS_CONN_LOOP_BITS) | loop->index;
     conn->last_active_ms = uv_now(&loop->loop);
@@ -1151,7 +1362,7 @@ static void conn_start(ns_io_loop_t *loop, ns_conn_t *conn)
         ns__conn_close(conn, uv_strerror(rc));
 }
 
-void ns__conn_adopt(ns_io_loop_t *loop, int fd)
+void ns__conn_adopt(ns_io_loop_t *loop, int fd, ns_service_t service)
 {
     ns_conn_t *conn = ns_xcalloc(1, sizeof(*conn));
     conn->loop = loop;
@@ -1164,7 +1375,7 @@ void ns__conn_adopt(ns_io_loop_t *loop, int fd)
         uv_close((uv_handle_t *)&conn->handle, free_conn_handle);
         return;
     }
-    conn_start(loop, conn);
+    conn_start(loop, conn, service);
 }
 
 void ns__conn_close_by_id(ns_io_loop_t *loop, uint64_t id, const char *why)
@@ -1217,13 +1428,19 @@ void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms)
         next = c->next;
         if (c->closing)
             continue;
+        if (c->peek_wait && now_ms < c->preamble_deadline_ms) {
+            peek(c); /* a Raft handshake begun: are its 8 bytes there now? */
+            continue;
+        }
         if (idle_ms > 0 && now_ms - c->last_active_ms > idle_ms) {
             NS_LOG_I("closing connection %s: idle for more than %llu s", c->peer,
                      (unsigned long long)(idle_ms / 1000));
             NS_METRIC_INC(CUT_IDLE);
             ns__conn_close(c, "idle");
         } else if (c->preamble_deadline_ms != 0 && now_ms >= c->preamble_deadline_ms) {
-            const char *what = c->tls != NULL ? "TLS handshake" : "PROXY protocol header";
+            const char *what = c->tls != NULL ? "TLS handshake"
+                               : c->peeking   ? "Raft handshake"
+                                              : "PROXY protocol header";
             if (c->tls != NULL)
                 ns_tls_fail(c->tls, "handshake timeout");
             NS_METRIC_INC(CUT_HANDSHAKE_TIMEOUT);

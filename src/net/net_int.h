@@ -14,7 +14,9 @@
 
 #include "ns_buf.h"
 #include "ns_cmd.h"
+#include "ns_ctl.h"
 #include "ns_hmap.h"
+#include "ns_port.h"
 #include "ns_proc.h"
 #include "ns_proxy.h"
 #include "ns_route.h"
@@ -285,33 +287,22 @@ typedef struct ns_job ns_job_t;
  * (ran it, or dropped a request unrun): the job belongs to the callback, which frees it. */
 typedef void (*ns_job_done_fn)(ns_job_t *job);
 
-/* A loop's port to the worker, as libuv's loop has for its thread pool: the jobs the loop
- * submits come back through it and their done callbacks run on the loop's thread. Every field
- * is worker.c's (ns__worker_port_*); the loop only embeds it. */
-typedef struct ns_worker_port {
-    uv_async_t async;     /* the worker returned jobs (returned below) */
-    pthread_mutex_t lock; /* guards returned */
-    ns_job_t *returned;   /* finished jobs, newest first (under lock) */
-    size_t in_flight;     /* jobs submitted through this port and not done yet (loop thread) */
-    bool closing;         /* the loop stops: async closes once in_flight is 0 (loop thread) */
-    bool open;            /* async not closed yet (loop thread) */
-} ns_worker_port_t;
-
 struct ns_job {
-    ns_job_t *next;    /* the port's returned list */
-    ns_jobq_item_t qi; /* the worker's queue (worker.c sets it up) */
+    ns_port_item_t item; /* first: the port's item (ns_port.h), how the job comes back */
+    ns_jobq_item_t qi;   /* the worker's queue (worker.c sets it up) */
     ns_job_kind_t kind;
-    ns_worker_port_t *port; /* where the job comes back; NULL: the worker frees it */
-    ns_job_done_fn done;    /* with port: runs on the port's loop and frees the job */
-    void *owner;            /* the submitter's (REQUEST: its connection, kept alive while it
-                               has jobs) */
-    uint64_t conn_id;       /* the connection's id */
-    char peer[64];          /* REQUEST: "ip:port", for the handlers' logs */
-    ns_cmd_t req;           /* REQUEST: the decoded request; its body points into body[] */
-    ns_cmd_t resp;          /* REQUEST: the response, filled by the worker */
-    bool send;              /* REQUEST: resp is to be sent (not oneway) */
-    bool known_broker;      /* REQUEST: its connection's last registration succeeded (lane) */
-    bool dropped;           /* REQUEST: returned without running (its connection closed) */
+    ns_port_t *port;     /* where the job comes back (the submitting loop's port, ns_port.h);
+                            NULL: the worker frees it */
+    ns_job_done_fn done; /* with port: runs on the port's loop and frees the job */
+    void *owner;         /* the submitter's (REQUEST: its connection, kept alive while it
+                            has jobs) */
+    uint64_t conn_id;    /* the connection's id */
+    char peer[64];       /* REQUEST: "ip:port", for the handlers' logs */
+    ns_cmd_t req;        /* REQUEST: the decoded request; its body points into body[] */
+    ns_cmd_t resp;       /* REQUEST: the response, filled by the worker */
+    bool send;           /* REQUEST: resp is to be sent (not oneway) */
+    bool known_broker;   /* REQUEST: its connection's last registration succeeded (lane) */
+    bool dropped;        /* REQUEST: returned without running (its connection closed) */
     /* REQUEST: the row of its code, looked up once per frame (its handler and flags, read by
      * the worker and by the loop when the job is back); NULL: a code not served. */
     const ns_proc_entry_t *entry;
@@ -334,43 +325,54 @@ typedef enum ns_loop_msg_kind {
 
 typedef struct ns_loop_msg {
     ns_loop_msg_kind_t kind;
+    ns_service_t service; /* NS_LOOP_ADOPT_FD: the listener's, which the connection inherits */
     union {
         uint64_t conn_id; /* NS_LOOP_CLOSE_CONN */
         int fd;           /* NS_LOOP_ADOPT_FD: owned by the message until adopted or closed */
     } u;
 } ns_loop_msg_t;
 
+/* A listening socket on loop 0 and the service its connections inherit: listenPort (the
+ * NameServer) and the controller port (the address of controllerDLegerSelfId). Accepted here,
+ * not by libuv's uv_listen: at the process's fd limit, libuv closes pending connections at once
+ * (its reserve-fd trick) and, when its reserve fd is gone, retries accept() without end inside
+ * one callback (a spinning loop 0); server.c pauses the listener instead (accept_timer), as
+ * Netty does. */
+typedef struct ns_listener {
+    struct ns_io_loop *loop;  /* loop 0 */
+    ns_service_t service;     /* what its connections serve */
+    int fd;                   /* the socket, -1 = none */
+    uv_poll_t poll;           /* readable: connections wait to be accepted */
+    uv_timer_t accept_timer;  /* ends a pause of the listener */
+    bool open;                /* poll and accept_timer initialised (must be closed) */
+    bool accept_paused;       /* the listener waits for accept_timer */
+    unsigned accept_pauses;   /* pauses in a row (one WARN per streak) */
+    int port;                 /* the port actually bound */
+    char addr[64];            /* "ip:port" actually bound */
+} ns_listener_t;
+
 /* One I/O event loop and its connections. Loop 0 runs on the main thread and also owns the
  * listening socket, the signals and the periodic jobs. Each group of fields has one owner. */
 struct ns_io_loop {
     /* server.c */
-    ns_server_t *server; /* owner */
-    unsigned index;      /* position in server->loops, low byte of conn ids */
-    uv_loop_t loop;      /* the libuv loop */
-    /* loop 0 only: the listening socket. Accepted here, not by libuv's uv_listen: at the
-     * process's fd limit, libuv closes pending connections at once (its reserve-fd trick) and,
-     * when its reserve fd is gone, retries accept() without end inside one callback (a spinning
-     * loop 0); server.c pauses the listener instead (accept_timer), as Netty does. */
-    int listen_fd;               /* the socket, -1 = none */
-    uv_poll_t listener;          /* readable: connections wait to be accepted */
-    uv_timer_t accept_timer;     /* ends a pause of the listener */
-    bool listening;              /* listener and accept_timer initialised (must be closed) */
-    bool accept_paused;          /* the listener waits for accept_timer */
-    unsigned accept_pauses;      /* pauses in a row (one WARN per streak) */
-    uv_async_t wakeup;           /* the inbox below has messages, or stop was requested */
-    uv_timer_t idle_timer;       /* closes connections idle past serverChannelMaxIdleTimeSeconds */
+    ns_server_t *server;        /* owner */
+    unsigned index;             /* position in server->loops, low byte of conn ids */
+    uv_loop_t loop;             /* the libuv loop */
+    ns_listener_t listeners[2]; /* loop 0 only: the listening sockets, by ns_service_t */
+    uv_async_t wakeup;          /* the inbox below has messages, or stop was requested */
+    uv_timer_t idle_timer;      /* closes connections idle past serverChannelMaxIdleTimeSeconds */
     uint64_t last_idle_check_ms; /* uv_now at its last run (a much later run: the loop stalled) */
-    uv_thread_t thread;          /* loops >= 1 only */
-    pthread_mutex_t lock;        /* guards the inbox: inbox, inbox_count, inbox_cap, stop_requested,
-                                    wakeup_closed */
-    ns_loop_msg_t *inbox;        /* messages from other threads, oldest first (under lock) */
+    uv_thread_t thread;         /* loops >= 1 only */
+    pthread_mutex_t lock;       /* guards the inbox: inbox, inbox_count, inbox_cap, stop_requested,
+                                   wakeup_closed */
+    ns_loop_msg_t *inbox;       /* messages from other threads, oldest first (under lock) */
     size_t inbox_count;
     size_t inbox_cap;
     bool stop_requested; /* shut down: stop accepting, drain, close everything (under lock) */
     bool wakeup_closed;  /* wakeup may no longer be signalled (under lock) */
     bool stopping;       /* this loop has begun shutting down (loop thread; conn.c reads it) */
-    /* worker.c */
-    ns_worker_port_t port; /* the jobs this loop submitted come back here */
+    ns_port_t *port;     /* the jobs this loop sent to another thread (the worker, the
+                            controller) come back here (ns_port.h); closed when it stops */
     /* conn.c, loop thread only */
     ns_conn_t *conns;       /* doubly linked list of open connections */
     size_t conn_count;      /* entries in conns; only this loop writes it, atomically, as
@@ -440,27 +442,34 @@ struct ns_server {
     ns_server_limits_t limits; /* fixed at ns_server_run */
     ns_route_t *route;
     ns_kv_t *kv;
-    ns_acl_t *acl;             /* aclEnable: the access check (not owned), NULL = off */
-    ns_worker_t *worker;       /* runs the requests that are not cheap (worker.c) */
-    ns_notifier_t *notifier;   /* sends NOTIFY_MIN_BROKER_ID_CHANGE (notifier.c), on loops[0] */
-    uint64_t start_ms;         /* monotonic ms at ns_server_run */
-    unsigned loop_count;       /* I/O loops in use */
-    ns_io_loop_t *loops;       /* loop_count loops */
-    uv_signal_t sigterm;       /* on loops[0] */
-    uv_signal_t sigint;        /* on loops[0] */
-    uv_signal_t sighup;        /* on loops[0]: reopen the log file (logrotate) */
-    uv_timer_t scan_timer;     /* inactive-broker scan, on loops[0] */
-    uint64_t scan_interval_ms; /* its interval, fixed at start (the worker reads it) */
-    int64_t clock_offset_ms;   /* wall minus monotonic clock at loop 0's last idle check; 0 =
-                                  not yet (server.c, loop 0) */
-    uv_timer_t kv_log_timer;   /* periodic KV dump, on loops[0] */
-    uv_timer_t stats_timer;    /* periodic traffic summary, on loops[0] */
-    uv_timer_t go_away_timer;  /* ends a graceful shutdown's wait, on loops[0] */
-    bool going_away;           /* graceful shutdown under way (atomic): answer GO_AWAY */
-    ns_server_tls_t tls;       /* TLS and PROXY protocol (server_tls.c) */
-    ns_server_files_t files;   /* reading the ACL and certificate files (server_files.c) */
-    char bound_addr[64];       /* "ip:port" actually bound */
-    int bound_port;            /* port actually bound (listenPort 0 = ephemeral) */
+    ns_acl_t *acl;              /* aclEnable: the access check (not owned), NULL = off */
+    ns_ctl_t *ctl;              /* the embedded controller whose port this server serves (not
+                                   owned), NULL = none */
+    bool controller_only;       /* mqcontroller: the controller port only, no listenPort */
+    pthread_mutex_t hooks_lock; /* guards hooks_open */
+    bool hooks_open;            /* the controller's hooks (1008, closes) reach the notifier and
+                                   the loops: from start_threads to begin_shutdown */
+    ns_worker_t *worker;        /* runs the requests that are not cheap (worker.c) */
+    ns_notifier_t *notifier;    /* sends NOTIFY_MIN_BROKER_ID_CHANGE (notifier.c), on loops[0] */
+    uint64_t start_ms;          /* monotonic ms at ns_server_run */
+    unsigned loop_count;        /* I/O loops in use */
+    ns_io_loop_t *loops;        /* loop_count loops */
+    uv_signal_t sigterm;        /* on loops[0] */
+    uv_signal_t sigint;         /* on loops[0] */
+    uv_signal_t sighup;         /* on loops[0]: reopen the log file (logrotate) */
+    uv_timer_t scan_timer;      /* inactive-broker scan, on loops[0] */
+    uint64_t scan_interval_ms;  /* its interval, fixed at start (the worker reads it) */
+    int64_t clock_offset_ms;    /* wall minus monotonic clock at loop 0's last idle check; 0 =
+                                   not yet (server.c, loop 0) */
+    uv_timer_t kv_log_timer;    /* periodic KV dump, on loops[0] */
+    uv_timer_t stats_timer;     /* periodic traffic summary, on loops[0] */
+    uv_timer_t go_away_timer;   /* ends a graceful shutdown's wait, on loops[0] */
+    bool going_away;            /* graceful shutdown under way (atomic): answer GO_AWAY */
+    ns_server_tls_t tls;        /* TLS and PROXY protocol (server_tls.c) */
+    ns_server_files_t files;    /* reading the ACL and certificate files (server_files.c) */
+    char bound_addr[64];        /* "ip:port" of the first listener (the NameServer's, or the
+                                   controller's with controller_only) */
+    int bound_port;             /* its port (listenPort 0 = ephemeral) */
     /* Traffic counters, updated with relaxed atomics by every loop. */
     uint64_t stat_requests;
     uint64_t stat_bad_frames;
@@ -468,12 +477,15 @@ struct ns_server {
     uint64_t next_conn_seq; /* accept sequence of connection ids (atomic, every loop) */
 };
 
-/* notifier.c: the outgoing NOTIFY_MIN_BROKER_ID_CHANGE connections, on loop 0. */
+/* notifier.c: the outgoing connections to brokers (905 and the controller's 1008), on loop 0. */
 /* Creates the notifier on loop 0 (loop 0's thread). */
 ns_notifier_t *ns__notifier_new(ns_io_loop_t *loop0);
 /* Any thread: takes ownership of the notices (an array from ns_route_take_notices) and has
  * loop 0 send them. After ns__notifier_close they are freed unsent. */
 void ns__notifier_post(ns_notifier_t *n, ns_route_notice_t *v, size_t count);
+/* Any thread: has loop 0 send the oneway request cmd (its content taken; the opaque is set at
+ * delivery) to the broker at addr ("ip:port"). After ns__notifier_close it is freed unsent. */
+void ns__notifier_post_cmd(ns_notifier_t *n, const char *addr, ns_cmd_t *cmd);
 /* Loop 0, at shutdown: drops what is queued and closes every connection and handle. */
 void ns__notifier_close(ns_notifier_t *n);
 /* After loop 0 has run dry and no thread posts any more (the worker has stopped). */
@@ -512,8 +524,9 @@ void ns__server_files_stop(ns_server_t *server);
 
 /* conn.c */
 
-/* Adopts an already accepted socket handed over by loop 0 (takes ownership of fd). */
-void ns__conn_adopt(ns_io_loop_t *loop, int fd);
+/* Adopts an already accepted socket handed over by loop 0 (takes ownership of fd), of a
+ * listener of `service`. */
+void ns__conn_adopt(ns_io_loop_t *loop, int fd, ns_service_t service);
 
 /* Starts closing a connection (idempotent); its memory is freed in the close callback, and the
  * route table forgets every broker that registered over it. */
@@ -556,22 +569,13 @@ ns_worker_t *ns__worker_start(ns_server_t *server);
  * after the loops have stopped (every job with a port is back then). */
 void ns__worker_stop(ns_worker_t *w);
 
-/* A loop's port (loop thread): set up with the loop; closed when it stops, which takes effect
- * once every job submitted through it is back (the loop runs until then); destroyed after the
- * loop has run dry. */
-void ns__worker_port_init(ns_worker_port_t *port, uv_loop_t *loop);
-void ns__worker_port_close(ns_worker_port_t *port);
-void ns__worker_port_destroy(ns_worker_port_t *port);
-
 /* Queues a job (takes ownership until it is done). With job->port set, call on that port's
  * loop thread: the job comes back there and job->done runs; without, the worker frees it. */
 void ns__worker_submit(ns_worker_t *w, ns_job_t *job);
 
-/* A request its loop ran itself whose answer comes later from another thread (conn.c): counted
- * on the port now (loop thread), so that the loop waits for it at shutdown;
- * ns__worker_port_return then hands it back (any thread) and its done callback runs on the
- * loop. */
-void ns__worker_port_expect(ns_worker_port_t *port);
+/* A request its loop ran itself whose answer comes later from another thread (conn.c), held on
+ * its port (ns_port_hold, loop thread) so that the loop waits for it at shutdown: hands it back
+ * (any thread); its done callback runs on the loop. */
 void ns__worker_port_return(ns_job_t *job);
 
 /* Queues a CONN_CLOSED job (no port). Any thread. */

@@ -1,9 +1,12 @@
-/* The notifier: mqnamesrv's only outgoing connections. It sends the NOTIFY_MIN_BROKER_ID_CHANGE
- * (905) notices the route table queues (ns_route_take_notices) to the brokers' main ports, as
- * oneway requests, like Java's NettyRemotingClient.invokeOneway(addr, request, 300).
+/* The notifier: mqnamesrv's only outgoing connections to brokers. It sends, as oneway requests
+ * to the brokers' main ports, like Java's NettyRemotingClient.invokeOneway:
+ *   - the NOTIFY_MIN_BROKER_ID_CHANGE (905) notices the route table queues
+ *     (ns_route_take_notices), from the worker thread;
+ *   - the embedded controller's NOTIFY_BROKER_ROLE_CHANGED (1008) after an election, from the
+ *     controller's thread (its notify hook, server.c).
  *
- * It lives on loop 0. Notices arrive from the worker thread through a mutex-guarded list and
- * an async handle. One connection per broker address, opened on first use and kept until it
+ * It lives on loop 0. Notices arrive from those threads through a mutex-guarded list and an
+ * async handle. One connection per broker address, opened on first use and kept until it
  * has been idle for clientChannelMaxIdleTimeSeconds (Java's client idle handler), so a storm of
  * changes does not reconnect every time. Delivery is best effort, as in Java: a broker that
  * cannot be reached within connectTimeoutMillis, or whose connection fails, loses its notices
@@ -28,11 +31,26 @@
 
 typedef struct peer peer_t;
 
+/* A oneway request for a broker: its frame is encoded at delivery (the opaque is loop 0's). */
+typedef struct outgoing {
+    char *target; /* "ip:port" of the broker (owned) */
+    ns_cmd_t cmd; /* the request (owned) */
+} outgoing_t;
+
+static void outgoing_free(outgoing_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].target);
+        ns_cmd_free(&v[i].cmd);
+    }
+    free(v);
+}
+
 struct ns_notifier {
     ns_io_loop_t *loop;   /* loop 0 */
     uv_async_t wakeup;    /* notices were posted */
     pthread_mutex_t lock; /* guards incoming, incoming_count, closed */
-    ns_route_notice_t *incoming;
+    outgoing_t *incoming; /* posted, not delivered yet */
     size_t incoming_count;
     bool closed;         /* no more posts are taken (shutdown began) */
     peer_t *peers;       /* open or connecting connections (loop thread) */
@@ -97,7 +115,7 @@ static void peer_close(peer_t *p, const char *why)
     unlink_peer(p);
     if (why != NULL)
         NS_LOG_W("notify connection to broker %s closed: %s%s", p->addr, why,
-                 p->pending.len ? " (pending NOTIFY_MIN_BROKER_ID_CHANGE dropped)" : "");
+                 p->pending.len ? " (pending notices dropped)" : "");
     uv_close((uv_handle_t *)&p->timer, on_handle_closed);
     uv_close((uv_handle_t *)&p->tcp, on_handle_closed);
 }
@@ -304,37 +322,40 @@ static peer_t *peer_get(ns_notifier_t *n, const char *addr)
 
 /* The oneway request Java's RouteInfoManager builds: code 905, JSON header, the header fields
  * of NotifyMinBrokerIdChangeRequestHeader that are not null. */
-static void encode_notice(ns_notifier_t *n, const ns_route_notice_t *nt, ns_buf_t *out)
+static void notice_cmd(const ns_route_notice_t *nt, ns_cmd_t *cmd)
 {
-    ns_cmd_t cmd;
-    ns_cmd_init(&cmd);
-    cmd.code = NS_REQ_NOTIFY_MIN_BROKER_ID_CHANGE;
-    cmd.language = NS_LANG_JAVA;
-    cmd.version = NS_SERVER_VERSION;
-    cmd.opaque = n->next_opaque++;
-    cmd.flag = NS_FLAG_ONEWAY;
-    cmd.serialize_type = NS_SERIALIZE_JSON;
-    cmd.has_ext = true;
-    ns_cmd_ext_setf(&cmd, "minBrokerId", "%lld", (long long)nt->min_broker_id);
-    ns_cmd_ext_set(&cmd, "minBrokerAddr", nt->min_broker_addr);
+    ns_cmd_init(cmd);
+    cmd->code = NS_REQ_NOTIFY_MIN_BROKER_ID_CHANGE;
+    cmd->language = NS_LANG_JAVA;
+    cmd->version = NS_SERVER_VERSION;
+    cmd->flag = NS_FLAG_ONEWAY;
+    cmd->serialize_type = NS_SERIALIZE_JSON;
+    cmd->has_ext = true;
+    ns_cmd_ext_setf(cmd, "minBrokerId", "%lld", (long long)nt->min_broker_id);
+    ns_cmd_ext_set(cmd, "minBrokerAddr", nt->min_broker_addr);
     if (nt->offline_broker_addr)
-        ns_cmd_ext_set(&cmd, "offlineBrokerAddr", nt->offline_broker_addr);
+        ns_cmd_ext_set(cmd, "offlineBrokerAddr", nt->offline_broker_addr);
     if (nt->ha_broker_addr)
-        ns_cmd_ext_set(&cmd, "haBrokerAddr", nt->ha_broker_addr);
-    NS_ASSERT(ns_cmd_encode_header(&cmd, out) == 0);
-    ns_cmd_free(&cmd);
+        ns_cmd_ext_set(cmd, "haBrokerAddr", nt->ha_broker_addr);
 }
 
-static void deliver(ns_notifier_t *n, const ns_route_notice_t *nt)
+static void deliver(ns_notifier_t *n, outgoing_t *o)
 {
-    peer_t *p = peer_get(n, nt->target);
+    peer_t *p = peer_get(n, o->target);
     if (p == NULL)
         return;
     ns_buf_t frame = NS_BUF_INIT;
-    encode_notice(n, nt, &frame);
+    o->cmd.opaque = n->next_opaque++;
+    if (ns_cmd_encode_header(&o->cmd, &frame) != 0) {
+        NS_LOG_W("notify broker %s: request %d too large to encode, dropped", p->addr,
+                 (int)o->cmd.code);
+        ns_buf_free(&frame);
+        return;
+    }
+    ns_buf_append(&frame, o->cmd.body, o->cmd.body_len); /* the frame's length counts it */
     if (p->queued_bytes + frame.len > PEER_MAX_QUEUED_BYTES) {
-        NS_LOG_W("notify broker %s: %zu bytes already queued, NOTIFY_MIN_BROKER_ID_CHANGE dropped",
-                 p->addr, p->queued_bytes);
+        NS_LOG_W("notify broker %s: %zu bytes already queued, request %d dropped", p->addr,
+                 p->queued_bytes, (int)o->cmd.code);
     } else if (p->connected && (p->tls == NULL || p->tls_ready)) {
         send_bytes(p, frame.data, frame.len);
     } else {
@@ -348,14 +369,14 @@ static void on_wakeup(uv_async_t *h)
 {
     ns_notifier_t *n = h->data;
     pthread_mutex_lock(&n->lock);
-    ns_route_notice_t *v = n->incoming;
+    outgoing_t *v = n->incoming;
     size_t count = n->incoming_count;
     n->incoming = NULL;
     n->incoming_count = 0;
     pthread_mutex_unlock(&n->lock);
     for (size_t i = 0; i < count && !n->closing; i++)
         deliver(n, &v[i]);
-    ns_route_notices_free(v, count);
+    outgoing_free(v, count);
 }
 
 static void on_wakeup_closed(uv_handle_t *h)
@@ -376,14 +397,13 @@ ns_notifier_t *ns__notifier_new(ns_io_loop_t *loop0)
     return n;
 }
 
-void ns__notifier_post(ns_notifier_t *n, ns_route_notice_t *v, size_t count)
+/* Appends owned requests to the incoming list, or frees them once the notifier is closed. */
+static void post(ns_notifier_t *n, outgoing_t *v, size_t count)
 {
-    if (count == 0)
-        return;
     pthread_mutex_lock(&n->lock);
     if (n->closed) {
         pthread_mutex_unlock(&n->lock);
-        ns_route_notices_free(v, count);
+        outgoing_free(v, count);
         return;
     }
     n->incoming = ns_xrealloc(n->incoming, (n->incoming_count + count) * sizeof(*v));
@@ -394,11 +414,33 @@ void ns__notifier_post(ns_notifier_t *n, ns_route_notice_t *v, size_t count)
     pthread_mutex_unlock(&n->lock);
 }
 
+void ns__notifier_post(ns_notifier_t *n, ns_route_notice_t *v, size_t count)
+{
+    if (count == 0)
+        return;
+    outgoing_t *o = ns_xmalloc(count * sizeof(*o));
+    for (size_t i = 0; i < count; i++) {
+        o[i].target = ns_xstrdup(v[i].target);
+        notice_cmd(&v[i], &o[i].cmd);
+    }
+    ns_route_notices_free(v, count);
+    post(n, o, count);
+}
+
+void ns__notifier_post_cmd(ns_notifier_t *n, const char *addr, ns_cmd_t *cmd)
+{
+    outgoing_t *o = ns_xmalloc(sizeof(*o));
+    o->target = ns_xstrdup(addr);
+    o->cmd = *cmd;
+    ns_cmd_init(cmd);
+    post(n, o, 1);
+}
+
 void ns__notifier_close(ns_notifier_t *n)
 {
     pthread_mutex_lock(&n->lock);
     n->closed = true;
-    ns_route_notices_free(n->incoming, n->incoming_count);
+    outgoing_free(n->incoming, n->incoming_count);
     n->incoming = NULL;
     n->incoming_count = 0;
     pthread_mutex_unlock(&n->lock);

@@ -1,19 +1,22 @@
-/* The server: I/O loops, the listener, cross-loop requests, periodic jobs, signals and the
+/* The server: I/O loops, the listeners, cross-loop requests, periodic jobs, signals and the
  * graceful shutdown.
  *
- * Loop 0 runs on the main thread. It owns the listening socket, the signal handlers and the
- * periodic jobs; accepted sockets are handed round-robin to every loop (itself included),
- * where they stay for their whole life. Handlers run on the loop that read the request (or on
- * the worker, below) and share state only through the route table's locks, the KV store's
- * mutexes and the config's atomics, so loops never wait for each other except on those locks.
+ * Loop 0 runs on the main thread. It owns the listening sockets (listenPort and, with an
+ * embedded controller, the controller port: each connection inherits its listener's service),
+ * the signal handlers and the periodic jobs; accepted sockets are handed round-robin to every
+ * loop (itself included), where they stay for their whole life. Handlers run on the loop that read
+ * the request (or on the worker, below) and share state only through the route table's locks, the
+ * KV store's mutexes and the config's atomics, so loops never wait for each other except on those
+ * locks.
  *
  * Requests that are not cheap (registrations, admin writes, KV writes, big lists) run on the
- * worker thread (worker.c), which hands the replies back through each loop's port.
+ * worker thread (worker.c), which hands the replies back through each loop's port; the
+ * controller's requests go to its own thread (ns_ctl.h) and come back the same way.
  *
  * Periodic jobs on loop 0:
  *   - inactive-broker scan, every scanNotActiveBrokerInterval (first after 5 s), run by the
  *     worker: unregisters brokers silent past their heartbeat timeout and closes their
- *     connections;
+ *     connections (not for mqcontroller: it has no NameServer brokers);
  *   - KV dump, every 10 min (first after 1 min), as Java logs it;
  *   - traffic summary, every minute;
  *   - a pass over the ACL and certificate files, every second, run on libuv's thread pool
@@ -57,6 +60,7 @@ ns_server_t *ns_server_new(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv)
     server->cfg = cfg;
     server->route = route;
     server->kv = kv;
+    pthread_mutex_init(&server->hooks_lock, NULL);
     return server;
 }
 
@@ -64,6 +68,7 @@ void ns_server_free(ns_server_t *server)
 {
     if (server == NULL)
         return;
+    pthread_mutex_destroy(&server->hooks_lock);
     free(server->loops);
     free(server);
 }
@@ -118,7 +123,7 @@ static void on_wakeup(uv_async_t *handle)
             if (loop->stopping)
                 close(msgs[i].u.fd);
             else
-                ns__conn_adopt(loop, msgs[i].u.fd);
+                ns__conn_adopt(loop, msgs[i].u.fd, msgs[i].service);
             break;
         case NS_LOOP_CLOSE_CONN:
             ns__conn_close_by_id(loop, msgs[i].u.conn_id, "broker expired");
@@ -181,17 +186,22 @@ static void stop_loop(ns_io_loop_t *loop)
     if (loop->stopping)
         return;
     loop->stopping = true;
-    if (loop->listening) {
-        uv_close((uv_handle_t *)&loop->listener, on_listener_closed);
-        uv_close((uv_handle_t *)&loop->accept_timer, NULL);
+    for (size_t i = 0; i < NS_ARRAY_SIZE(loop->listeners); i++) {
+        ns_listener_t *l = &loop->listeners[i];
+        if (l->open) {
+            uv_close((uv_handle_t *)&l->poll, on_listener_closed);
+            uv_close((uv_handle_t *)&l->accept_timer, NULL);
+        }
     }
     uv_close((uv_handle_t *)&loop->idle_timer, NULL);
     pthread_mutex_lock(&loop->lock);
     loop->wakeup_closed = true;
     pthread_mutex_unlock(&loop->lock);
     uv_close((uv_handle_t *)&loop->wakeup, NULL);
-    /* The port stays open until every job of this loop is back from the worker. */
-    ns__worker_port_close(&loop->port);
+    /* The port stays open until every job of this loop is back from the worker and the
+     * controller; it frees itself then. */
+    ns_port_close(loop->port);
+    loop->port = NULL;
     ns__conn_loop_stop(loop, DRAIN_TIMEOUT_MS);
 }
 
@@ -199,14 +209,15 @@ static int init_loop(ns_server_t *server, ns_io_loop_t *loop, unsigned index)
 {
     loop->server = server;
     loop->index = index;
-    loop->listen_fd = -1;
+    for (size_t i = 0; i < NS_ARRAY_SIZE(loop->listeners); i++)
+        loop->listeners[i].fd = -1;
     int rc = uv_loop_init(&loop->loop);
     if (rc != 0)
         return rc;
     pthread_mutex_init(&loop->lock, NULL);
     uv_async_init(&loop->loop, &loop->wakeup, on_wakeup);
     loop->wakeup.data = loop;
-    ns__worker_port_init(&loop->port, &loop->loop);
+    loop->port = ns_port_new(&loop->loop);
     uv_timer_init(&loop->loop, &loop->idle_timer);
     loop->idle_timer.data = loop;
     uv_timer_start(&loop->idle_timer, on_idle_check, IDLE_CHECK_INTERVAL_MS,
@@ -233,7 +244,6 @@ static void free_loop(ns_io_loop_t *loop)
     loop->route_cache = NULL;
     if (uv_loop_close(&loop->loop) != 0)
         NS_LOG_W("event loop %u closed with open handles", loop->index);
-    ns__worker_port_destroy(&loop->port);
     pthread_mutex_destroy(&loop->lock);
 }
 
@@ -248,10 +258,10 @@ static void loop_thread_main(void *arg)
 
 /* ---- listener ------------------------------------------------------------------------- */
 
-/* Connections accepted per wakeup of the listener: loop 0's own connections get their turn
+/* Connections accepted per wakeup of a listener: loop 0's own connections get their turn
  * between bursts of new ones. */
 #define ACCEPT_BATCH 64
-/* How long the listener pauses when no descriptor is left for a new connection: Netty's
+/* How long a listener pauses when no descriptor is left for a new connection: Netty's
  * ServerBootstrapAcceptor stops reading its server channel for 1 s on the same error. */
 #define ACCEPT_PAUSE_MS 1000
 
@@ -259,61 +269,63 @@ static void on_listener_readable(uv_poll_t *poll, int status, int events);
 
 static void on_accept_timer(uv_timer_t *timer)
 {
-    ns_io_loop_t *loop0 = timer->data;
-    loop0->accept_paused = false;
-    uv_poll_start(&loop0->listener, UV_READABLE, on_listener_readable);
+    ns_listener_t *l = timer->data;
+    l->accept_paused = false;
+    uv_poll_start(&l->poll, UV_READABLE, on_listener_readable);
 }
 
 /* No descriptor is left for the next connection: stop accepting for a while. The connections
  * wait in the kernel's backlog (beyond it, new SYNs are dropped and clients retry), and are
  * accepted once descriptors are free again; the process does not spin on accept(). */
-static void pause_listener(ns_io_loop_t *loop0, int err)
+static void pause_listener(ns_listener_t *l, int err)
 {
-    uv_poll_stop(&loop0->listener);
-    loop0->accept_paused = true;
-    uv_timer_start(&loop0->accept_timer, on_accept_timer, ACCEPT_PAUSE_MS, 0);
+    uv_poll_stop(&l->poll);
+    l->accept_paused = true;
+    uv_timer_start(&l->accept_timer, on_accept_timer, ACCEPT_PAUSE_MS, 0);
     NS_METRIC_INC(ACCEPT_PAUSES);
-    if (loop0->accept_pauses++ == 0) {
+    if (l->accept_pauses++ == 0) {
         struct rlimit rl;
         long limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
                          ? (long)rl.rlim_cur
                          : -1;
-        NS_LOG_W("accept failed: %s (open files limit %ld): not accepting for %d ms at a time "
-                 "until descriptors are free; new connections wait in the backlog, the open "
+        NS_LOG_W("accept on %s failed: %s (open files limit %ld): not accepting for %d ms at a "
+                 "time until descriptors are free; new connections wait in the backlog, the open "
                  "ones are served (logged once until a connection is accepted again)",
-                 strerror(err), limit, ACCEPT_PAUSE_MS);
+                 l->addr, strerror(err), limit, ACCEPT_PAUSE_MS);
     }
 }
 
-/* Hands an accepted socket to the next loop (round robin, loop 0 included). */
-static void hand_out(ns_server_t *server, int fd)
+/* Hands an accepted socket of a listener to the next loop (round robin, loop 0 included); the
+ * connection inherits the listener's service. */
+static void hand_out(ns_server_t *server, const ns_listener_t *l, int fd)
 {
     static unsigned next_loop;
     unsigned target = server->loop_count > 1 ? next_loop++ % server->loop_count : 0;
     if (target == 0)
-        ns__conn_adopt(&server->loops[0], fd);
+        ns__conn_adopt(&server->loops[0], fd, l->service);
     else
-        post_msg(&server->loops[target], (ns_loop_msg_t){.kind = NS_LOOP_ADOPT_FD, .u.fd = fd});
+        post_msg(&server->loops[target],
+                 (ns_loop_msg_t){.kind = NS_LOOP_ADOPT_FD, .service = l->service, .u.fd = fd});
 }
 
 static void on_listener_readable(uv_poll_t *poll, int status, int events)
 {
-    ns_io_loop_t *loop0 = poll->data;
+    ns_listener_t *l = poll->data;
     NS_UNUSED(events);
     if (status < 0) {
-        pause_listener(loop0, -status);
+        pause_listener(l, -status);
         return;
     }
     for (int i = 0; i < ACCEPT_BATCH; i++) {
-        int fd = accept4(loop0->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
-            if (loop0->accept_pauses > 0) {
-                NS_LOG_I("accepting connections again after %u pause(s) for want of a file "
-                         "descriptor",
-                         loop0->accept_pauses);
-                loop0->accept_pauses = 0;
+            if (l->accept_pauses > 0) {
+                NS_LOG_I("accepting connections on %s again after %u pause(s) for want of a "
+                         "file descriptor",
+                         l->addr, l->accept_pauses);
+                l->accept_pauses = 0;
             }
-            hand_out(loop0->server, fd);
+            hand_out(l->loop->server, l, fd);
             continue;
         }
         int err = errno;
@@ -323,18 +335,18 @@ static void on_listener_readable(uv_poll_t *poll, int status, int events)
         if (err == ECONNABORTED || err == EINTR || err == EPROTO || err == EPERM)
             continue;
         /* EMFILE, ENFILE, ENOBUFS, ENOMEM (and anything unexpected): a pause, never a spin. */
-        pause_listener(loop0, err);
+        pause_listener(l, err);
         return;
     }
 }
 
-/* Binds and listens on bindAddress:listenPort with the backlog of serverSocketBacklog. Returns 0
- * or -errno (logged). */
-static int listen_on(ns_server_t *server)
+/* Binds host:port for `service` on loop 0 and listens with the backlog of serverSocketBacklog.
+ * Returns 0 or -errno (logged). */
+static int listen_on(ns_server_t *server, ns_service_t service, const char *host, int port)
 {
     ns_io_loop_t *loop0 = &server->loops[0];
-    const char *host = server->cfg->bind_address ? server->cfg->bind_address : "0.0.0.0";
-    int port = server->cfg->listen_port;
+    ns_listener_t *l = &loop0->listeners[service];
+    const char *what = service == NS_SERVICE_CONTROLLER ? "the controller port " : "";
     struct sockaddr_storage ss;
     int rc;
     if (strchr(host, ':') != NULL)
@@ -355,30 +367,56 @@ static int listen_on(ns_server_t *server)
         rc = -errno;
         if (fd >= 0)
             close(fd);
-        NS_LOG_E("Failed to bind to %s:%d: %s", host, port, strerror(-rc));
+        NS_LOG_E("Failed to bind %sto %s:%d: %s", what, host, port, strerror(-rc));
         return rc;
     }
-    loop0->listen_fd = fd;
-    uv_poll_init_socket(&loop0->loop, &loop0->listener, fd);
-    loop0->listener.data = loop0;
-    uv_timer_init(&loop0->loop, &loop0->accept_timer);
-    loop0->accept_timer.data = loop0;
-    loop0->listening = true;
-    uv_poll_start(&loop0->listener, UV_READABLE, on_listener_readable);
+    l->loop = loop0;
+    l->service = service;
+    l->fd = fd;
+    uv_poll_init_socket(&loop0->loop, &l->poll, fd);
+    l->poll.data = l;
+    uv_timer_init(&loop0->loop, &l->accept_timer);
+    l->accept_timer.data = l;
+    l->open = true;
+    uv_poll_start(&l->poll, UV_READABLE, on_listener_readable);
     sslen = sizeof(ss);
     getsockname(fd, (struct sockaddr *)&ss, &sslen);
-    server->bound_port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-                                                  : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    snprintf(server->bound_addr, sizeof(server->bound_addr), "%s:%d", host, server->bound_port);
+    l->port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                       : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    snprintf(l->addr, sizeof(l->addr), "%s:%d", host, l->port);
     return 0;
 }
 
-/* The listening socket closes once its poll handle has. */
+/* The listeners: listenPort (unless controller_only) and, with a controller, its port (the
+ * port of controllerDLegerSelfId's address, on bindAddress: Java's DLedger server binds it so).
+ * bound_port and bound_addr are the first one's. Returns 0 or a libuv code (logged). */
+static int listen_all(ns_server_t *server)
+{
+    const char *host = server->cfg->bind_address ? server->cfg->bind_address : "0.0.0.0";
+    int rc = 0;
+    if (!server->controller_only)
+        rc = listen_on(server, NS_SERVICE_NAMESRV, host, server->cfg->listen_port);
+    if (rc == 0 && server->ctl != NULL) {
+        const char *self = ns_ctl_self_addr(server->ctl);
+        const char *colon = strrchr(self, ':');
+        rc = listen_on(server, NS_SERVICE_CONTROLLER, host, colon ? atoi(colon + 1) : 0);
+    }
+    if (rc != 0)
+        return rc;
+    const ns_listener_t *first =
+        &server->loops[0]
+             .listeners[server->controller_only ? NS_SERVICE_CONTROLLER : NS_SERVICE_NAMESRV];
+    server->bound_port = first->port;
+    snprintf(server->bound_addr, sizeof(server->bound_addr), "%s", first->addr);
+    return 0;
+}
+
+/* A listening socket closes once its poll handle has. */
 static void on_listener_closed(uv_handle_t *handle)
 {
-    ns_io_loop_t *loop0 = handle->data;
-    close(loop0->listen_fd);
-    loop0->listen_fd = -1;
+    ns_listener_t *l = handle->data;
+    close(l->fd);
+    l->fd = -1;
 }
 
 /* Writes the bound port to portFile via a temporary file and rename(), so a test polling for
@@ -418,7 +456,7 @@ static void on_scan(uv_timer_t *timer)
      * comes back here with the connections of the brokers it expired. */
     ns_job_t *job = ns_xcalloc(1, sizeof(*job));
     job->kind = NS_JOB_SCAN;
-    job->port = &server->loops[0].port;
+    job->port = server->loops[0].port;
     job->done = on_scan_done;
     job->owner = server;
     ns__worker_submit(server->worker, job);
@@ -501,6 +539,45 @@ void ns_server_set_acl(ns_server_t *server, ns_acl_t *acl)
     server->acl = acl;
 }
 
+void ns_server_set_controller(ns_server_t *server, ns_ctl_t *ctl, bool controller_only)
+{
+    server->ctl = ctl;
+    server->controller_only = ctl != NULL && controller_only;
+}
+
+/* ---- the controller's hooks (its thread) -------------------------------------------------- */
+
+/* 1008 after an election: loop 0's notifier sends it, as it sends 905. */
+static void ctl_notify(void *arg, const char *addr, ns_cmd_t *cmd)
+{
+    ns_server_t *server = arg;
+    pthread_mutex_lock(&server->hooks_lock);
+    bool open = server->hooks_open;
+    if (open)
+        ns__notifier_post_cmd(server->notifier, addr, cmd);
+    pthread_mutex_unlock(&server->hooks_lock);
+    if (!open)
+        NS_LOG_I("controller: request %d for broker %s dropped: the server is not running",
+                 (int)cmd->code, addr);
+    ns_cmd_free(cmd);
+    free(cmd);
+}
+
+/* A broker whose heartbeats came on connection `conn` expired: Java closes its channel. */
+static void ctl_close_conn(void *arg, uint64_t conn)
+{
+    ns_server_t *server = arg;
+    pthread_mutex_lock(&server->hooks_lock);
+    if (server->hooks_open)
+        post_close_conn(server, conn);
+    pthread_mutex_unlock(&server->hooks_lock);
+}
+
+void ns_server_controller_hooks(ns_server_t *server, ns_ctl_hooks_t *out)
+{
+    *out = (ns_ctl_hooks_t){.notify = ctl_notify, .close_conn = ctl_close_conn, .arg = server};
+}
+
 static void on_go_away_done(uv_timer_t *timer)
 {
     begin_shutdown(timer->data);
@@ -549,8 +626,9 @@ static void start_loop0_jobs(ns_server_t *server)
     server->scan_interval_ms = scan_ms;
     uv_timer_init(&loop0->loop, &server->scan_timer);
     server->scan_timer.data = server;
-    uv_timer_start(&server->scan_timer, on_scan,
-                   scan_ms < SCAN_FIRST_DELAY_MS ? scan_ms : SCAN_FIRST_DELAY_MS, scan_ms);
+    if (!server->controller_only)
+        uv_timer_start(&server->scan_timer, on_scan,
+                       scan_ms < SCAN_FIRST_DELAY_MS ? scan_ms : SCAN_FIRST_DELAY_MS, scan_ms);
     uv_timer_init(&loop0->loop, &server->kv_log_timer);
     server->kv_log_timer.data = server;
     uv_timer_start(&server->kv_log_timer, on_kv_log, KV_LOG_FIRST_DELAY_MS, KV_LOG_INTERVAL_MS);
@@ -583,6 +661,9 @@ static void begin_shutdown(ns_server_t *server)
     ns_route_seal(server->route);
     stop_loop0_jobs(server);
     ns__server_files_stop(server);
+    pthread_mutex_lock(&server->hooks_lock);
+    server->hooks_open = false; /* the controller runs on: what it sends now is dropped */
+    pthread_mutex_unlock(&server->hooks_lock);
     ns__notifier_close(server->notifier);
     /* Requests of peers already gone are not run any more: the stop waits for no one. */
     ns__worker_begin_shutdown(server->worker);
@@ -674,6 +755,9 @@ static void start_threads(ns_server_t *server)
     ns__server_files_start(server);
     server->notifier = ns__notifier_new(&server->loops[0]);
     server->worker = ns__worker_start(server);
+    pthread_mutex_lock(&server->hooks_lock);
+    server->hooks_open = true;
+    pthread_mutex_unlock(&server->hooks_lock);
     sigset_t saved;
     ns_signals_block(&saved); /* the loop threads inherit it: signals go to loop 0 only */
     for (unsigned i = 1; i < server->loop_count; i++)
@@ -691,11 +775,20 @@ static void announce_ready(ns_server_t *server)
         if (prc != 0)
             NS_LOG_W("cannot write portFile %s: %s", server->cfg->port_file, strerror(-prc));
     }
-    NS_LOG_I("The Name Server boot success. serializeType=JSON, address %s (%u I/O loop%s, %s)",
-             server->bound_addr, server->loop_count, server->loop_count == 1 ? "" : "s",
-             ns_version_line());
-    char ready[160];
-    snprintf(ready, sizeof(ready), "READY=1\nSTATUS=serving on %s", server->bound_addr);
+    const ns_listener_t *ctl = &server->loops[0].listeners[NS_SERVICE_CONTROLLER];
+    if (!server->controller_only)
+        NS_LOG_I("The Name Server boot success. serializeType=JSON, address %s (%u I/O loop%s, %s)",
+                 server->bound_addr, server->loop_count, server->loop_count == 1 ? "" : "s",
+                 ns_version_line());
+    if (ctl->open)
+        NS_LOG_I("The ControllerManager boot success. serializeType=JSON, address %s (%s)",
+                 ctl->addr, ns_version_line());
+    char ready[200];
+    if (ctl->open && !server->controller_only)
+        snprintf(ready, sizeof(ready), "READY=1\nSTATUS=serving on %s, controller on %s",
+                 server->bound_addr, ctl->addr);
+    else
+        snprintf(ready, sizeof(ready), "READY=1\nSTATUS=serving on %s", server->bound_addr);
     ns_sd_notify(ready);
 }
 
@@ -724,7 +817,7 @@ int ns_server_run(ns_server_t *server)
     int rc = create_loops(server);
     if (rc != 0)
         return rc;
-    rc = listen_on(server);
+    rc = listen_all(server);
     if (rc != 0) {
         discard_loops(server, server->loop_count);
         return rc;
@@ -734,6 +827,6 @@ int ns_server_run(ns_server_t *server)
     announce_ready(server);
     uv_run(&server->loops[0].loop, UV_RUN_DEFAULT); /* until begin_shutdown has run dry */
     finish_stop(server);
-    NS_LOG_I("The Name Server shut down.");
+    NS_LOG_I("%s shut down.", server->controller_only ? "The controller" : "The Name Server");
     return 0;
 }

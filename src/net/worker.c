@@ -206,78 +206,24 @@ static void forward_notices(ns_worker_t *w)
         ns__notifier_post(w->server->notifier, v, n);
 }
 
-/* ---- ports: the way back to the loops ------------------------------------------------- */
+/* ---- the way back to the loops: each job's port (ns_port.h) ------------------------- */
+
+/* The port runs an item's done on its loop; a job's own done callback takes it from there. */
+static void job_back(ns_port_item_t *item)
+{
+    ns_job_t *job = (ns_job_t *)(void *)item; /* the item is the job's first member */
+    job->done(job);
+}
 
 static void port_return(ns_job_t *job)
 {
-    ns_worker_port_t *port = job->port;
-    pthread_mutex_lock(&port->lock);
-    job->next = port->returned;
-    port->returned = job;
-    /* The async stays open while the port has jobs out, so this is always safe. */
-    uv_async_send(&port->async);
-    pthread_mutex_unlock(&port->lock);
-}
-
-static void port_close_if_done(ns_worker_port_t *port)
-{
-    if (port->closing && port->in_flight == 0 && port->open) {
-        port->open = false;
-        uv_close((uv_handle_t *)&port->async, NULL);
-    }
-}
-
-static void on_port_returned(uv_async_t *handle)
-{
-    ns_worker_port_t *port = handle->data;
-    pthread_mutex_lock(&port->lock);
-    ns_job_t *list = port->returned;
-    port->returned = NULL;
-    pthread_mutex_unlock(&port->lock);
-    /* The list is newest first: reverse it, replies go out in the order the worker ran them. */
-    ns_job_t *fifo = NULL;
-    while (list != NULL) {
-        ns_job_t *next = list->next;
-        list->next = fifo;
-        fifo = list;
-        list = next;
-    }
-    while (fifo != NULL) {
-        ns_job_t *next = fifo->next;
-        port->in_flight--;
-        fifo->done(fifo);
-        fifo = next;
-    }
-    port_close_if_done(port);
-}
-
-void ns__worker_port_init(ns_worker_port_t *port, uv_loop_t *loop)
-{
-    *port = (ns_worker_port_t){.open = true};
-    pthread_mutex_init(&port->lock, NULL);
-    uv_async_init(loop, &port->async, on_port_returned);
-    port->async.data = port;
-}
-
-void ns__worker_port_close(ns_worker_port_t *port)
-{
-    port->closing = true;
-    port_close_if_done(port);
-}
-
-void ns__worker_port_expect(ns_worker_port_t *port)
-{
-    port->in_flight++;
+    job->item.done = job_back;
+    ns_port_post(job->port, &job->item);
 }
 
 void ns__worker_port_return(ns_job_t *job)
 {
     port_return(job);
-}
-
-void ns__worker_port_destroy(ns_worker_port_t *port)
-{
-    pthread_mutex_destroy(&port->lock);
 }
 
 /* ---- running jobs ---------------------------------------------------------------------- */
@@ -388,8 +334,7 @@ void ns__worker_stop(ns_worker_t *w)
 void ns__worker_submit(ns_worker_t *w, ns_job_t *job)
 {
     if (job->port != NULL)
-        job->port->in_flight++; /* on the port's loop thread */
-    job->next = NULL;
+        ns_port_hold(job->port); /* on the port's loop thread */
     job->queued_at = ns_metrics_clock();
     NS_METRIC_INC(WORKER_SUBMITTED);
     job->qi.conn = job->conn_id;

@@ -48,6 +48,7 @@ struct ns_exporter {
     ns_config_t *cfg;
     ns_route_t *route;
     ns_kv_t *kv;
+    ns_ctl_t *ctl; /* NULL: no controller */
     int port;
     pthread_mutex_t lock;         /* guards conns and stop */
     pthread_cond_t wake;          /* the reaper: stop asked */
@@ -388,6 +389,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     uint64_t now = ns_now_ms();
     if (strcmp(url, "/metrics") == 0) {
         ns_exporter_render(e->cfg, e->route, e->kv, &body);
+        if (e->ctl != NULL)
+            ns_ctl_metrics_write(e->ctl, &body);
         return respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", &body);
     }
     if (strcmp(url, "/livez") == 0) {
@@ -420,7 +423,8 @@ __attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const ch
     ns_log(NS_LOG_DEBUG, "metrics exporter: %s", line);
 }
 
-int ns_exporter_start(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv, ns_exporter_t **out)
+int ns_exporter_start(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv, ns_ctl_t *ctl,
+                      ns_exporter_t **out)
 {
     *out = NULL;
     const char *host = cfg->metrics_prom_exporter_host;
@@ -455,6 +459,7 @@ int ns_exporter_start(ns_config_t *cfg, ns_route_t *route, ns_kv_t *kv, ns_expor
     e->cfg = cfg;
     e->route = route;
     e->kv = kv;
+    e->ctl = ctl;
     pthread_mutex_init(&e->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);

@@ -32,6 +32,8 @@
 #define ENDS_WITH_CONN NS_PROC_ENDS_WITH_CONN
 #define PROVES_ALIVE NS_PROC_PROVES_ALIVE
 #define REGISTERS NS_PROC_REGISTERS
+#define CONTROLLER NS_PROC_CONTROLLER
+#define ADMIN_WHEN_DESIGNATED NS_PROC_ADMIN_WHEN_DESIGNATED
 #define ANSWERS_LATER NS_PROC_ANSWERS_LATER
 static const ns_proc_entry_t proc_table[] = {
     {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", proc_put_kv_config, LOOP, ADMIN,
@@ -81,14 +83,50 @@ static const ns_proc_entry_t proc_table[] = {
      ENDS_WITH_CONN | PROVES_ALIVE},
 };
 
-const ns_proc_entry_t *ns_proc_lookup(int32_t code)
+/* The controller's rows (NS_SERVICE_CONTROLLER): served on the controller port by the embedded
+ * controller (ns_ctl.h), which has its own table of what each does (src/ctl/ctl_proc.c). Here,
+ * what the server must know before it hands one over: who may send it (Java's port is open to
+ * anyone, apache/rocketmq #10956): a broker's codes need any account's signature, an admin's
+ * writes (1009, 1011, a designated 1002) an admin account's, reads (1005, 1006, 1010) none
+ * unless aclReadsRequireSignature; 1002 is an admin's when it designates the master
+ * (mqadmin electMaster), a broker's when a broker asks. The close decision says what the request is
+ * (a write that outlives its connection, or not); the controller answers every request it was
+ * handed. */
+static const ns_proc_entry_t ctl_table[] = {
+    {NS_CTL_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", NULL, WORKER, BROKER,
+     CONTROLLER | ENDS_WITH_CONN},
+    {NS_CTL_REQ_ALTER_SYNC_STATE_SET, "CONTROLLER_ALTER_SYNC_STATE_SET", NULL, WORKER, BROKER,
+     CONTROLLER | OUTLIVES_CONN},
+    {NS_CTL_REQ_ELECT_MASTER, "CONTROLLER_ELECT_MASTER", NULL, WORKER, BROKER,
+     CONTROLLER | OUTLIVES_CONN | ADMIN_WHEN_DESIGNATED},
+    {NS_CTL_REQ_REGISTER_BROKER, "CONTROLLER_REGISTER_BROKER", NULL, WORKER, BROKER,
+     CONTROLLER | OUTLIVES_CONN},
+    {NS_CTL_REQ_GET_REPLICA_INFO, "CONTROLLER_GET_REPLICA_INFO", NULL, WORKER, BROKER,
+     CONTROLLER | ENDS_WITH_CONN},
+    {NS_CTL_REQ_GET_METADATA_INFO, "CONTROLLER_GET_METADATA_INFO", NULL, WORKER, READ,
+     CONTROLLER | ENDS_WITH_CONN},
+    {NS_CTL_REQ_GET_SYNC_STATE_DATA, "CONTROLLER_GET_SYNC_STATE_DATA", NULL, WORKER, READ,
+     CONTROLLER | ENDS_WITH_CONN},
+    {NS_CTL_REQ_UPDATE_CONTROLLER_CONFIG, "UPDATE_CONTROLLER_CONFIG", NULL, WORKER, ADMIN,
+     CONTROLLER | OUTLIVES_CONN},
+    {NS_CTL_REQ_GET_CONTROLLER_CONFIG, "GET_CONTROLLER_CONFIG", NULL, WORKER, READ,
+     CONTROLLER | ENDS_WITH_CONN},
+    {NS_CTL_REQ_CLEAN_BROKER_DATA, "CLEAN_BROKER_DATA", NULL, WORKER, ADMIN,
+     CONTROLLER | OUTLIVES_CONN},
+    {NS_CTL_REQ_GET_NEXT_BROKER_ID, "CONTROLLER_GET_NEXT_BROKER_ID", NULL, WORKER, BROKER,
+     CONTROLLER | ENDS_WITH_CONN},
+    {NS_CTL_REQ_APPLY_BROKER_ID, "CONTROLLER_APPLY_BROKER_ID", NULL, WORKER, BROKER,
+     CONTROLLER | OUTLIVES_CONN},
+};
+
+static const ns_proc_entry_t *search(const ns_proc_entry_t *table, size_t n, int32_t code)
 {
-    size_t lo = 0, hi = NS_ARRAY_SIZE(proc_table);
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (proc_table[mid].code == code)
-            return &proc_table[mid];
-        if (proc_table[mid].code < code)
+        if (table[mid].code == code)
+            return &table[mid];
+        if (table[mid].code < code)
             lo = mid + 1;
         else
             hi = mid;
@@ -96,9 +134,33 @@ const ns_proc_entry_t *ns_proc_lookup(int32_t code)
     return NULL;
 }
 
+const ns_proc_entry_t *ns_proc_lookup(int32_t code)
+{
+    return search(proc_table, NS_ARRAY_SIZE(proc_table), code);
+}
+
+const ns_proc_entry_t *ns_proc_lookup_service(ns_service_t service, int32_t code)
+{
+    if (service == NS_SERVICE_CONTROLLER)
+        return search(ctl_table, NS_ARRAY_SIZE(ctl_table), code);
+    return ns_proc_lookup(code);
+}
+
 const ns_proc_entry_t *ns_proc_entry_at(size_t i)
 {
     return i < NS_ARRAY_SIZE(proc_table) ? &proc_table[i] : NULL;
+}
+
+const ns_proc_entry_t *ns_proc_controller_entry_at(size_t i)
+{
+    return i < NS_ARRAY_SIZE(ctl_table) ? &ctl_table[i] : NULL;
+}
+
+ns_acl_class_t ns_proc_acl_class(const ns_proc_entry_t *entry, const ns_cmd_t *req)
+{
+    if ((entry->flags & NS_PROC_ADMIN_WHEN_DESIGNATED) && ns_cmd_ext_bool(req, "designateElect"))
+        return NS_ACL_ADMIN;
+    return entry->acl;
 }
 
 bool ns_proc_runs_on_loop(const ns_proc_entry_t *entry)
@@ -111,6 +173,56 @@ unsigned ns_proc_flags(const ns_proc_entry_t *entry)
     return entry != NULL ? entry->flags : NS_PROC_ENDS_WITH_CONN;
 }
 
+void ns_proc_reply_init(const ns_cmd_t *req, ns_cmd_t *resp)
+{
+    ns_cmd_init(resp);
+    resp->opaque = req->opaque;
+    resp->flag = NS_FLAG_RESPONSE;
+    resp->language = NS_LANG_JAVA;
+    resp->version = NS_SERVER_VERSION;
+    /* Mirror the request's encoding (4.x behaviour): every peer can read what it sent. */
+    resp->serialize_type = req->serialize_type;
+}
+
+/* The checks before any handler (ns_proc_admit): false with the answer in resp. */
+static bool gate(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const ns_cmd_t *req, ns_cmd_t *resp)
+{
+    char why[256];
+    if (ctx->going_away && req->version > NS_VERSION_V5_3_1) {
+        /* NettyRemotingAbstract.processRequestCommand checks the shutdown before any processor
+         * runs; the NameServer has a default processor, so an unknown code gets here too. */
+        resp->code = NS_RES_GO_AWAY;
+        ns_cmd_set_remark(resp, "please go away");
+        return false;
+    }
+    if (entry == NULL) {
+        resp->code = NS_RES_REQUEST_CODE_NOT_SUPPORTED;
+        ns_cmd_set_remark(resp, " request type %d not supported", (int)req->code);
+        return false;
+    }
+    if (ctx->acl != NULL && !ns_acl_check(ctx->acl, ns_proc_acl_class(entry, req), entry->name, req,
+                                          ctx->peer, ctx->now_ms, why, sizeof(why))) {
+        /* Refused before the handler: nothing changed. */
+        resp->code = NS_RES_NO_PERMISSION;
+        ns_cmd_set_remark(resp, "%s", why);
+        return false;
+    }
+    return true;
+}
+
+bool ns_proc_admit(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const ns_cmd_t *req, ns_cmd_t *resp)
+{
+    ns_proc_reply_init(req, resp);
+    if (gate(ctx, entry, req, resp)) {
+        ns_cmd_free(resp);
+        ns_cmd_init(resp);
+        return true;
+    }
+    NS_LOG_D("peer=%s code=%d (%s) opaque=%d refused -> %d", ctx->peer ? ctx->peer : "-",
+             (int)req->code, entry ? entry->name : "unknown", (int)req->opaque, (int)resp->code);
+    return false;
+}
+
 bool ns_proc_dispatch(ns_ctx_t *ctx, const ns_cmd_t *req, ns_cmd_t *resp)
 {
     return ns_proc_dispatch_entry(ctx, ns_proc_lookup(req->code), req, resp);
@@ -120,18 +232,13 @@ bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const n
                             ns_cmd_t *resp)
 {
     NS_ASSERT(entry == NULL ? ns_proc_lookup(req->code) == NULL : entry->code == req->code);
+    NS_ASSERT(entry == NULL || !(entry->flags & NS_PROC_CONTROLLER));
     uint64_t t0 = ctx->t0 ? ctx->t0 : ns_metrics_request_start();
     unsigned slot = entry ? (unsigned)(entry - proc_table) + 1 : 0;
     const char *name = entry ? entry->name : "unknown";
     bool oneway = (req->flag & NS_FLAG_ONEWAY) != 0;
     bool binary = req->serialize_type == NS_SERIALIZE_ROCKETMQ;
-    ns_cmd_init(resp);
-    resp->opaque = req->opaque;
-    resp->flag = NS_FLAG_RESPONSE;
-    resp->language = NS_LANG_JAVA;
-    resp->version = NS_SERVER_VERSION;
-    /* Mirror the request's encoding (4.x behaviour): every peer can read what it sent. */
-    resp->serialize_type = req->serialize_type;
+    ns_proc_reply_init(req, resp);
     ctx->deferred = false;
     if (ctx->later != NULL) {
         /* Everything the later answer's log line and counters need, before the handler starts
@@ -150,21 +257,7 @@ bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const n
         l->t0 = t0;
     }
 
-    char why[256];
-    if (ctx->going_away && req->version > NS_VERSION_V5_3_1) {
-        /* NettyRemotingAbstract.processRequestCommand checks the shutdown before any processor
-         * runs; the NameServer has a default processor, so an unknown code gets here too. */
-        resp->code = NS_RES_GO_AWAY;
-        ns_cmd_set_remark(resp, "please go away");
-    } else if (entry == NULL) {
-        resp->code = NS_RES_REQUEST_CODE_NOT_SUPPORTED;
-        ns_cmd_set_remark(resp, " request type %d not supported", (int)req->code);
-    } else if (ctx->acl != NULL && !ns_acl_check(ctx->acl, entry->acl, entry->name, req, ctx->peer,
-                                                 ctx->now_ms, why, sizeof(why))) {
-        /* Refused before the handler: nothing changed. */
-        resp->code = NS_RES_NO_PERMISSION;
-        ns_cmd_set_remark(resp, "%s", why);
-    } else {
+    if (gate(ctx, entry, req, resp)) {
         int rc = entry->fn(ctx, req, resp);
         if (ctx->deferred) {
             /* The handler answers later (ns_proc_later_done); resp is no longer ours. */
@@ -174,15 +267,8 @@ bool ns_proc_dispatch_entry(ns_ctx_t *ctx, const ns_proc_entry_t *entry, const n
         if (rc < 0) {
             /* The handler failed for a reason of ours; Java answers SYSTEM_ERROR with the
              * exception text. Whatever the handler had put in resp is replaced. */
-            ns_cmd_t fresh;
-            ns_cmd_init(&fresh);
-            fresh.opaque = resp->opaque;
-            fresh.flag = resp->flag;
-            fresh.language = resp->language;
-            fresh.version = resp->version;
-            fresh.serialize_type = resp->serialize_type;
             ns_cmd_free(resp);
-            *resp = fresh;
+            ns_proc_reply_init(req, resp);
             resp->code = NS_RES_SYSTEM_ERROR;
             ns_cmd_set_remark(resp, "%s", ns_strerror(rc));
             NS_LOG_W("peer=%s code=%d (%s) opaque=%d failed: %s", ctx->peer, (int)req->code,

@@ -41,7 +41,7 @@ deb=$(ls build/package/mqnamesrv_"$version"_*.deb)
 echo "== package $deb"
 
 contents=$(dpkg-deb --contents "$deb")
-for f in ./usr/bin/mqnamesrv ./etc/mqnamesrv/namesrv.conf ./etc/logrotate.d/mqnamesrv \
+for f in ./usr/bin/mqnamesrv ./usr/bin/mqcontroller ./etc/mqnamesrv/namesrv.conf ./etc/logrotate.d/mqnamesrv \
     ./usr/lib/systemd/system/mqnamesrv.service ./usr/lib/sysusers.d/mqnamesrv.conf \
     ./usr/lib/tmpfiles.d/mqnamesrv.conf ./usr/share/man/man8/mqnamesrv.8 \
     ./usr/share/doc/mqnamesrv/copyright ./usr/share/doc/mqnamesrv/operations.md \
@@ -84,6 +84,12 @@ check "the unit is Type=notify" grep -qx "Type=notify" "$work/mqnamesrv.service"
 
 bin=$root/usr/bin/mqnamesrv
 check "--version of the installed binary" grep -q "^mqnamesrv $version (git " <("$bin" --version)
+# mqcontroller is mqnamesrv --controller (Java's bin/mqcontroller): its -h is ControllerStartup's.
+check "mqcontroller runs /usr/bin/mqnamesrv --controller" \
+    grep -qx 'exec /usr/bin/mqnamesrv --controller "$@"' "$root/usr/bin/mqcontroller"
+sed "s#/usr/bin/mqnamesrv#$bin#" "$root/usr/bin/mqcontroller" >"$work/mqcontroller"
+check "mqcontroller -h prints ControllerStartup's usage" \
+    grep -q "^usage: mqcontroller \[-c <arg>\]" <(sh "$work/mqcontroller" -h)
 
 # Start it as the unit does: Type=notify socket, ROCKETMQ_HOME and HOME of the unit (inside
 # the scratch root), -c the installed conf; a free port instead of 9876.

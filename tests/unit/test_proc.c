@@ -15,7 +15,8 @@
 
 #define CLOSE_DECISION (NS_PROC_OUTLIVES_CONN | NS_PROC_ENDS_WITH_CONN)
 #define KNOWN_FLAGS                                                                                \
-    (CLOSE_DECISION | NS_PROC_PROVES_ALIVE | NS_PROC_REGISTERS | NS_PROC_ANSWERS_LATER)
+    (CLOSE_DECISION | NS_PROC_PROVES_ALIVE | NS_PROC_REGISTERS | NS_PROC_CONTROLLER |              \
+     NS_PROC_ADMIN_WHEN_DESIGNATED | NS_PROC_ANSWERS_LATER)
 
 static size_t table_size(void)
 {
@@ -167,6 +168,97 @@ static void test_dispatch_entry_runs_the_row(void **state)
     ns_cmd_free(&req);
 }
 
+/* The controller's rows: handed to the controller (no handler here), sorted, each with its close
+ * decision and its access class; 904 is a row of both services and each finds its own. */
+static void test_controller_rows(void **state)
+{
+    (void)state;
+    const int32_t codes[] = {904, 1001, 1002, 1003, 1004, 1005, 1006, 1009, 1010, 1011, 1012, 1013};
+    size_t n = 0;
+    for (; ns_proc_controller_entry_at(n) != NULL; n++) {
+        const ns_proc_entry_t *e = ns_proc_controller_entry_at(n);
+        assert_true(n < NS_ARRAY_SIZE(codes));
+        assert_int_equal(e->code, codes[n]);
+        assert_null(e->fn);
+        assert_false(e->on_loop);
+        assert_true(e->flags & NS_PROC_CONTROLLER);
+        unsigned decision = e->flags & CLOSE_DECISION;
+        assert_true(decision == NS_PROC_OUTLIVES_CONN || decision == NS_PROC_ENDS_WITH_CONN);
+        assert_false(e->flags & (NS_PROC_PROVES_ALIVE | NS_PROC_REGISTERS));
+        assert_ptr_equal(ns_proc_lookup_service(NS_SERVICE_CONTROLLER, e->code), e);
+    }
+    assert_int_equal(n, NS_ARRAY_SIZE(codes));
+    for (size_t i = 0; ns_proc_entry_at(i) != NULL; i++) {
+        const ns_proc_entry_t *e = ns_proc_entry_at(i);
+        assert_false(e->flags & NS_PROC_CONTROLLER);
+        assert_ptr_equal(ns_proc_lookup_service(NS_SERVICE_NAMESRV, e->code), e);
+    }
+    /* one code, two services */
+    const ns_proc_entry_t *ns = ns_proc_lookup_service(NS_SERVICE_NAMESRV, 904);
+    const ns_proc_entry_t *ctl = ns_proc_lookup_service(NS_SERVICE_CONTROLLER, 904);
+    assert_non_null(ns);
+    assert_non_null(ctl);
+    assert_ptr_not_equal(ns, ctl);
+    assert_null(ns_proc_lookup_service(NS_SERVICE_CONTROLLER, NS_REQ_GET_ROUTEINFO_BY_TOPIC));
+    assert_null(ns_proc_lookup_service(NS_SERVICE_NAMESRV, NS_CTL_REQ_ELECT_MASTER));
+    assert_null(ns_proc_lookup_service(NS_SERVICE_CONTROLLER, 1008)); /* we send it */
+}
+
+/* Who may send the controller's codes: brokers' with any account, an admin's writes with an
+ * admin's, reads with none (docs/controller.md, "Authentication"). 1002 is an admin's when it
+ * designates the master (mqadmin electMaster), a broker's otherwise. */
+static void test_controller_access_classes(void **state)
+{
+    (void)state;
+    const struct {
+        int32_t code;
+        ns_acl_class_t cls;
+    } want[] = {
+        {904, NS_ACL_BROKER},  {1001, NS_ACL_BROKER}, {1002, NS_ACL_BROKER}, {1003, NS_ACL_BROKER},
+        {1004, NS_ACL_BROKER}, {1005, NS_ACL_READ},   {1006, NS_ACL_READ},   {1009, NS_ACL_ADMIN},
+        {1010, NS_ACL_READ},   {1011, NS_ACL_ADMIN},  {1012, NS_ACL_BROKER}, {1013, NS_ACL_BROKER},
+    };
+    ns_cmd_t req;
+    for (size_t i = 0; i < NS_ARRAY_SIZE(want); i++) {
+        pt_req(&req, want[i].code, 0, NULL, 0, "brokerName", "b", NULL);
+        const ns_proc_entry_t *e = ns_proc_lookup_service(NS_SERVICE_CONTROLLER, want[i].code);
+        assert_int_equal(ns_proc_acl_class(e, &req), want[i].cls);
+        ns_cmd_free(&req);
+    }
+    const ns_proc_entry_t *elect = ns_proc_lookup_service(NS_SERVICE_CONTROLLER, 1002);
+    pt_req(&req, 1002, 0, NULL, 0, "designateElect", "true", "brokerId", "2", NULL);
+    assert_int_equal(ns_proc_acl_class(elect, &req), NS_ACL_ADMIN);
+    ns_cmd_free(&req);
+    pt_req(&req, 1002, 0, NULL, 0, "designateElect", "false", NULL);
+    assert_int_equal(ns_proc_acl_class(elect, &req), NS_ACL_BROKER);
+    ns_cmd_free(&req);
+}
+
+/* The gate the controller's requests pass on the loop: a code the controller does not serve
+ * answers 3 with Java's remark; a served one passes (no ACL in this fixture). */
+static void test_admit(void **state)
+{
+    pt_t *t = *state;
+    ns_cmd_t req;
+    pt_req(&req, NS_REQ_GET_ROUTEINFO_BY_TOPIC, 0, NULL, 0, "topic", "T", NULL);
+    req.opaque = 77;
+    assert_false(ns_proc_admit(&t->ctx, ns_proc_lookup_service(NS_SERVICE_CONTROLLER, req.code),
+                               &req, &t->resp));
+    assert_int_equal(t->resp.code, NS_RES_REQUEST_CODE_NOT_SUPPORTED);
+    assert_int_equal(t->resp.opaque, 77);
+    assert_int_equal(t->resp.flag & NS_FLAG_RESPONSE, NS_FLAG_RESPONSE);
+    assert_string_equal(t->resp.remark, " request type 105 not supported");
+    ns_cmd_free(&t->resp);
+    ns_cmd_init(&t->resp);
+    ns_cmd_free(&req);
+    pt_req(&req, NS_CTL_REQ_GET_METADATA_INFO, 0, NULL, 0, NULL);
+    assert_true(ns_proc_admit(&t->ctx, ns_proc_lookup_service(NS_SERVICE_CONTROLLER, req.code),
+                              &req, &t->resp));
+    ns_cmd_free(&t->resp);
+    ns_cmd_init(&t->resp);
+    ns_cmd_free(&req);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +269,9 @@ int main(void)
         cmocka_unit_test(test_sorted_and_found),
         cmocka_unit_test_setup_teardown(test_code_not_served, pt_setup, pt_teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_entry_runs_the_row, pt_setup, pt_teardown),
+        cmocka_unit_test(test_controller_rows),
+        cmocka_unit_test(test_controller_access_classes),
+        cmocka_unit_test_setup_teardown(test_admit, pt_setup, pt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

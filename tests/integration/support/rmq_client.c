@@ -399,3 +399,38 @@ int rmq_register_broker(int fd, const char *cluster, const char *name, const cha
     ns_buf_free(&holder);
     return code;
 }
+
+int rmq_http_get(int port, const char *path, char **body)
+{
+    int fd = rmq_connect(port);
+    if (fd < 0)
+        return -1;
+    char req[512];
+    snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+             path);
+    if (rmq_send_raw(fd, req, strlen(req)) != 0) {
+        close(fd);
+        return -1;
+    }
+    ns_buf_t in = NS_BUF_INIT;
+    for (;;) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        if (poll(&pfd, 1, 10000) != 1)
+            break;
+        ns_buf_reserve(&in, 65536);
+        ssize_t n = recv(fd, in.data + in.len, in.cap - in.len - 1, 0);
+        if (n <= 0)
+            break;
+        in.len += (size_t)n;
+    }
+    close(fd);
+    const char *text = ns_buf_cstr(&in);
+    int status = -1;
+    if (sscanf(text, "HTTP/1.%*d %d", &status) != 1)
+        status = -1;
+    const char *sep = strstr(text, "\r\n\r\n");
+    if (body)
+        *body = strdup(sep ? sep + 4 : "");
+    ns_buf_free(&in);
+    return status;
+}

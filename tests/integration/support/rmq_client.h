@@ -77,6 +77,11 @@ int rmq_call(int fd, const ns_cmd_t *req, ns_cmd_t *resp, ns_buf_t *holder);
  * -1 on failure. */
 int rmq_listen_any(int *port);
 
+/* GET path over HTTP/1.1 from 127.0.0.1:port, read to EOF (10 s between reads at most).
+ * Returns the status (-1 on failure); the body (malloc'd, NUL-terminated) in *body when not
+ * NULL. */
+int rmq_http_get(int port, const char *path, char **body);
+
 /* Waits up to timeout_ms for a connection on lfd; returns it (blocking) or -1. */
 int rmq_accept_within(int lfd, int timeout_ms);
 

@@ -22,10 +22,14 @@
  *                                      prints "received <distinct>/<n> total=<t> unexpected=<u>"
  *   close <id>                         shuts a producer or consumer down
  *   ticker <id> <topic> <ms>           producer <id> sends one message every <ms> in the
- *                                      background until tickstop
- *   tickstop <id>                      stops it; prints "ticks ok=<n> noroute=<k> other=<o>"
- *                                      (noroute: the client found no route for the topic,
- *                                      TOPIC_NOT_EXIST), then the first errors of each kind
+ *                                      background until tickstop (bodies tick-<id>-<i>)
+ *   tickstop <id>                      stops it; prints "ticks ok=<n> noroute=<k> other=<o>
+ *                                      gap_ms=<g>" (noroute: the client found no route for the
+ *                                      topic, TOPIC_NOT_EXIST; gap: the longest time between two
+ *                                      acknowledged sends), then the first errors of each kind
+ *   await_ticks <consumer> <ticker> <ms>  after tickstop: waits until consumer <consumer> has
+ *                                      every body ticker <ticker> had acknowledged (SEND_OK);
+ *                                      prints "ticks received <got>/<acked>" and the missing
  *   queues <id> <topic>                consumer <id>'s fetchSubscribeMessageQueues: prints
  *                                      "queues <n>" or "queues error <exception>"
  */
@@ -60,18 +64,22 @@ public class ItDriver {
     private static final Map<String, DefaultMQProducer> producers = new ConcurrentHashMap<>();
     private static final Map<String, DefaultMQPushConsumer> consumers = new ConcurrentHashMap<>();
     private static final Map<String, Ticker> tickers = new ConcurrentHashMap<>();
+    private static final Map<String, Ticker> stoppedTickers = new ConcurrentHashMap<>();
 
     /* A producer sending on a period, counting what failed and why. */
     private static final class Ticker extends Thread {
         final DefaultMQProducer p;
-        final String topic;
+        final String topic, id;
         final long ms;
         volatile boolean stop;
         int ok, noroute, other;
+        long lastOkNanos, gapNanos;
         final List<String> errors = new ArrayList<>();
+        final List<String> acked = new ArrayList<>();
 
-        Ticker(DefaultMQProducer p, String topic, long ms) {
+        Ticker(DefaultMQProducer p, String id, String topic, long ms) {
             this.p = p;
+            this.id = id;
             this.topic = topic;
             this.ms = ms;
             setDaemon(true);
@@ -91,13 +99,20 @@ public class ItDriver {
         public void run() {
             int i = 0;
             while (!stop) {
+                String body = "tick-" + id + "-" + i++;
                 try {
-                    SendResult r = p.send(new Message(topic, ("tick-" + i++).getBytes(StandardCharsets.UTF_8)));
+                    SendResult r = p.send(new Message(topic, body.getBytes(StandardCharsets.UTF_8)));
                     synchronized (this) {
-                        if (r.getSendStatus() == SendStatus.SEND_OK)
+                        if (r.getSendStatus() == SendStatus.SEND_OK) {
                             ok++;
-                        else
+                            acked.add(body);
+                            long now = System.nanoTime();
+                            if (lastOkNanos != 0)
+                                gapNanos = Math.max(gapNanos, now - lastOkNanos);
+                            lastOkNanos = now;
+                        } else {
                             other++;
+                        }
                     }
                 } catch (Exception e) {
                     synchronized (this) {
@@ -367,7 +382,7 @@ public class ItDriver {
                 break;
             }
             case "ticker": {
-                Ticker t = new Ticker(producers.get(f[1]), f[2], Long.parseLong(f[3]));
+                Ticker t = new Ticker(producers.get(f[1]), f[1], f[2], Long.parseLong(f[3]));
                 tickers.put(f[1], t);
                 t.start();
                 out.println("ticker " + f[1] + " started");
@@ -377,11 +392,32 @@ public class ItDriver {
                 Ticker t = tickers.remove(f[1]);
                 t.stop = true;
                 t.join(10000);
+                stoppedTickers.put(f[1], t);
                 synchronized (t) {
-                    out.println("ticks ok=" + t.ok + " noroute=" + t.noroute + " other=" + t.other);
+                    out.println("ticks ok=" + t.ok + " noroute=" + t.noroute + " other=" + t.other
+                        + " gap_ms=" + t.gapNanos / 1000000);
                     for (String e : t.errors)
                         out.println(e);
                 }
+                break;
+            }
+            case "await_ticks": {
+                Map<String, AtomicInteger> got = received.get(f[1]);
+                Ticker t = stoppedTickers.get(f[2]);
+                long deadline = System.currentTimeMillis() + Long.parseLong(f[3]);
+                List<String> missing = new ArrayList<>();
+                while (true) {
+                    missing.clear();
+                    for (String b : t.acked)
+                        if (!got.containsKey(b))
+                            missing.add(b);
+                    if (missing.isEmpty() || System.currentTimeMillis() > deadline)
+                        break;
+                    Thread.sleep(100);
+                }
+                out.println("ticks received " + (t.acked.size() - missing.size()) + "/" + t.acked.size());
+                if (!missing.isEmpty())
+                    out.println("missing: " + missing.subList(0, Math.min(10, missing.size())));
                 break;
             }
             case "queues": {
