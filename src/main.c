@@ -112,15 +112,15 @@ static ns_acl_t *start_acl(const ns_config_t *cfg)
  * made, at every exit. */
 typedef struct parts {
     ns_persister_t *persister; /* writes the KV store and the 318 config file */
-    ns_kv_t *kv;             /* the KV store, loaded */
-    ns_acl_t *acl;           /* aclEnable: the access check; NULL = off */
-    ns_route_t *route;       /* the route table, maybe restored from the snapshot */
-    ns_server_t *server;     /* the server over kv, acl and route (made, not running yet) */
-    ns_ctl_t *ctl;           /* enableControllerInNamesrv: the controller; NULL = none */
-    ns_exporter_t *exporter; /* the Prometheus exporter; NULL = off */
-    bool traffic;            /* the traffic log runs */
-    ns_snapshot_t *snapshot; /* the snapshot writer; NULL = off */
-    bool served;             /* the server ran and stopped cleanly: the last snapshot is due */
+    ns_kv_t *kv;               /* the KV store, loaded */
+    ns_acl_t *acl;             /* aclEnable: the access check; NULL = off */
+    ns_route_t *route;         /* the route table, maybe restored from the snapshot */
+    ns_server_t *server;       /* the server over kv, acl and route (made, not running yet) */
+    ns_ctl_t *ctl;             /* enableControllerInNamesrv: the controller; NULL = none */
+    ns_exporter_t *exporter;   /* the Prometheus exporter; NULL = off */
+    bool traffic;              /* the traffic log runs */
+    ns_snapshot_t *snapshot;   /* the snapshot writer; NULL = off */
+    bool served;               /* the server ran and stopped cleanly: the last snapshot is due */
 } parts_t;
 
 /* The command line, tls.config.file, -p and the checks Java makes before it starts. Returns

@@ -674,8 +674,9 @@ static void run_with_later_answer(ns_conn_t *conn, ns_cmd_t *req, const ns_proc_
 }
 
 /* A request of conn is back from the worker, the controller or a later answer (on the loop's
- * thread) with the `bytes` it held of the worker-queue budget: its reply (resp, NULL for none) goes out unless
- * the connection closed meanwhile; a closed connection is freed with its last request. */
+ * thread) with the `bytes` it held of the worker-queue budget: its reply (resp, NULL for none) goes
+ * out unless the connection closed meanwhile; a closed connection is freed with its last request.
+ */
 static void request_back(ns_conn_t *conn, size_t bytes, ns_cmd_t *resp, bool ran_on_loop)
 {
     conn->jobs--;
@@ -706,8 +707,8 @@ static void request_back(ns_conn_t *conn, size_t bytes, ns_cmd_t *resp, bool ran
     }
 }
 
-/* A request is back from the worker or its later answer: a registration's answer says whether the connection is a
- * known broker's. */
+/* A request is back from the worker or its later answer: a registration's answer says whether the
+ * connection is a known broker's. */
 static void on_job_done(ns_job_t *job)
 {
     ns_conn_t *conn = job->owner;

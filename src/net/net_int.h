@@ -339,33 +339,33 @@ typedef struct ns_loop_msg {
  * one callback (a spinning loop 0); server.c pauses the listener instead (accept_timer), as
  * Netty does. */
 typedef struct ns_listener {
-    struct ns_io_loop *loop;  /* loop 0 */
-    ns_service_t service;     /* what its connections serve */
-    int fd;                   /* the socket, -1 = none */
-    uv_poll_t poll;           /* readable: connections wait to be accepted */
-    uv_timer_t accept_timer;  /* ends a pause of the listener */
-    bool open;                /* poll and accept_timer initialised (must be closed) */
-    bool accept_paused;       /* the listener waits for accept_timer */
-    unsigned accept_pauses;   /* pauses in a row (one WARN per streak) */
-    int port;                 /* the port actually bound */
-    char addr[64];            /* "ip:port" actually bound */
+    struct ns_io_loop *loop; /* loop 0 */
+    ns_service_t service;    /* what its connections serve */
+    int fd;                  /* the socket, -1 = none */
+    uv_poll_t poll;          /* readable: connections wait to be accepted */
+    uv_timer_t accept_timer; /* ends a pause of the listener */
+    bool open;               /* poll and accept_timer initialised (must be closed) */
+    bool accept_paused;      /* the listener waits for accept_timer */
+    unsigned accept_pauses;  /* pauses in a row (one WARN per streak) */
+    int port;                /* the port actually bound */
+    char addr[64];           /* "ip:port" actually bound */
 } ns_listener_t;
 
 /* One I/O event loop and its connections. Loop 0 runs on the main thread and also owns the
  * listening socket, the signals and the periodic jobs. Each group of fields has one owner. */
 struct ns_io_loop {
     /* server.c */
-    ns_server_t *server;        /* owner */
-    unsigned index;             /* position in server->loops, low byte of conn ids */
-    uv_loop_t loop;             /* the libuv loop */
-    ns_listener_t listeners[2]; /* loop 0 only: the listening sockets, by ns_service_t */
-    uv_async_t wakeup;          /* the inbox below has messages, or stop was requested */
-    uv_timer_t idle_timer;      /* closes connections idle past serverChannelMaxIdleTimeSeconds */
+    ns_server_t *server;         /* owner */
+    unsigned index;              /* position in server->loops, low byte of conn ids */
+    uv_loop_t loop;              /* the libuv loop */
+    ns_listener_t listeners[2];  /* loop 0 only: the listening sockets, by ns_service_t */
+    uv_async_t wakeup;           /* the inbox below has messages, or stop was requested */
+    uv_timer_t idle_timer;       /* closes connections idle past serverChannelMaxIdleTimeSeconds */
     uint64_t last_idle_check_ms; /* uv_now at its last run (a much later run: the loop stalled) */
-    uv_thread_t thread;         /* loops >= 1 only */
-    pthread_mutex_t lock;       /* guards the inbox: inbox, inbox_count, inbox_cap, stop_requested,
-                                   wakeup_closed */
-    ns_loop_msg_t *inbox;       /* messages from other threads, oldest first (under lock) */
+    uv_thread_t thread;          /* loops >= 1 only */
+    pthread_mutex_t lock;        /* guards the inbox: inbox, inbox_count, inbox_cap, stop_requested,
+                                    wakeup_closed */
+    ns_loop_msg_t *inbox;        /* messages from other threads, oldest first (under lock) */
     size_t inbox_count;
     size_t inbox_cap;
     bool stop_requested; /* shut down: stop accepting, drain, close everything (under lock) */

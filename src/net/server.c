@@ -288,10 +288,10 @@ static void pause_listener(ns_listener_t *l, int err)
         long limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
                          ? (long)rl.rlim_cur
                          : -1;
-        NS_LOG_W("accept on %s failed: %s (open files limit %ld): not accepting for %d ms at a "
-                 "time until descriptors are free; new connections wait in the backlog, the open "
-                 "ones are served (logged once until a connection is accepted again)",
-                 l->addr, strerror(err), limit, ACCEPT_PAUSE_MS);
+        NS_LOG_W("accept failed: %s (open files limit %ld, listener %s): not accepting for %d ms "
+                 "at a time until descriptors are free; new connections wait in the backlog, the "
+                 "open ones are served (logged once until a connection is accepted again)",
+                 strerror(err), limit, l->addr, ACCEPT_PAUSE_MS);
     }
 }
 
@@ -320,8 +320,8 @@ static void on_listener_readable(uv_poll_t *poll, int status, int events)
         int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
             if (l->accept_pauses > 0) {
-                NS_LOG_I("accepting connections on %s again after %u pause(s) for want of a "
-                         "file descriptor",
+                NS_LOG_I("accepting connections again on %s after %u pause(s) for want of a file "
+                         "descriptor",
                          l->addr, l->accept_pauses);
                 l->accept_pauses = 0;
             }

@@ -162,8 +162,8 @@ static int register_big(int fd, const char *name, int topics, int32_t opaque)
 }
 
 /* Brokers keep registering new topics while the snapshot is written every 100 ms (each write
- * a few hundred KB); kill -9 at a point they cannot predict (three rounds, each later). The next start loads a snapshot
- * (the last good one, never a torn one). */
+ * a few hundred KB); kill -9 at a point they cannot predict (three rounds, each later). The next
+ * start loads a snapshot (the last good one, never a torn one). */
 static void test_kill_9_during_snapshot_writes(void **state)
 {
     (void)state;

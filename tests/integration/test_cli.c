@@ -94,23 +94,41 @@ static pid_t spawn(const char *tag, const char *home, const char *const *args)
 
 /* Waits up to timeout_ms for pid; returns its exit status, or -1 (killed by a signal, or
  * killed here after the timeout). */
+/* The exit status of pid, 128 + the signal that ended it, or -1 when it has not exited within
+ * timeout_ms (it is killed then, and what it printed is shown). The bounds are generous: a
+ * loaded CI machine may take seconds where an idle one takes milliseconds. */
 static int wait_exit(pid_t pid, int timeout_ms)
 {
     for (int waited = 0; waited < timeout_ms; waited += 10) {
         int st;
-        if (waitpid(pid, &st, WNOHANG) == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            if (WIFEXITED(st))
+                return WEXITSTATUS(st);
+            fprintf(stderr, "pid %d ended by signal %d\n", (int)pid, WTERMSIG(st));
+            return 128 + WTERMSIG(st);
+        }
         sleep_ms(10);
     }
+    fprintf(stderr, "pid %d has not exited after %d ms: killed\n", (int)pid, timeout_ms);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     return -1;
 }
 
+/* Prints what the server of `tag` wrote (its stdout file), for a failed wait. */
+static void show_output(const char *tag)
+{
+    char path[160], *text = malloc(65536);
+    snprintf(path, sizeof(path), "%s/%s.out", tmpdir, tag);
+    read_into(path, text, 65536);
+    fprintf(stderr, "---- %s ----\n%s\n---- end of %s ----\n", path, text, tag);
+    free(text);
+}
+
 static void run(run_result_t *r, const char *tag, const char *home, const char *const *args)
 {
     pid_t pid = spawn(tag, home, args);
-    r->status = wait_exit(pid, 20000);
+    r->status = wait_exit(pid, 60000);
     char out[128];
     snprintf(out, sizeof(out), "%s/%s.out", tmpdir, tag);
     read_into(out, r->out, sizeof(r->out));
@@ -290,7 +308,10 @@ static void test_boot_log_and_signals(void **state)
         close(fd);
 
         kill(pid, signals[i]);
-        assert_int_equal(wait_exit(pid, 20000), 0);
+        int status = wait_exit(pid, 60000);
+        if (status != 0)
+            show_output(tag);
+        assert_int_equal(status, 0);
 
         char *text = malloc(65536);
         read_into(out_path, text, 65536);
@@ -353,7 +374,7 @@ static void test_graceful_shutdown(void **state)
     assert_int_equal(call_route(fd, 475, &code), 0); /* an older client is still served */
     assert_int_equal(code, 17);
     close(fd);
-    assert_int_equal(wait_exit(pid, 20000), 0);
+    assert_int_equal(wait_exit(pid, 60000), 0);
 }
 
 /* logrotate's way: move the file, send SIGHUP; the server writes to a new file at the path. */
@@ -381,7 +402,7 @@ static void test_sighup_reopens_log(void **state)
     assert_null(strstr(text, "SIGHUP"));
     free(text);
     kill(pid, SIGTERM);
-    assert_int_equal(wait_exit(pid, 20000), 0);
+    assert_int_equal(wait_exit(pid, 60000), 0);
 }
 
 static int setup(void **state)
@@ -467,7 +488,7 @@ static void test_sd_notify(void **state)
     }
     assert_true(got);
     assert_non_null(strstr(msg, "STOPPING=1"));
-    assert_int_equal(wait_exit(pid, 20000), 0);
+    assert_int_equal(wait_exit(pid, 60000), 0);
     close(fd);
     unlink(sock_path);
 }

@@ -76,8 +76,8 @@ EOF
 jget() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$IT_WORK/image.json" "$1"; }
 has_path() { grep -q "^$1 " "$IT_WORK/layer.txt"; }
 rmq_home=/home/rocketmq/rocketmq-5.5.0
-for p in usr/bin/mqnamesrv usr/bin/nsadmin usr/bin/sh usr/bin/bash etc/ssl/certs/ca-certificates.crt \
-    usr/share/zoneinfo/Asia/Shanghai etc/passwd "${rmq_home#/}/bin/mqnamesrv" "${rmq_home#/}/bin/nsadmin" \
+for p in usr/bin/mqnamesrv usr/bin/mqcontroller usr/bin/nsadmin usr/bin/sh usr/bin/bash etc/ssl/certs/ca-certificates.crt \
+    usr/share/zoneinfo/Asia/Shanghai etc/passwd "${rmq_home#/}/bin/mqnamesrv" "${rmq_home#/}/bin/mqcontroller" "${rmq_home#/}/bin/nsadmin" \
     "${rmq_home#/}/bin/docker-entrypoint.sh" "${rmq_home#/}/conf/namesrv.conf" var/lib/dpkg/status \
     usr/share/doc/mqnamesrv/copyright; do
     it_check "the image has /$p" has_path "$p"
@@ -146,6 +146,11 @@ out=$(prun --rm -e NODE_ROLE=nameserver "$image" placeholder -p 2>&1) || true
 it_check_contains "NODE_ROLE=nameserver runs mqnamesrv, the first argument dropped (as Apache's script)" "$out" "listenPort=9876"
 out=$(prun --rm "$image" nameserver -p 2>&1) || true
 it_check_contains "'nameserver ARGS' runs mqnamesrv ARGS" "$out" "kvConfigPath=/home/rocketmq/namesrv/kvConfig.json"
+out=$(prun --rm "$image" controller -p 2>&1) || true
+it_check_contains "'controller ARGS' runs mqcontroller ARGS (-p prints the controller's settings)" "$out" \
+    "controllerDLegerPeers="
+out=$(prun --rm -e NODE_ROLE=controller "$image" placeholder -p 2>&1) || true
+it_check_contains "NODE_ROLE=controller runs mqcontroller, the first argument dropped" "$out" "controllerStorePath="
 rc=0
 out=$(prun --rm "$image" broker 2>&1) || rc=$?
 it_check "'broker' is refused with a reason (exit 2)" test "$rc" -eq 2
