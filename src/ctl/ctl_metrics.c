@@ -16,7 +16,7 @@
  * set names) are bounded: MAX_SETS rows each, later ones counted in one "other" row. */
 #include "ctl_int.h"
 
-#include <dirent.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,33 +198,29 @@ void ns__ctl_metrics_publish_active(ns_ctl_metrics_t *m, const ns_ctl_live_t *lt
 
 /* ---- the page (the exporter's thread) ---------------------------------------------------- */
 
-/* The bytes of the regular files under path (Java's UtilAll.calculateFileSizeInPath), -1 when
- * it cannot be read. */
-static int64_t dir_bytes(const char *path, int depth)
+/* The sum of the walk below (nftw's callback has no argument of its own); one walk at a time
+ * per thread. */
+static __thread int64_t walk_bytes;
+
+static int add_file(const char *path, const struct stat *st, int type, struct FTW *where)
 {
-    struct stat st;
-    if (lstat(path, &st) != 0)
+    NS_UNUSED(path);
+    if (where->level > 8)
+        return FTW_SKIP_SUBTREE;
+    if (type == FTW_F && S_ISREG(st->st_mode))
+        walk_bytes += (int64_t)st->st_size;
+    return FTW_CONTINUE;
+}
+
+/* The bytes of the regular files under path, 8 levels deep at most (Java's
+ * UtilAll.calculateFileSizeInPath), -1 when it cannot be read. Symbolic links are not
+ * followed. */
+static int64_t dir_bytes(const char *path)
+{
+    walk_bytes = 0;
+    if (nftw(path, add_file, 16, FTW_PHYS | FTW_ACTIONRETVAL) != 0)
         return -1;
-    if (S_ISREG(st.st_mode))
-        return (int64_t)st.st_size;
-    if (!S_ISDIR(st.st_mode) || depth > 8)
-        return 0;
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return -1;
-    int64_t sum = 0;
-    struct dirent *e;
-    char sub[4096];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-        int64_t n = dir_bytes(sub, depth + 1);
-        if (n > 0)
-            sum += n;
-    }
-    closedir(d);
-    return sum;
+    return walk_bytes;
 }
 
 /* labels: the node's (address, group), extra ones between them in name order, then
@@ -351,7 +347,7 @@ void ns__ctl_metrics_write(ns_ctl_metrics_t *m, const ns_ctl_metrics_labels_t *w
         ns_metrics_write_sample_u64(out, "dledger_op_total", ns_buf_cstr(&l), v);
     }
 
-    int64_t bytes = store_dir != NULL ? dir_bytes(store_dir, 0) : -1;
+    int64_t bytes = store_dir != NULL ? dir_bytes(store_dir) : -1;
     if (bytes >= 0) {
         ns_metrics_write_family(out, "dledger_disk_usage_bytes", "gauge", "disk usage of dledger");
         labels(&l, who, "", "");

@@ -399,7 +399,8 @@ static int listen_all(ns_server_t *server)
     if (rc == 0 && server->ctl != NULL) {
         const char *self = ns_ctl_self_addr(server->ctl);
         const char *colon = strrchr(self, ':');
-        rc = listen_on(server, NS_SERVICE_CONTROLLER, host, colon ? atoi(colon + 1) : 0);
+        rc = listen_on(server, NS_SERVICE_CONTROLLER, host,
+                       colon ? (int)strtol(colon + 1, NULL, 10) : 0);
     }
     if (rc != 0)
         return rc;
