@@ -104,6 +104,25 @@ static void store_failed(ns_ctl_raft_t *rf, const char *what)
              dir ? dir : "-", what, (long long)free_bytes(dir), SEGMENT_SIZE, unwarned);
 }
 
+/* Whether a trace line comes from the library's disk store (its uv_*.c files of segments,
+ * snapshots, metadata and their thread-pool work), not from its network side or its core: a
+ * peer that cannot be reached traces "connect attempt completed -> status unknown error", which
+ * is not a store failure. */
+static bool is_store_trace(const char *file, const char *message)
+{
+    static const char *const store[] = {"uv_append",   "uv_finalize", "uv_list",     "uv_prepare",
+                                        "uv_segment",  "uv_snapshot", "uv_truncate", "uv_work",
+                                        "uv_metadata", "uv_fs",       "uv_writer",   "/uv.c"};
+    if (strstr(message, "connect") != NULL)
+        return false;
+    if (file == NULL)
+        return true;
+    for (size_t i = 0; i < NS_ARRAY_SIZE(store); i++)
+        if (strstr(file, store[i]) != NULL)
+            return true;
+    return false;
+}
+
 /* The uv store's trace: its failures ("can't create segment", "not enough space to allocate",
  * "write segment ...: <errno text>", "snapshot creation failed") are what an operator must
  * see, at WARN; a new open segment it cannot preallocate is retried every 50 ms without a word
@@ -116,9 +135,10 @@ static void on_trace(struct raft_tracer *t, const char *file, int line, const ch
     if (strstr(message, "create open segment") != NULL) {
         if (free_bytes(store_dir(rf)) < (int64_t)SEGMENT_SIZE)
             store_failed(rf, "no room for its next log segment");
-    } else if (strstr(message, "can't ") != NULL || strstr(message, "not enough space") ||
-               strstr(message, "write segment") || strstr(message, "rror") ||
-               strstr(message, "failed")) {
+    } else if (is_store_trace(file, message) &&
+               (strstr(message, "can't ") != NULL || strstr(message, "not enough space") ||
+                strstr(message, "write segment") || strstr(message, "rror") ||
+                strstr(message, "failed"))) {
         store_failed(rf, message);
         return;
     }
