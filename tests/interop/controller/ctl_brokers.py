@@ -137,6 +137,22 @@ def namesrv_register(c, cluster, broker, ns_id, addr):
                         "enableActingMaster": "false", "haServerAddr": addr}, body), "103")
 
 
+def probe(controller, cluster, broker, deadline):
+    """Whether the leader serves before the deadline. Java's DLedger controller elects itself
+    and then commits an initial proposal before it is in leader state (until then 2007); now
+    and then that proposal never commits and the controller never serves."""
+    while time.monotonic() < deadline:
+        try:
+            leader = find_leader(controller, deadline)
+            r = Client(leader).call(1012, {"clusterName": cluster, "brokerName": broker})
+            if r.code != 2007:
+                return 0
+        except (OSError, Refused):
+            pass
+        time.sleep(0.5)
+    return 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--controller", required=True)
@@ -145,7 +161,12 @@ def main():
     ap.add_argument("--broker", required=True)
     ap.add_argument("--ready", required=True)
     ap.add_argument("--seconds", type=float, default=600)
+    ap.add_argument("--probe", type=float, default=0,
+                    help="only wait up to this many seconds for the leader to serve (1012 "
+                         "answered, not 2007); exit 0 when it does, 1 when not")
     a = ap.parse_args()
+    if a.probe > 0:
+        return probe(a.controller, a.cluster, a.broker, time.monotonic() + a.probe)
     end = time.monotonic() + a.seconds
     try:
         leader = find_leader(a.controller, time.monotonic() + 120)
