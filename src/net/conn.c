@@ -756,6 +756,24 @@ static void submit_ctl(ns_conn_t *conn, ns_cmd_t *req, size_t bytes)
     ns_ctl_submit(conn->loop->server->ctl, &r->job);
 }
 
+/* Decodes a frame into req for either service. False when nothing is left to do with it: an
+ * undecodable header (the connection is closed after its replies) or a response to a request we
+ * never sent (we send none: Java logs and drops it). */
+static bool decode_request(ns_conn_t *conn, const ns_frame_t *frame, ns_cmd_t *req)
+{
+    if (ns_cmd_decode(frame, req) != 0) {
+        bad_frame(conn, NS_M_FRAME_BAD_HEADER, "undecodable remoting header", frame->header,
+                  frame->header_len);
+        return false;
+    }
+    if (req->flag & NS_FLAG_RESPONSE) {
+        NS_LOG_D("peer=%s: unexpected response opaque=%d dropped", conn->peer, (int)req->opaque);
+        ns_cmd_free(req);
+        return false;
+    }
+    return true;
+}
+
 /* A frame on the controller port: its code's row of the controller's service passes the gate
  * here (3 for a code it does not serve, 16 for ACL), then goes to the controller within the
  * worker's budgets (the connection's own count of requests out, serverMaxWorkerQueueBytes).
@@ -764,16 +782,8 @@ static bool handle_ctl_frame(ns_conn_t *conn, const ns_ctx_t *read_ctx, const ns
 {
     ns_server_t *server = conn->loop->server;
     ns_cmd_t req;
-    if (ns_cmd_decode(frame, &req) != 0) {
-        bad_frame(conn, NS_M_FRAME_BAD_HEADER, "undecodable remoting header", frame->header,
-                  frame->header_len);
+    if (!decode_request(conn, frame, &req))
         return true;
-    }
-    if (req.flag & NS_FLAG_RESPONSE) {
-        NS_LOG_D("peer=%s: unexpected response opaque=%d dropped", conn->peer, (int)req.opaque);
-        ns_cmd_free(&req);
-        return true;
-    }
     ns_ctx_t ctx = *read_ctx;
     ctx.going_away = false; /* GO_AWAY is the NameServer's: the controller serves until it stops */
     const ns_proc_entry_t *entry = ns_proc_lookup_service(NS_SERVICE_CONTROLLER, req.code);
@@ -824,17 +834,8 @@ static bool handle_frame(ns_conn_t *conn, ns_ctx_t *ctx, const ns_frame_t *frame
         }
     }
     ns_cmd_t req;
-    if (ns_cmd_decode(frame, &req) != 0) {
-        bad_frame(conn, NS_M_FRAME_BAD_HEADER, "undecodable remoting header", frame->header,
-                  frame->header_len);
+    if (!decode_request(conn, frame, &req))
         return true;
-    }
-    if (req.flag & NS_FLAG_RESPONSE) {
-        /* A response to a request we never sent (we send none): Java logs and drops it. */
-        NS_LOG_D("peer=%s: unexpected response opaque=%d dropped", conn->peer, (int)req.opaque);
-        ns_cmd_free(&req);
-        return true;
-    }
     /* The one lookup of this frame: the job carries the row to the worker. */
     const ns_proc_entry_t *entry = ns_proc_lookup(req.code);
     if (server->worker != NULL && conn->jobs == 0 &&
