@@ -65,6 +65,10 @@ char *ns_put_int(char *p, int64_t v);
  * false once *cursor is at the end of the string (a trailing comma ends the list). */
 bool ns_list_next(const char **cursor, const char **item, size_t *len);
 
+/* The row whose code is code in a table of n rows of stride bytes, sorted by a leading int32_t
+ * code (the request tables: proc.c, ctl_proc.c), or NULL. */
+const void *ns_find_by_code(const void *rows, size_t n, size_t stride, int32_t code);
+
 /* Threads other than loop 0's (the main thread) must never take the process signals the server
  * handles (SIGTERM, SIGINT, SIGHUP): libuv's handler would still forward them, but a thread
  * blocked in a call a sanitizer does not interrupt could hold one back. Call ns_signals_block()

@@ -182,6 +182,24 @@ void ns_signals_restore(const sigset_t *saved)
     pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
+const void *ns_find_by_code(const void *rows, size_t n, size_t stride, int32_t code)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const void *row = (const char *)rows + mid * stride;
+        int32_t c;
+        memcpy(&c, row, sizeof(c));
+        if (c == code)
+            return row;
+        if (c < code)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
 bool ns_list_next(const char **cursor, const char **item, size_t *len)
 {
     const char *p = *cursor;

@@ -3,6 +3,7 @@
  * 1009, 1010). The leader's handlers are ctl_rim.c's. */
 #include "ctl_int.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,19 +232,11 @@ static const ns_ctl_proc_entry_t table[] = {
      "CONTROLLER_APPLY_BROKER_ID"},
 };
 
+_Static_assert(offsetof(ns_ctl_proc_entry_t, code) == 0, "ns_find_by_code reads a leading code");
+
 const ns_ctl_proc_entry_t *ns__ctl_proc_lookup(int32_t code)
 {
-    size_t lo = 0, hi = NS_ARRAY_SIZE(table);
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (table[mid].code == code)
-            return &table[mid];
-        if (table[mid].code < code)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    return ns_find_by_code(table, NS_ARRAY_SIZE(table), sizeof(table[0]), code);
 }
 
 const ns_ctl_proc_entry_t *ns__ctl_proc_entry_at(size_t i)

@@ -129,8 +129,9 @@ static bool is_alive(const ns_ctl_alive_t *alive, const char *cluster, const cha
     return alive != NULL && alive->alive != NULL && alive->alive(alive->arg, cluster, broker, id);
 }
 
-/* The SyncStateSet body: {"syncStateSet":[ids],"syncStateSetEpoch":n} (fastjson2, fields in
- * name order). */
+/* The SyncStateSet body, {"syncStateSet":[ids],"syncStateSetEpoch":n} (fastjson2, fields in
+ * name order), or with epoch < 0 the ElectMasterResponseBody without a member group,
+ * {"syncStateSet":[ids]}. */
 static void sss_body(ns_cmd_t *c, const int64_t *ids, size_t n, int32_t epoch)
 {
     ns_buf_t b = NS_BUF_INIT;
@@ -142,7 +143,8 @@ static void sss_body(ns_cmd_t *c, const int64_t *ids, size_t n, int32_t epoch)
     for (size_t i = 0; i < n; i++)
         ns_jsonw_long(&w, ids[i]);
     ns_jsonw_array_end(&w);
-    ns_jsonw_kv_int(&w, "syncStateSetEpoch", epoch);
+    if (epoch >= 0)
+        ns_jsonw_kv_int(&w, "syncStateSetEpoch", epoch);
     ns_jsonw_object_end(&w);
     ns_cmd_set_body_buf(c, &b);
 }
@@ -369,22 +371,6 @@ static void elect_body(ns_cmd_t *c, const ns_ctl_replicas_t *rep, int64_t master
     ns_cmd_set_body_buf(c, &b);
 }
 
-/* ElectMasterResponseBody without a member group: {"syncStateSet":[ids]}. */
-static void sss_only_body(ns_cmd_t *c, const int64_t *ids, size_t n)
-{
-    ns_buf_t b = NS_BUF_INIT;
-    ns_jsonw_t w;
-    ns_jsonw_init(&w, &b, NS_JSON_DEFAULT);
-    ns_jsonw_object_begin(&w);
-    ns_jsonw_key(&w, "syncStateSet");
-    ns_jsonw_array_begin(&w);
-    for (size_t i = 0; i < n; i++)
-        ns_jsonw_long(&w, ids[i]);
-    ns_jsonw_array_end(&w);
-    ns_jsonw_object_end(&w);
-    ns_cmd_set_body_buf(c, &b);
-}
-
 /* electMaster with the request's fields decoded: broker_id -1 is the controller's own trigger. */
 static void elect(const ns_ctl_state_t *st, const char *name, int64_t broker_id, bool designate,
                   const ns_ctl_alive_t *alive, const ns_ctl_rim_opts_t *opts, ns_ctl_result_t *r)
@@ -427,7 +413,7 @@ static void elect(const ns_ctl_state_t *st, const char *name, int64_t broker_id,
         ext_i64(&r->resp, "syncStateSetEpoch", s->sss_epoch);
         ext_i64(&r->resp, "masterBrokerId", s->master);
         ext_opt_str(&r->resp, "masterAddress", member_addr(rep, true, s->master));
-        sss_only_body(&r->resp, s->sss, s->nsss);
+        sss_body(&r->resp, s->sss, s->nsss, -1); /* no epoch: the ElectMasterResponseBody */
         return;
     }
     if (has_new) {

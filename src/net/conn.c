@@ -774,13 +774,36 @@ static bool decode_request(ns_conn_t *conn, const ns_frame_t *frame, ns_cmd_t *r
     return true;
 }
 
+/* A request of `bytes` for the worker (the NameServer's or the controller's), within the
+ * connection's and the process's budgets. NS_GUARD_RUN: the caller submits req. NS_GUARD_WAIT:
+ * req is freed and its frame must wait in the buffer (the connection's own requests will make
+ * room). NS_GUARD_BUSY: answered SYSTEM_BUSY here, req freed. */
+static ns_guard_admit_t admit_to_worker(ns_conn_t *conn, ns_cmd_t *req, size_t bytes)
+{
+    ns_guard_admit_t admit =
+        ns_conn_guard_worker_admit(&conn->guard, conn->jobs, bytes, req, conn->peer);
+    if (admit == NS_GUARD_WAIT) {
+        ns_cmd_free(req);
+        return admit;
+    }
+    __atomic_add_fetch(&conn->loop->server->stat_requests, 1, __ATOMIC_RELAXED);
+    if (admit == NS_GUARD_BUSY) {
+        ns_cmd_t busy;
+        if (ns_conn_guard_busy_reply(req, &busy)) {
+            queue_reply(conn, &busy);
+            ns_cmd_free(&busy);
+        }
+        ns_cmd_free(req);
+    }
+    return admit;
+}
+
 /* A frame on the controller port: its code's row of the controller's service passes the gate
  * here (3 for a code it does not serve, 16 for ACL), then goes to the controller within the
  * worker's budgets (the connection's own count of requests out, serverMaxWorkerQueueBytes).
  * Returns false when the frame must wait in the buffer, as handle_frame. */
 static bool handle_ctl_frame(ns_conn_t *conn, const ns_ctx_t *read_ctx, const ns_frame_t *frame)
 {
-    ns_server_t *server = conn->loop->server;
     ns_cmd_t req;
     if (!decode_request(conn, frame, &req))
         return true;
@@ -796,24 +819,10 @@ static bool handle_ctl_frame(ns_conn_t *conn, const ns_ctx_t *read_ctx, const ns
         return true;
     }
     size_t bytes = sizeof(ctl_request_t) + req.body_len;
-    ns_guard_admit_t admit =
-        ns_conn_guard_worker_admit(&conn->guard, conn->jobs, bytes, &req, conn->peer);
-    if (admit == NS_GUARD_WAIT) { /* its own requests will make room: wait for them */
-        ns_cmd_free(&req);
-        return false;
-    }
-    __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
-    if (admit == NS_GUARD_RUN) {
+    ns_guard_admit_t admit = admit_to_worker(conn, &req, bytes);
+    if (admit == NS_GUARD_RUN)
         submit_ctl(conn, &req, bytes);
-        return true;
-    }
-    ns_cmd_t busy;
-    if (ns_conn_guard_busy_reply(&req, &busy)) {
-        queue_reply(conn, &busy);
-        ns_cmd_free(&busy);
-    }
-    ns_cmd_free(&req);
-    return true;
+    return admit != NS_GUARD_WAIT;
 }
 
 /* Decodes and dispatches one frame with ctx (loop_ctx of this read). Returns false when the
@@ -846,24 +855,10 @@ static bool handle_frame(ns_conn_t *conn, ns_ctx_t *ctx, const ns_frame_t *frame
     }
     if (server->worker != NULL && (conn->jobs > 0 || !ns_proc_runs_on_loop(entry))) {
         size_t bytes = sizeof(ns_job_t) + req.body_len;
-        ns_guard_admit_t admit =
-            ns_conn_guard_worker_admit(&conn->guard, conn->jobs, bytes, &req, conn->peer);
-        if (admit == NS_GUARD_WAIT) { /* its own requests will make room: wait for them */
-            ns_cmd_free(&req);
-            return false;
-        }
-        __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
-        if (admit == NS_GUARD_RUN) {
+        ns_guard_admit_t admit = admit_to_worker(conn, &req, bytes);
+        if (admit == NS_GUARD_RUN)
             submit_job(conn, &req, entry, bytes); /* the job owns req now */
-            return true;
-        }
-        ns_cmd_t busy;
-        if (ns_conn_guard_busy_reply(&req, &busy)) {
-            queue_reply(conn, &busy);
-            ns_cmd_free(&busy);
-        }
-        ns_cmd_free(&req);
-        return true;
+        return admit != NS_GUARD_WAIT;
     }
     __atomic_add_fetch(&server->stat_requests, 1, __ATOMIC_RELAXED);
     ns_cmd_t resp;

@@ -1,6 +1,7 @@
 /* The request table and the dispatcher. */
 #include "ns_proc.h"
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "ns_common.h"
@@ -119,19 +120,11 @@ static const ns_proc_entry_t ctl_table[] = {
      CONTROLLER | OUTLIVES_CONN},
 };
 
+_Static_assert(offsetof(ns_proc_entry_t, code) == 0, "ns_find_by_code reads a leading code");
+
 static const ns_proc_entry_t *search(const ns_proc_entry_t *table, size_t n, int32_t code)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (table[mid].code == code)
-            return &table[mid];
-        if (table[mid].code < code)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    return ns_find_by_code(table, n, sizeof(table[0]), code);
 }
 
 const ns_proc_entry_t *ns_proc_lookup(int32_t code)

@@ -87,17 +87,29 @@ it_cleanup() {
 # its fast channel and P+1 for HA). Ports come from 20000-32000, below the ephemeral range, so
 # an outgoing connection cannot take one between the check and the bind. tests/run runs suites
 # side by side and gives each lane its own part of that range (IT_PORT_LO, IT_PORT_HI), so that
-# two suites cannot both pick a port in the seconds before either binds it.
+# two suites cannot both pick a port in the seconds before either binds it. Within a suite the
+# ranges handed out are written down ($IT_WORK/ports.taken) and never handed out again: two
+# brokers launched back to back would otherwise both find a shared port free, since neither
+# JVM has bound its ports when the second asks.
 it_free_port() {
     local span=${1:-1}
-    python3 - "$span" "${IT_PORT_LO:-20002}" "${IT_PORT_HI:-32000}" <<'EOF'
-import random, socket, sys
-span, lo, hi = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    python3 - "$span" "${IT_PORT_LO:-20002}" "${IT_PORT_HI:-32000}" "${IT_WORK:+$IT_WORK/ports.taken}" <<'EOF'
+import fcntl, random, socket, sys
+span, lo, hi, taken_path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+taken = open(taken_path, "a+") if taken_path else None
+used = []
+if taken:
+    fcntl.flock(taken, fcntl.LOCK_EX)
+    taken.seek(0)
+    used = [tuple(map(int, line.split())) for line in taken if line.strip()]
 for _ in range(200):
     base = random.randrange(lo, hi - span)
+    first, last = base - 2, base + span
+    if any(first <= u_last and u_first <= last for u_first, u_last in used):
+        continue
     socks = []
     try:
-        for p in range(base - 2, base + span + 1):
+        for p in range(first, last + 1):
             s = socket.socket()
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind(("127.0.0.1", p))
@@ -107,6 +119,9 @@ for _ in range(200):
     finally:
         for s in socks:
             s.close()
+    if taken:
+        taken.write(f"{first} {last}\n")
+        taken.close()
     print(base)
     sys.exit(0)
 sys.exit("no free port range found")
