@@ -129,11 +129,7 @@ run_id=0
 source "$here/bench/lib.sh"
 
 stop_servers() {
-  local t
-  for t in "${!pids[@]}"; do
-    stop_pid "${pids[$t]}"
-    unset "pids[$t]"
-  done
+  stop_targets
   if [[ -n $echo_pid ]]; then
     stop_pid "$echo_pid"
     echo_pid=

@@ -95,16 +95,8 @@ run_id=0
 # shellcheck source=bench/lib.sh
 source "$here/bench/lib.sh"
 
-stop_servers() {
-  local t
-  for t in "${!pids[@]}"; do
-    stop_pid "${pids[$t]}"
-    unset "pids[$t]"
-  done
-}
-
 cleanup() {
-  stop_servers
+  stop_targets
   rm -rf "$work"
   [[ $out_tmp -eq 0 ]] || rm -rf "$out" # --quick without --out: nothing left behind
 }
@@ -334,7 +326,7 @@ done
 for l in "${load_list[@]+"${load_list[@]}"}"; do
   run_load "$l"
 done
-stop_servers
+stop_targets
 [[ $callgrind -eq 1 ]] && callgrind_route plain
 {
   print_header | sed 's/^/# /'

@@ -97,6 +97,16 @@ stop_pid() {
   wait "$pid" 2>/dev/null || true
 }
 
+# stop_targets: stops (stop_pid) every server of the caller's associative array pids
+# (TARGET -> pid) and empties it.
+stop_targets() {
+  local t
+  for t in "${!pids[@]}"; do
+    stop_pid "${pids[$t]}"
+    unset "pids[$t]"
+  done
+}
+
 java_version() {
   sed -n 's:.*<rocketmq.version>\(.*\)</rocketmq.version>.*:\1:p' "$here/bench/java/pom.xml"
 }
