@@ -13,6 +13,7 @@
  * again with --resume), to measure full and resumed handshakes.
  *
  * Only loopback targets (127.0.0.0/8) are accepted and every phase is bounded in time. */
+#include "nsb_conn.h"
 #include "nsb_proc.h"
 #include "nsb_tls.h"
 #include "nsb_wire.h"
@@ -110,25 +111,21 @@ typedef struct cls_stats {
 typedef struct worker worker_t;
 
 typedef struct conn {
+    nsb_conn_t net; /* first: the epoll events and nsb_conn callbacks point at it */
     worker_t *w;
-    int fd;
     int kind;
     int state;
     long idx;        /* broker index (K_BROKER) or reader index */
     uint32_t slot0;  /* first slot of this connection */
     uint32_t nslots; /* slots owned (inflight for readers, 1 for brokers) */
-    nsb_buf_t rbuf;  /* received, not yet parsed bytes start at rpos */
-    size_t rpos;
-    uint8_t *wbuf; /* reader output buffer, wcap bytes */
+    uint8_t *wbuf;   /* reader output buffer, wcap bytes */
     size_t wcap, wlen, woff;
     const uint8_t *xframe; /* broker: prebuilt frame being sent */
     size_t xlen, xoff;
-    int epout;    /* EPOLLOUT is armed */
     int paced;    /* paced mode: requests queued by pace() since its last flush */
     int variant;  /* broker: which DataVersion variant goes next */
     int next_cls; /* broker: class of its next registration */
     uint64_t down_until;
-    nsb_tls_t *tls; /* --tls: the session, else NULL */
     /* -w handshake */
     nsb_tls_session_t *session; /* offered by the next handshake (--resume), or NULL */
     uint64_t t_start;           /* when the current connection began */
@@ -183,13 +180,6 @@ static broker_t *brokers;
 static uint64_t t_warm_end, t_end;
 static volatile sig_atomic_t interrupted;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t rng_next(uint64_t *s)
 {
     uint64_t x = *s;
@@ -237,34 +227,13 @@ static int code_expected(int cls, int code)
 
 /* ---- connections ---- */
 
-static void set_events(conn_t *c, int out)
-{
-    struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = c};
-    if (c->epout != out) {
-        epoll_ctl(c->w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-        c->epout = out;
-    }
-}
-
 static int conn_open(conn_t *c)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
+    if (nsb_conn_open(&c->net, c->w->epfd, &opt.addr) < 0)
         return -1;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (connect(fd, (struct sockaddr *)&opt.addr, sizeof(opt.addr)) < 0 && errno != EINPROGRESS) {
-        close(fd);
-        return -1;
-    }
-    c->fd = fd;
     c->state = ST_CONNECTING;
-    c->rpos = c->rbuf.len = 0;
     c->wlen = c->woff = 0;
     c->xframe = NULL;
-    c->epout = 1;
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = c};
-    epoll_ctl(c->w->epfd, EPOLL_CTL_ADD, fd, &ev);
     return 0;
 }
 
@@ -272,15 +241,7 @@ static int conn_open(conn_t *c)
 static void conn_close(conn_t *c, int state)
 {
     worker_t *w = c->w;
-    if (c->tls != NULL) {
-        nsb_tls_free(c->tls);
-        c->tls = NULL;
-    }
-    if (c->fd >= 0) {
-        epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-        close(c->fd);
-        c->fd = -1;
-    }
+    nsb_conn_close(&c->net);
     for (uint32_t i = 0; i < c->nslots; i++) {
         slot_t *s = &w->slots[c->slot0 + i];
         if (s->busy) {
@@ -341,7 +302,7 @@ static void pace(worker_t *w, uint64_t now)
     while (w->idle_head != w->idle_tail && (double)w->issued < due) {
         uint32_t s = w->idle[w->idle_head++ & w->idle_mask];
         conn_t *c = w->slots[s].c;
-        if (c->state != ST_OPEN || c->fd < 0)
+        if (c->state != ST_OPEN || c->net.fd < 0)
             continue;
         queue_route(c, s, now);
         w->issued++;
@@ -353,7 +314,7 @@ static void pace(worker_t *w, uint64_t now)
     for (size_t i = 0; i < nflush; i++) {
         conn_t *c = w->to_flush[i];
         c->paced = 0;
-        if (c->fd >= 0 && conn_flush(c) < 0) {
+        if (c->net.fd >= 0 && conn_flush(c) < 0) {
             w->conn_errors++;
             conn_close(c, ST_IDLE);
         }
@@ -377,39 +338,23 @@ static void send_register(conn_t *c, int cls, uint64_t t0)
 /* Writes pending output; returns -1 when the connection failed. */
 static int conn_flush(conn_t *c)
 {
-    for (;;) {
-        const uint8_t *p;
-        size_t n;
-        if (c->kind == K_READER) {
-            p = c->wbuf + c->woff;
-            n = c->wlen - c->woff;
-        } else {
-            p = c->xframe ? c->xframe + c->xoff : NULL;
-            n = c->xframe ? c->xlen - c->xoff : 0;
-        }
-        if (n == 0) {
-            if (c->kind == K_READER)
-                c->wlen = c->woff = 0;
-            else
-                c->xframe = NULL;
-            set_events(c, 0);
-            return 0;
-        }
-        ssize_t r = c->tls ? nsb_tls_send(c->tls, p, n) : send(c->fd, p, n, MSG_NOSIGNAL);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                set_events(c, 1);
-                return 0;
-            }
+    if (c->kind == K_READER) {
+        ssize_t r = nsb_conn_send(&c->net, c->wbuf + c->woff, c->wlen - c->woff);
+        if (r < 0)
             return -1;
-        }
-        if (c->kind == K_READER)
-            c->woff += (size_t)r;
-        else
-            c->xoff += (size_t)r;
+        c->woff += (size_t)r;
+        if (c->woff == c->wlen)
+            c->wlen = c->woff = 0;
+        return 0;
     }
+    size_t left = c->xframe ? c->xlen - c->xoff : 0;
+    ssize_t r = nsb_conn_send(&c->net, c->xframe ? c->xframe + c->xoff : NULL, left);
+    if (r < 0)
+        return -1;
+    c->xoff += (size_t)r;
+    if ((size_t)r == left)
+        c->xframe = NULL;
+    return 0;
 }
 
 /* Called when a connection becomes usable: start its requests. */
@@ -430,9 +375,10 @@ static void conn_start(conn_t *c, uint64_t now)
     }
 }
 
-static void on_response(conn_t *c, int code, int32_t opaque, const uint8_t *body, size_t blen,
+static void on_response(nsb_conn_t *net, int code, int32_t opaque, const uint8_t *body, size_t blen,
                         uint64_t now)
 {
+    conn_t *c = (conn_t *)net;
     worker_t *w = c->w;
     uint32_t s = (uint32_t)opaque & ((1u << w->slot_bits) - 1);
     slot_t *sl = &w->slots[s];
@@ -471,61 +417,11 @@ static void on_response(conn_t *c, int code, int32_t opaque, const uint8_t *body
         send_register(c, CLS_REG, now);
 }
 
-/* Parses every complete frame in the read buffer. Returns -1 on a malformed frame. */
-static int parse_frames(conn_t *c, uint64_t now)
-{
-    while (c->rbuf.len - c->rpos >= 4) {
-        const uint8_t *f = c->rbuf.data + c->rpos;
-        uint32_t flen = nsb_be32(f);
-        if (flen < 4 || flen > 16777212)
-            return -1;
-        if (c->rbuf.len - c->rpos < 4 + (size_t)flen)
-            break;
-        uint32_t hw = nsb_be32(f + 4);
-        uint32_t hlen = hw & 0xffffff;
-        if (hlen > flen - 4)
-            return -1;
-        int code;
-        int32_t opaque;
-        if (nsb_scan_header((int)(hw >> 24), f + 8, hlen, &code, &opaque) < 0)
-            return -1;
-        on_response(c, code, opaque, f + 8 + hlen, flen - 4 - hlen, now);
-        c->rpos += 4 + (size_t)flen;
-    }
-    if (c->rpos == c->rbuf.len) {
-        c->rpos = c->rbuf.len = 0;
-    } else if (c->rpos > 0 && c->rpos >= c->rbuf.len / 2) {
-        memmove(c->rbuf.data, c->rbuf.data + c->rpos, c->rbuf.len - c->rpos);
-        c->rbuf.len -= c->rpos;
-        c->rpos = 0;
-    }
-    return 0;
-}
-
+/* Reads what arrived and handles the answers: 64 KiB a read, at most 16 reads, so that one busy
+ * connection does not hold up the others. */
 static int conn_read(conn_t *c, uint64_t now)
 {
-    for (int rounds = 0; rounds < 16; rounds++) {
-        if (c->rbuf.cap - c->rbuf.len < 65536)
-            nsb_buf_reserve(&c->rbuf, 65536);
-        void *dst = c->rbuf.data + c->rbuf.len;
-        size_t room = c->rbuf.cap - c->rbuf.len;
-        ssize_t r = c->tls ? nsb_tls_recv(c->tls, dst, room) : recv(c->fd, dst, room, 0);
-        if (r == 0)
-            return -1;
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return 0;
-            return -1;
-        }
-        c->rbuf.len += (size_t)r;
-        if (parse_frames(c, now) < 0)
-            return -1;
-        if ((size_t)r < 65536 && c->tls == NULL) /* TLS reads one record at a time */
-            return 0;
-    }
-    return 0;
+    return nsb_conn_read(&c->net, 65536, 16, on_response, now);
 }
 
 /* ---- -w handshake ---- */
@@ -549,7 +445,7 @@ static void hs_next(conn_t *c, uint64_t now)
  * ticket arrives after the handshake), then starts the next handshake. */
 static void hs_take_session(conn_t *c, uint64_t now)
 {
-    nsb_tls_session_t *s = nsb_tls_session(c->tls);
+    nsb_tls_session_t *s = nsb_tls_session(c->net.tls);
     if (s == NULL) {
         if (now < c->ticket_deadline)
             return;
@@ -565,7 +461,7 @@ static void hs_take_session(conn_t *c, uint64_t now)
 static void hs_done(conn_t *c, uint64_t now)
 {
     worker_t *w = c->w;
-    int resumed = nsb_tls_resumed(c->tls);
+    int resumed = nsb_tls_resumed(c->net.tls);
     if (c->t_start >= t_warm_end && now < t_end) {
         cls_stats_t *st = &w->st[CLS_HANDSHAKE];
         nsb_hist_add(&st->hist, now - c->t_start);
@@ -578,7 +474,7 @@ static void hs_done(conn_t *c, uint64_t now)
     }
     c->state = ST_OPEN;
     c->ticket_deadline = now + TICKET_WAIT_NS;
-    set_events(c, 0);
+    nsb_conn_want_write(&c->net, 0);
     hs_take_session(c, now);
 }
 
@@ -587,7 +483,7 @@ static void hs_read(conn_t *c, uint64_t now)
 {
     uint8_t sink[4096];
     ssize_t r;
-    while ((r = nsb_tls_recv(c->tls, sink, sizeof(sink))) > 0) {
+    while ((r = nsb_tls_recv(c->net.tls, sink, sizeof(sink))) > 0) {
     }
     if (r == 0 || errno != EAGAIN) {
         c->w->conn_errors++;
@@ -601,7 +497,7 @@ static void hs_tick(worker_t *w, uint64_t now)
 {
     for (size_t i = 0; i < w->nconns; i++) {
         conn_t *c = w->conns[i];
-        if (c->ticket_deadline != 0 && now >= c->ticket_deadline && c->fd >= 0)
+        if (c->ticket_deadline != 0 && now >= c->ticket_deadline && c->net.fd >= 0)
             hs_take_session(c, now);
     }
 }
@@ -609,39 +505,31 @@ static void hs_tick(worker_t *w, uint64_t now)
 /* --tls: one step of the handshake; starts the connection once it is done. */
 static int conn_handshake(conn_t *c, uint64_t now)
 {
-    int want_write = 0;
-    int r = nsb_tls_handshake(c->tls, &want_write);
-    if (r < 0)
-        return -1;
-    if (r == 0) {
-        set_events(c, want_write);
-        return 0;
-    }
+    int r = nsb_conn_handshake(&c->net);
+    if (r <= 0)
+        return r;
     if (opt.wl == W_HANDSHAKE) {
         hs_done(c, now);
         return 0;
     }
-    set_events(c, 0);
     conn_start(c, now);
     return conn_flush(c);
 }
 
-static void handle_event(conn_t *c, uint32_t ev, uint64_t now)
+static void handle_event(nsb_conn_t *net, uint32_t ev, uint64_t now)
 {
+    conn_t *c = (conn_t *)net;
     worker_t *w = c->w;
     if (c->state == ST_CONNECTING) {
-        int err = 0;
-        socklen_t len = sizeof(err);
-        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
-        if (err || (ev & (EPOLLERR | EPOLLHUP))) {
+        if (nsb_conn_connected(&c->net, ev) < 0) {
             w->conn_errors++;
             conn_close(c, ST_IDLE);
             return;
         }
         if (opt.tls) {
-            c->tls = nsb_tls_new(c->fd, c->session);
+            c->net.tls = nsb_tls_new(c->net.fd, c->session);
             c->state = ST_HANDSHAKE;
-            if (c->tls == NULL || conn_handshake(c, now) < 0)
+            if (c->net.tls == NULL || conn_handshake(c, now) < 0)
                 goto fail;
             return;
         }
@@ -663,7 +551,7 @@ static void handle_event(conn_t *c, uint32_t ev, uint64_t now)
         if (conn_read(c, now) < 0)
             goto fail;
     }
-    if (c->fd >= 0 && conn_flush(c) < 0)
+    if (c->net.fd >= 0 && conn_flush(c) < 0)
         goto fail;
     return;
 fail:
@@ -676,14 +564,7 @@ fail:
 
 static void worker_poll(worker_t *w, int timeout_ms)
 {
-    struct epoll_event evs[256];
-    int n = epoll_wait(w->epfd, evs, 256, timeout_ms);
-    uint64_t now = now_ns();
-    for (int i = 0; i < n; i++) {
-        conn_t *c = evs[i].data.ptr;
-        if (c->fd >= 0)
-            handle_event(c, evs[i].events, now);
-    }
+    nsb_conn_poll(w->epfd, timeout_ms, handle_event);
 }
 
 /* ---- server process sampling (/proc) ---- */
@@ -767,7 +648,7 @@ static conn_t *conn_new(worker_t *w, int kind, long idx, uint32_t nslots)
 {
     conn_t *c = xcalloc(1, sizeof(conn_t));
     c->w = w;
-    c->fd = -1;
+    c->net.fd = -1;
     c->kind = kind;
     c->idx = idx;
     c->slot0 = w->nslots_used;
@@ -787,7 +668,7 @@ static conn_t *conn_new(worker_t *w, int kind, long idx, uint32_t nslots)
  * the number registered with code 0. */
 static long run_setup(worker_t *w, uint64_t *elapsed_ns)
 {
-    uint64_t t0 = now_ns(), deadline = t0 + (uint64_t)(opt.setup_timeout * 1e9);
+    uint64_t t0 = nsb_now_ns(), deadline = t0 + (uint64_t)(opt.setup_timeout * 1e9);
     long next = 0, done = 0;
     for (;;) {
         long active = 0;
@@ -809,11 +690,11 @@ static long run_setup(worker_t *w, uint64_t *elapsed_ns)
             next++;
             active++;
         }
-        if (done == opt.brokers || now_ns() >= deadline || interrupted)
+        if (done == opt.brokers || nsb_now_ns() >= deadline || interrupted)
             break;
         worker_poll(w, 10);
     }
-    *elapsed_ns = now_ns() - t0;
+    *elapsed_ns = nsb_now_ns() - t0;
     long ok = 0;
     for (long b = 0; b < opt.brokers; b++)
         ok += brokers[b].registered;
@@ -854,7 +735,7 @@ static void worker_loop(worker_t *w, srv_sample_t *s0, srv_sample_t *s1, struct 
     uint64_t next_sample = 0, next_churn = t_warm_end, drain_end = 0;
     int warm_marked = 0;
     for (;;) {
-        uint64_t now = now_ns();
+        uint64_t now = nsb_now_ns();
         if (w->id == 0 && !warm_marked && now >= t_warm_end) {
             warm_marked = 1;
             getrusage(RUSAGE_SELF, ru0);
@@ -932,11 +813,11 @@ static void print_class(const char *label, int cls, const cls_stats_t *st, doubl
 static int run_ready(void)
 {
     struct timespec ts;
-    uint64_t deadline = now_ns() + (uint64_t)opt.timeout_ms * 1000000ull;
+    uint64_t deadline = nsb_now_ns() + (uint64_t)opt.timeout_ms * 1000000ull;
     uint8_t req[ROUTE_REQ_MAX], resp[65536];
     size_t n = nsb_write_route_request(req, "nsb-ready", 9, 1, opt.route_version);
     int attempts = 0;
-    while (now_ns() < deadline && !interrupted) {
+    while (nsb_now_ns() < deadline && !interrupted) {
         attempts++;
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
@@ -1000,9 +881,9 @@ static int run_serve(void)
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = lfd};
     epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
     fprintf(stderr, "nsbench: serving on %s for %.0f s\n", opt.addr_str, opt.duration);
-    uint64_t end = now_ns() + (uint64_t)(opt.duration * 1e9);
+    uint64_t end = nsb_now_ns() + (uint64_t)(opt.duration * 1e9);
     nsb_buf_t *in = xcalloc(65536, sizeof(nsb_buf_t)), out = {0};
-    while (now_ns() < end && !interrupted) {
+    while (nsb_now_ns() < end && !interrupted) {
         struct epoll_event evs[128];
         int n = epoll_wait(ep, evs, 128, 50);
         for (int i = 0; i < n; i++) {
@@ -1133,25 +1014,6 @@ static void usage(FILE *f)
             "                            full handshake (a TLS 1.3 ticket is awaited first)\n"
             "      --tls-version V       1.2 or 1.3: the highest version offered (default 1.3)\n"
             "      --tls-no-ticket       no session ticket asked for (TLS 1.2: session ids)\n");
-}
-
-static void parse_addr(const char *s)
-{
-    char host[64];
-    const char *colon = strrchr(s, ':');
-    if (!colon || (size_t)(colon - s) >= sizeof(host))
-        die("address must be IP:PORT");
-    memcpy(host, s, (size_t)(colon - s));
-    host[colon - s] = '\0';
-    if (strcmp(host, "localhost") == 0)
-        strcpy(host, "127.0.0.1");
-    opt.addr.sin_family = AF_INET;
-    opt.addr.sin_port = htons((uint16_t)atoi(colon + 1));
-    if (inet_pton(AF_INET, host, &opt.addr.sin_addr) != 1)
-        die("bad IPv4 address");
-    if ((ntohl(opt.addr.sin_addr.s_addr) >> 24) != 127)
-        die("only loopback targets (127.0.0.0/8) are allowed");
-    opt.addr_str = s;
 }
 
 static void parse_opts(int argc, char **argv)
@@ -1336,7 +1198,10 @@ static void parse_opts(int argc, char **argv)
         }
     if (!opt.wl_name)
         die("unknown workload");
-    parse_addr(addr);
+    const char *bad_addr = nsb_conn_parse_target(addr, &opt.addr);
+    if (bad_addr)
+        die(bad_addr);
+    opt.addr_str = addr;
     if (opt.duration <= 0 || opt.duration > MAX_DURATION_S || opt.warmup < 0 ||
         opt.warmup > MAX_DURATION_S)
         die("duration/warmup out of range (0, 600]");
@@ -1471,7 +1336,7 @@ int main(int argc, char **argv)
     }
 
     if (opt.wl != W_SETUP && !interrupted) {
-        uint64_t start = now_ns();
+        uint64_t start = nsb_now_ns();
         t_warm_end = start + (uint64_t)(opt.warmup * 1e9);
         t_end = t_warm_end + (uint64_t)(opt.duration * 1e9);
         for (int i = 0; i < nw; i++)
@@ -1572,12 +1437,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < nw; i++) {
         for (size_t k = 0; k < ws[i].nconns; k++) {
             conn_t *c = ws[i].conns[k];
-            if (c->tls != NULL)
-                nsb_tls_free(c->tls);
+            nsb_conn_close(&c->net);
             nsb_tls_session_free(c->session);
-            if (c->fd >= 0)
-                close(c->fd);
-            nsb_buf_free(&c->rbuf);
+            nsb_buf_free(&c->net.in);
             free(c->wbuf);
             free(c);
         }

@@ -21,6 +21,7 @@
  * connection (brokers and clients call synchronously); every phase is bounded in time; only
  * loopback targets. Output: SETUP, RESULT (per request class, nsbench's format) and one
  * CLUSTER line of key=value pairs that bench/capacity.sh reads. */
+#include "nsb_conn.h"
 #include "nsb_proc.h"
 #include "nsb_tls.h"
 #include "nsb_wire.h"
@@ -80,18 +81,14 @@ static struct {
 
 /* The one connection of a broker or a client, and its one request in flight. */
 typedef struct conn {
-    int fd;
-    int state;     /* ST_* */
-    int is_broker; /* else a client */
-    uint32_t idx;  /* index in brokers[] or clients[] */
-    nsb_tls_t *tls;
-    nsb_buf_t in; /* received bytes, unparsed from in_pos */
-    size_t in_pos;
-    nsb_buf_t out; /* bytes to send, unsent from out_pos */
+    nsb_conn_t net; /* first: the epoll events and nsb_conn callbacks point at it */
+    int state;      /* ST_* */
+    int is_broker;  /* else a client */
+    uint32_t idx;   /* index in brokers[] or clients[] */
+    nsb_buf_t out;  /* bytes to send, unsent from out_pos */
     size_t out_pos;
-    int epout; /* EPOLLOUT armed */
-    int busy;  /* a request is in flight */
-    int cls;   /* its class (CLS_*) */
+    int busy; /* a request is in flight */
+    int cls;  /* its class (CLS_*) */
     int32_t opaque;
     uint64_t t0; /* when it was queued, ns */
 } conn_t;
@@ -164,13 +161,6 @@ static nsb_buf_t reg_body; /* scratch: the registration body being built */
 static char (*reg_names)[NAME_MAX_LEN];
 static const char **reg_name_ptrs;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t rng_next(void)
 {
     uint64_t x = rng;
@@ -236,48 +226,19 @@ static int topic_name(char *out, uint64_t topic)
 
 /* ---- connections ---- */
 
-static void set_out(conn_t *c, int out)
-{
-    if (c->epout == out)
-        return;
-    struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = c};
-    epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev);
-    c->epout = out;
-}
-
 static int conn_open(conn_t *c)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
+    if (nsb_conn_open(&c->net, epfd, &opt.addr) < 0)
         return -1;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (connect(fd, (struct sockaddr *)&opt.addr, sizeof(opt.addr)) < 0 && errno != EINPROGRESS) {
-        close(fd);
-        return -1;
-    }
-    c->fd = fd;
     c->state = ST_CONNECTING;
-    c->in.len = c->in_pos = 0;
     c->out.len = c->out_pos = 0;
-    c->epout = 1;
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = c};
-    epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
     return 0;
 }
 
 /* Closes the socket; a request in flight is lost (counted by the caller's class of close). */
 static void conn_close(conn_t *c)
 {
-    if (c->tls != NULL) {
-        nsb_tls_free(c->tls);
-        c->tls = NULL;
-    }
-    if (c->fd >= 0) {
-        epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
-        close(c->fd);
-        c->fd = -1;
-    }
+    nsb_conn_close(&c->net);
     if (c->busy) {
         c->busy = 0;
         outstanding--;
@@ -290,26 +251,16 @@ static void conn_close(conn_t *c)
 /* Writes pending output; -1 when the connection failed. */
 static int conn_flush(conn_t *c)
 {
-    while (c->out_pos < c->out.len) {
-        const uint8_t *p = c->out.data + c->out_pos;
-        size_t n = c->out.len - c->out_pos;
-        ssize_t r = c->tls ? nsb_tls_send(c->tls, p, n) : send(c->fd, p, n, MSG_NOSIGNAL);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                set_out(c, 1);
-                return 0;
-            }
-            return -1;
-        }
-        c->out_pos += (size_t)r;
-    }
+    ssize_t r = nsb_conn_send(&c->net, c->out.data + c->out_pos, c->out.len - c->out_pos);
+    if (r < 0)
+        return -1;
+    c->out_pos += (size_t)r;
+    if (c->out_pos < c->out.len)
+        return 0;
     c->out.len = c->out_pos = 0;
     /* A broker's registration can be hundreds of KiB: keep at most 64 KiB per idle connection. */
     if (c->out.cap > 65536)
         nsb_buf_free(&c->out);
-    set_out(c, 0);
     return 0;
 }
 
@@ -498,9 +449,10 @@ static void on_client_answer(client_t *cl, int code, const uint8_t *body, size_t
         client_poll(cl, now);
 }
 
-static void on_frame(conn_t *c, int code, int32_t opaque, const uint8_t *body, size_t blen,
+static void on_frame(nsb_conn_t *net, int code, int32_t opaque, const uint8_t *body, size_t blen,
                      uint64_t now)
 {
+    conn_t *c = (conn_t *)net;
     if (!c->busy || c->opaque != opaque) {
         unmatched++;
         return;
@@ -515,63 +467,11 @@ static void on_frame(conn_t *c, int code, int32_t opaque, const uint8_t *body, s
         on_client_answer(&clients[c->idx], code, body, blen, now, lat, measured);
 }
 
-/* Parses every complete frame received; -1 on a malformed one. */
-static int parse_frames(conn_t *c, uint64_t now)
-{
-    while (c->in.len - c->in_pos >= 8) {
-        const uint8_t *f = c->in.data + c->in_pos;
-        uint32_t flen = nsb_be32(f);
-        if (flen < 4 || flen > 16777212)
-            return -1;
-        if (c->in.len - c->in_pos < 4 + (size_t)flen)
-            break;
-        uint32_t hw = nsb_be32(f + 4);
-        uint32_t hlen = hw & 0xffffff;
-        if (hlen > flen - 4)
-            return -1;
-        int code;
-        int32_t opaque;
-        if (nsb_scan_header((int)(hw >> 24), f + 8, hlen, &code, &opaque) < 0)
-            return -1;
-        c->in_pos += 4 + (size_t)flen;
-        on_frame(c, code, opaque, f + 8 + hlen, flen - 4 - hlen, now);
-        if (c->fd < 0)
-            return 0;
-    }
-    if (c->in_pos == c->in.len) {
-        c->in.len = c->in_pos = 0;
-    } else if (c->in_pos > 0) {
-        memmove(c->in.data, c->in.data + c->in_pos, c->in.len - c->in_pos);
-        c->in.len -= c->in_pos;
-        c->in_pos = 0;
-    }
-    return 0;
-}
-
-/* Reads what arrived; -1 when the peer closed or the connection failed. */
+/* Reads what arrived and handles the answers (small: 16 KiB a read, until drained); -1 when the
+ * peer closed or the connection failed. */
 static int conn_read(conn_t *c, uint64_t now)
 {
-    for (;;) {
-        if (c->in.cap - c->in.len < 16384)
-            nsb_buf_reserve(&c->in, 16384);
-        void *dst = c->in.data + c->in.len;
-        size_t room = c->in.cap - c->in.len;
-        ssize_t r = c->tls ? nsb_tls_recv(c->tls, dst, room) : recv(c->fd, dst, room, 0);
-        if (r == 0)
-            return -1;
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
-        }
-        c->in.len += (size_t)r;
-        if (parse_frames(c, now) < 0)
-            return -1;
-        if (c->fd < 0)
-            return 0; /* an answer's follow-up found the connection dead, and closed it */
-        if ((size_t)r < room && c->tls == NULL)
-            return 0;
-    }
+    return nsb_conn_read(&c->net, 16384, 0, on_frame, now);
 }
 
 /* The connection is ready for requests (connected, and through its handshake with --tls). */
@@ -597,7 +497,7 @@ static void conn_ready(conn_t *c, uint64_t now)
 /* The server closed the connection, or it failed. */
 static void conn_lost(conn_t *c, uint64_t now)
 {
-    if (c->fd < 0)
+    if (c->net.fd < 0)
         return; /* already closed (by a send that failed while reading) */
     if (c->is_broker) {
         broker_t *b = &brokers[c->idx];
@@ -621,39 +521,33 @@ static void conn_lost(conn_t *c, uint64_t now)
     cl->next = (uint32_t)opt.client_topics;
 }
 
-static void handle_event(conn_t *c, uint32_t ev, uint64_t now)
+static void handle_event(nsb_conn_t *net, uint32_t ev, uint64_t now)
 {
+    conn_t *c = (conn_t *)net;
     if (c->state == ST_CONNECTING) {
-        int err = 0;
-        socklen_t len = sizeof(err);
-        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
-        if (err || (ev & (EPOLLERR | EPOLLHUP)))
+        if (nsb_conn_connected(&c->net, ev) < 0)
             goto lost;
         if (!opt.tls) {
             conn_ready(c, now);
             return;
         }
-        c->tls = nsb_tls_new(c->fd, NULL); /* a full handshake, as a client that starts */
-        if (c->tls == NULL)
+        /* A full handshake, as a client that starts. */
+        c->net.tls = nsb_tls_new(c->net.fd, NULL);
+        if (c->net.tls == NULL)
             goto lost;
         c->state = ST_HANDSHAKE;
     }
     if (c->state == ST_HANDSHAKE) {
-        int want_write = 0;
-        int r = nsb_tls_handshake(c->tls, &want_write);
+        int r = nsb_conn_handshake(&c->net);
         if (r < 0)
             goto lost;
-        if (r == 0) {
-            set_out(c, want_write);
-            return;
-        }
-        set_out(c, 0);
-        conn_ready(c, now);
+        if (r > 0)
+            conn_ready(c, now);
         return;
     }
     if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && conn_read(c, now) < 0)
         goto lost;
-    if (c->fd >= 0 && (ev & EPOLLOUT) && conn_flush(c) < 0)
+    if (c->net.fd >= 0 && (ev & EPOLLOUT) && conn_flush(c) < 0)
         goto lost;
     return;
 lost:
@@ -942,23 +836,6 @@ static void usage(FILE *f)
                "      --setup-timeout S    bound on the setup (default 300)\n");
 }
 
-static void parse_addr(const char *s)
-{
-    char host[64];
-    const char *colon = strrchr(s, ':');
-    if (!colon || (size_t)(colon - s) >= sizeof(host))
-        die("address must be IP:PORT");
-    memcpy(host, s, (size_t)(colon - s));
-    host[colon - s] = '\0';
-    opt.addr.sin_family = AF_INET;
-    opt.addr.sin_port = htons((uint16_t)atoi(colon + 1));
-    if (inet_pton(AF_INET, host, &opt.addr.sin_addr) != 1)
-        die("bad IPv4 address");
-    if ((ntohl(opt.addr.sin_addr.s_addr) >> 24) != 127)
-        die("only loopback targets (127.0.0.0/8) are allowed");
-    opt.addr_str = s;
-}
-
 static void parse_opts(int argc, char **argv)
 {
     /* clang-format off */
@@ -1063,7 +940,10 @@ static void parse_opts(int argc, char **argv)
             exit(2);
         }
     }
-    parse_addr(addr);
+    const char *bad_addr = nsb_conn_parse_target(addr, &opt.addr);
+    if (bad_addr)
+        die(bad_addr);
+    opt.addr_str = addr;
     if (opt.brokers < 1 || opt.brokers > MAX_ENTITIES || opt.clients < 0 ||
         opt.clients > MAX_ENTITIES || opt.topics < 1 || opt.brokers * opt.topics > MAX_TOPICS ||
         opt.client_topics < 1 || opt.client_topics > MAX_CLIENT_TOPICS)
@@ -1222,10 +1102,10 @@ int main(int argc, char **argv)
     reg_names = xcalloc((size_t)opt.topics, sizeof(*reg_names));
     reg_name_ptrs = xcalloc((size_t)opt.topics + 1, sizeof(char *));
     for (long i = 0; i < opt.brokers; i++) {
-        brokers[i].c = (conn_t){.fd = -1, .is_broker = 1, .idx = (uint32_t)i};
+        brokers[i].c = (conn_t){.net.fd = -1, .is_broker = 1, .idx = (uint32_t)i};
     }
     for (long i = 0; i < opt.clients; i++) {
-        clients[i].c = (conn_t){.fd = -1, .idx = (uint32_t)i};
+        clients[i].c = (conn_t){.net.fd = -1, .idx = (uint32_t)i};
         clients[i].next = (uint32_t)opt.client_topics;
     }
     pick_client_topics();
@@ -1238,7 +1118,7 @@ int main(int argc, char **argv)
            opt.zipf, opt.compress, (double)period_ns / 1e6, REAL_EXPIRY_MS / opt.compress,
            opt.restart_every_s, opt.down_s, opt.tls);
 
-    uint64_t start = now_ns(), next_sample = 0, rss_peak = 0;
+    uint64_t start = nsb_now_ns(), next_sample = 0, rss_peak = 0;
     t_start = start;
     uint64_t setup_deadline = start + (uint64_t)(opt.setup_timeout * 1e9);
     uint64_t cpu0 = 0, cpu1 = 0, rss_end = 0, swait0 = 0, swait1 = 0, gwait0 = 0, gwait1 = 0;
@@ -1248,8 +1128,8 @@ int main(int argc, char **argv)
     core_t gen_core = {.cpu = nsb_proc_pinned_cpu(0)};
     struct rusage ru0 = {0}, ru1 = {0};
     int setup_failed = 0;
-    while (advance(now_ns())) {
-        uint64_t now = now_ns();
+    while (advance(nsb_now_ns())) {
+        uint64_t now = nsb_now_ns();
         if (phase <= PH_CLIENTS) {
             if (now >= setup_deadline || interrupted) {
                 setup_failed = 1;
@@ -1308,21 +1188,15 @@ int main(int argc, char **argv)
             if (cand[i] < next)
                 next = cand[i];
         int timeout_ms = next <= now ? 0 : (int)((next - now + NS_PER_MS - 1) / NS_PER_MS);
-        struct epoll_event evs[256];
-        int n = epoll_wait(epfd, evs, 256, timeout_ms);
-        now = now_ns();
-        for (int i = 0; i < n; i++) {
-            conn_t *c = evs[i].data.ptr;
-            if (c->fd >= 0)
-                handle_event(c, evs[i].events, now);
-        }
+        nsb_conn_poll(epfd, timeout_ms, handle_event);
     }
 
     uint64_t expected = (uint64_t)(opt.brokers + opt.clients);
     printf("SETUP target=%s brokers=%ld registered=%" PRIu64 " clients=%ld connected=%" PRIu64
            " ms=%.1f failed=%" PRIu64 "\n",
            opt.label, opt.brokers, st[CLS_SETUP].hist.count - st[CLS_SETUP].bad, opt.clients,
-           clients_open, (double)(setup_failed ? now_ns() - start : setup_ns) / 1e6, setup_fail);
+           clients_open, (double)(setup_failed ? nsb_now_ns() - start : setup_ns) / 1e6,
+           setup_fail);
     if (setup_failed || setup_ok != expected) {
         printf("CLUSTER target=%s setup=failed setup_ok=%" PRIu64 " expected=%" PRIu64 "\n",
                opt.label, setup_ok, expected);
@@ -1372,12 +1246,12 @@ int main(int argc, char **argv)
 
     for (long i = 0; i < opt.brokers; i++) {
         conn_close(&brokers[i].c);
-        nsb_buf_free(&brokers[i].c.in);
+        nsb_buf_free(&brokers[i].c.net.in);
         nsb_buf_free(&brokers[i].c.out);
     }
     for (long i = 0; i < opt.clients; i++) {
         conn_close(&clients[i].c);
-        nsb_buf_free(&clients[i].c.in);
+        nsb_buf_free(&clients[i].c.net.in);
         nsb_buf_free(&clients[i].c.out);
     }
     free(brokers);
