@@ -15,6 +15,7 @@
  * Only loopback targets (127.0.0.0/8) are accepted and every phase is bounded in time. */
 #include "nsb_conn.h"
 #include "nsb_proc.h"
+#include "nsb_report.h"
 #include "nsb_tls.h"
 #include "nsb_wire.h"
 
@@ -93,19 +94,12 @@ static struct {
     uint64_t seed;
 } opt;
 
-typedef struct code_count {
-    int code;
-    uint64_t n;
-} code_count_t;
-
-#define MAX_CODES 16
 typedef struct cls_stats {
     nsb_hist_t hist;     /* latency of recorded responses */
     uint64_t sent;       /* requests sent in the measured window */
     uint64_t unexpected; /* responses whose code is not expected for the class */
     uint64_t bad_body;   /* code 0 with a body of the wrong shape */
-    code_count_t codes[MAX_CODES];
-    int ncodes;
+    nsb_codes_t codes;   /* answers by code */
 } cls_stats_t;
 
 typedef struct worker worker_t;
@@ -201,20 +195,6 @@ static void *xcalloc(size_t n, size_t sz)
     if (!p)
         die("out of memory");
     return p;
-}
-
-static void stats_code(cls_stats_t *s, int code)
-{
-    for (int i = 0; i < s->ncodes; i++) {
-        if (s->codes[i].code == code) {
-            s->codes[i].n++;
-            return;
-        }
-    }
-    if (s->ncodes < MAX_CODES) {
-        s->codes[s->ncodes].code = code;
-        s->codes[s->ncodes++].n = 1;
-    }
 }
 
 static int code_expected(int cls, int code)
@@ -392,7 +372,7 @@ static void on_response(nsb_conn_t *net, int code, int32_t opaque, const uint8_t
     if (sl->t0 >= t_warm_end || cls == CLS_SETUP) {
         cls_stats_t *st = &w->st[cls];
         nsb_hist_add(&st->hist, now - sl->t0);
-        stats_code(st, code);
+        nsb_codes_add(&st->codes, code);
         if (!code_expected(cls, code))
             st->unexpected++;
         else if (cls == CLS_ROUTE && code == 0 && opt.verify &&
@@ -782,28 +762,21 @@ static void *worker_main(void *arg)
 
 /* ---- report ---- */
 
-static double us(uint64_t ns)
-{
-    return (double)ns / 1000.0;
-}
-
 static void print_class(const char *label, int cls, const cls_stats_t *st, double window,
                         const char *extra)
 {
-    const nsb_hist_t *h = &st->hist;
-    char codes[256] = "";
-    size_t off = 0;
-    for (int i = 0; i < st->ncodes && off < sizeof(codes) - 32; i++)
-        off += (size_t)snprintf(codes + off, sizeof(codes) - off, "%s%d:%" PRIu64, i ? "," : "",
-                                st->codes[i].code, st->codes[i].n);
-    double rate = window > 0 ? (double)h->count / window : 0;
-    printf("RESULT target=%s workload=%s class=%s conns=%d inflight=%d secs=%.2f count=%" PRIu64
-           " rate=%.0f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f mean_us=%.1f"
-           " errors=%" PRIu64 " bad_body=%" PRIu64 " codes=%s%s\n",
-           label, opt.wl_name, cls_name[cls], opt.conns, opt.inflight, window, h->count, rate,
-           us(nsb_hist_quantile(h, 0.50)), us(nsb_hist_quantile(h, 0.99)),
-           us(nsb_hist_quantile(h, 0.999)), us(h->max), h->count ? us(h->sum / h->count) : 0.0,
-           st->unexpected + st->bad_body, st->bad_body, off ? codes : "-", extra);
+    nsb_result_t r = {.target = label,
+                      .workload = opt.wl_name,
+                      .cls = cls_name[cls],
+                      .conns = opt.conns,
+                      .inflight = opt.inflight,
+                      .secs = window,
+                      .hist = &st->hist,
+                      .errors = st->unexpected + st->bad_body,
+                      .bad_body = st->bad_body,
+                      .codes = &st->codes,
+                      .extra = extra};
+    nsb_print_result(&r);
 }
 
 /* ---- modes without a dataset ---- */
@@ -1374,16 +1347,7 @@ int main(int argc, char **argv)
                 d->sent += s->sent;
                 d->unexpected += s->unexpected;
                 d->bad_body += s->bad_body;
-                for (int j = 0; j < s->ncodes; j++) {
-                    int found = 0;
-                    for (int q = 0; q < d->ncodes; q++)
-                        if (d->codes[q].code == s->codes[j].code) {
-                            d->codes[q].n += s->codes[j].n;
-                            found = 1;
-                        }
-                    if (!found && d->ncodes < MAX_CODES)
-                        d->codes[d->ncodes++] = s->codes[j];
-                }
+                nsb_codes_merge(&d->codes, &s->codes);
             }
             w0->unmatched += ws[i].unmatched;
             w0->conn_errors += ws[i].conn_errors;

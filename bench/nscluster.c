@@ -23,6 +23,7 @@
  * CLUSTER line of key=value pairs that bench/capacity.sh reads. */
 #include "nsb_conn.h"
 #include "nsb_proc.h"
+#include "nsb_report.h"
 #include "nsb_tls.h"
 #include "nsb_wire.h"
 
@@ -114,13 +115,9 @@ typedef struct client {
 } client_t;
 
 typedef struct stats {
-    nsb_hist_t hist; /* latency of the answers to requests sent in the measured window */
-    uint64_t bad;    /* answers that were not valid (unexpected code, wrong route) */
-    struct {
-        int code;
-        uint64_t n;
-    } codes[16];
-    int ncodes;
+    nsb_hist_t hist;   /* latency of the answers to requests sent in the measured window */
+    uint64_t bad;      /* answers that were not valid (unexpected code, wrong route) */
+    nsb_codes_t codes; /* answers by code */
 } stats_t;
 
 /* The entities' periodic due times: entries sorted by phase, walked by a cursor a period at a
@@ -200,15 +197,7 @@ static void stats_add(stats_t *s, int code, uint64_t ns, int valid)
     nsb_hist_add(&s->hist, ns);
     if (!valid)
         s->bad++;
-    for (int i = 0; i < s->ncodes; i++)
-        if (s->codes[i].code == code) {
-            s->codes[i].n++;
-            return;
-        }
-    if (s->ncodes < 16) {
-        s->codes[s->ncodes].code = code;
-        s->codes[s->ncodes++].n = 1;
-    }
+    nsb_codes_add(&s->codes, code);
 }
 
 /* ---- names: topics are broker * T + j; each broker also carries a topic named after it ---- */
@@ -783,28 +772,20 @@ static void pick_client_topics(void)
 
 /* ---- report ---- */
 
-static double us(uint64_t ns)
-{
-    return (double)ns / 1000.0;
-}
-
 static void print_class(int cls, double window)
 {
     const stats_t *s = &st[cls];
-    const nsb_hist_t *h = &s->hist;
-    char codes[256] = "";
-    size_t off = 0;
-    for (int i = 0; i < s->ncodes && off < sizeof(codes) - 32; i++)
-        off += (size_t)snprintf(codes + off, sizeof(codes) - off, "%s%d:%" PRIu64, i ? "," : "",
-                                s->codes[i].code, s->codes[i].n);
-    printf(
-        "RESULT target=%s workload=cluster class=%s conns=%ld inflight=1 secs=%.2f count=%" PRIu64
-        " rate=%.0f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f mean_us=%.1f"
-        " errors=%" PRIu64 " bad_body=0 codes=%s\n",
-        opt.label, cls_name[cls], cls == CLS_ROUTE ? opt.clients : opt.brokers, window, h->count,
-        window > 0 ? (double)h->count / window : 0, us(nsb_hist_quantile(h, 0.5)),
-        us(nsb_hist_quantile(h, 0.99)), us(nsb_hist_quantile(h, 0.999)), us(h->max),
-        h->count ? us(h->sum / h->count) : 0.0, s->bad, off ? codes : "-");
+    nsb_result_t r = {.target = opt.label,
+                      .workload = "cluster",
+                      .cls = cls_name[cls],
+                      .conns = cls == CLS_ROUTE ? opt.clients : opt.brokers,
+                      .inflight = 1,
+                      .secs = window,
+                      .hist = &s->hist,
+                      .errors = s->bad,
+                      .codes = &s->codes,
+                      .extra = ""};
+    nsb_print_result(&r);
 }
 
 /* ---- options ---- */
@@ -1230,14 +1211,15 @@ int main(int argc, char **argv)
         " srv_core_others_pct=%.0f gen_core_others_pct=%.0f srv_core_niced_pct=%.0f"
         " gen_core_niced_pct=%.0f setup_ms=%.0f\n",
         opt.label, opt.brokers, opt.topics, opt.clients, opt.client_topics, opt.zipf, opt.compress,
-        opt.tls, window, (double)rh->count / window, us(nsb_hist_quantile(rh, 0.5)),
-        us(nsb_hist_quantile(rh, 0.99)), us(nsb_hist_quantile(rh, 0.999)), us(rh->max),
-        (double)(gh->count + st[CLS_REREG].hist.count) / window, us(nsb_hist_quantile(gh, 0.99)),
-        us(gh->max), gh->count, st[CLS_REREG].hist.count, polls, polls_late, regs_late,
-        us(nsb_hist_quantile(&sched_lag, 0.99)), us(sched_lag.max), restarts, expired,
-        srv_closed_brokers, audit_ok, audit_absent, errors, bad, missing_routes, srv_closed_clients,
-        conn_errors, lost, unmatched, srv_cpu_s, srv_cpu_s >= 0 ? 100.0 * srv_cpu_s / window : -1.0,
-        rss_end, rss_peak > rss_end ? rss_peak : rss_end, 100.0 * gen_cpu_s / window,
+        opt.tls, window, (double)rh->count / window, nsb_us(nsb_hist_quantile(rh, 0.5)),
+        nsb_us(nsb_hist_quantile(rh, 0.99)), nsb_us(nsb_hist_quantile(rh, 0.999)), nsb_us(rh->max),
+        (double)(gh->count + st[CLS_REREG].hist.count) / window,
+        nsb_us(nsb_hist_quantile(gh, 0.99)), nsb_us(gh->max), gh->count, st[CLS_REREG].hist.count,
+        polls, polls_late, regs_late, nsb_us(nsb_hist_quantile(&sched_lag, 0.99)),
+        nsb_us(sched_lag.max), restarts, expired, srv_closed_brokers, audit_ok, audit_absent,
+        errors, bad, missing_routes, srv_closed_clients, conn_errors, lost, unmatched, srv_cpu_s,
+        srv_cpu_s >= 0 ? 100.0 * srv_cpu_s / window : -1.0, rss_end,
+        rss_peak > rss_end ? rss_peak : rss_end, 100.0 * gen_cpu_s / window,
         swait1 > swait0 ? (double)(swait1 - swait0) / 1e7 / window : 0.0,
         gwait1 > gwait0 ? (double)(gwait1 - gwait0) / 1e7 / window : 0.0,
         core_others_pct(&srv_core, srv_cpu_s >= 0 ? srv_cpu_s * (double)tck : 0, 0),
