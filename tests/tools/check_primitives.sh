@@ -34,6 +34,7 @@ Java's Long.parseLong, Integer.parseInt, Boolean.parseBoolean~(^|_)(parse_(java_
 a request's peer for a log line~(^|_)(peer_of|peer_name|peer_text)$~src/proc/proc_int.h~.
 the composite key of a pair of names~(^|_)(make_)?pair_key$~include/ns_hmap.h src/base/hmap.c~.
 a hash function~(^|_)[a-z0-9_]*(hash|fnv|murmur|xxh|siphash|djb2)[a-z0-9_]*$~include/ns_hmap.h src/base/hmap.c~.
+a request table's row found by its code (binary search)~(^|_)(find_by_code|lookup_by_code|search_by_code|bsearch_code|code_bsearch)$~include/ns_common.h src/base/common.c~.
 word-at-a-time byte tests (SWAR)~(^|_)(any_zero|has_zero|zero_bytes|haszero|swar[a-z0-9_]*)$~src/codec/codec_int.h~.
 EOF
 # Names a rule matches that are not copies of the primitive: file:name, and why.
