@@ -124,7 +124,7 @@ static void memo_store(memo_slot_t *m, uint64_t gen, const ns_acl_read_t *read)
 }
 
 /* The slot of a read: by the first 8 bytes of its signature, the base64 of an HMAC, as good
- * as random, so one multiply spreads them (a peer that sends made-up ones chooses slots, but
+ * as random already, so folded, not hashed (a peer that sends made-up ones chooses slots, but
  * only a signature that verifies is ever stored). NULL for a signature too short to be one. */
 static memo_slot_t *memo_slot(const ns_acl_read_t *read)
 {
@@ -132,7 +132,7 @@ static memo_slot_t *memo_slot(const ns_acl_read_t *read)
         return NULL;
     uint64_t head;
     memcpy(&head, read->signature.p, 8);
-    size_t slot = (size_t)((head * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - MEMO_SLOT_BITS));
+    size_t slot = (size_t)(head ^ head >> 23 ^ head >> 46) & (MEMO_SLOTS - 1);
     if (memo == NULL) {
         pthread_once(&memo_once, memo_key_make);
         memo = ns_xcalloc(MEMO_SLOTS, sizeof(*memo));
