@@ -10,7 +10,6 @@
 #include "ns_acl_accounts.h"
 #include "ns_acl_sign.h"
 #include "ns_common.h"
-#include "ns_hmap.h"
 #include "ns_log.h"
 #include "ns_metrics.h"
 
@@ -34,7 +33,8 @@ static uint64_t snapshot_gens; /* atomic */
  * one that verified can match; only successes are kept; a reload starts a new generation.
  * Direct-mapped by the signature, 512 slots of 256 bytes (128 KiB per thread that checks
  * signed reads, allocated at its first). */
-#define MEMO_SLOTS 512
+#define MEMO_SLOT_BITS 9
+#define MEMO_SLOTS (1u << MEMO_SLOT_BITS)
 #define MEMO_BYTES 246
 
 typedef struct memo_slot {
@@ -52,30 +52,55 @@ static void memo_key_make(void)
     NS_ASSERT(pthread_key_create(&memo_key, free) == 0); /* freed when its thread ends */
 }
 
-/* The pieces a memo slot compares, in order: the AccessKey, the signed values, the signature. */
-static ns_acl_text_t memo_piece(const ns_acl_read_t *read, size_t i)
+/* The bits in which a[0..n) and b[0..n) differ, or-ed together (0: equal): a word at a time,
+ * the last word overlapping the one before it, and no branch on a byte. */
+static uint64_t diff_bytes(const uint8_t *a, const char *b, size_t n)
 {
-    return i == 0                    ? read->access_key
-           : i <= read->signed_count ? read->signed_values[i - 1]
-                                     : read->signature;
+    uint64_t diff = 0, x, y;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            diff |= (uint64_t)(a[i] ^ (uint8_t)b[i]);
+        return diff;
+    }
+    for (size_t i = 0; i + 8 < n; i += 8) {
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        diff |= x ^ y;
+    }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return diff | (x ^ y);
 }
 
-/* Whether the slot holds exactly these pieces (each stored with its length before it). The
- * signature, the one secret-derived piece, is compared in constant time (ns_acl_sig_equal), as
- * the check compares it: no peer learns from timing how much of a guess was right. */
+/* One piece of a memo_matches compare, at *at of the slot (its length byte, then its bytes):
+ * false when the slot ends first; differences go to *diff. */
+static inline bool piece_fits(const memo_slot_t *m, size_t *at, ns_acl_text_t t, uint64_t *diff)
+{
+    if (*at + 1 + t.len > m->len)
+        return false;
+    *diff |= m->bytes[*at] ^ t.len;
+    *diff |= diff_bytes(m->bytes + *at + 1, t.p, t.len);
+    *at += 1 + t.len;
+    return true;
+}
+
+/* Whether the slot holds exactly these pieces, in the order memo_store keeps them: the
+ * AccessKey, the signed values, the signature. Every piece's bytes are compared in full, in
+ * time that depends on the lengths only: the signature, the one secret-derived piece, in
+ * constant time as the check compares it (ns_acl_sig_equal), so that no peer learns from
+ * timing how much of a guess was right. */
 static bool memo_matches(const memo_slot_t *m, const ns_acl_read_t *read)
 {
-    size_t at = 0, last = read->signed_count + 1;
-    for (size_t i = 0; i < last; i++) {
-        ns_acl_text_t t = memo_piece(read, i);
-        if (at + 1 + t.len > m->len || m->bytes[at] != t.len ||
-            memcmp(m->bytes + at + 1, t.p, t.len) != 0)
+    uint64_t diff = 0;
+    size_t at = 0;
+    if (!piece_fits(m, &at, read->access_key, &diff))
+        return false;
+    for (size_t i = 0; i < read->signed_count; i++)
+        if (!piece_fits(m, &at, read->signed_values[i], &diff))
             return false;
-        at += 1 + t.len;
-    }
-    size_t n = m->bytes[at];
-    return at + 1 + n == m->len && ns_acl_sig_equal_n((const char *)m->bytes + at + 1, n,
-                                                      read->signature.p, read->signature.len);
+    if (!piece_fits(m, &at, read->signature, &diff))
+        return false;
+    return at == m->len && diff == 0;
 }
 
 /* Stores the pieces in the slot, if they fit (else the read is verified every time). */
@@ -83,7 +108,9 @@ static void memo_store(memo_slot_t *m, uint64_t gen, const ns_acl_read_t *read)
 {
     size_t at = 0;
     for (size_t i = 0; i <= read->signed_count + 1; i++) {
-        ns_acl_text_t t = memo_piece(read, i);
+        ns_acl_text_t t = i == 0                    ? read->access_key
+                          : i <= read->signed_count ? read->signed_values[i - 1]
+                                                    : read->signature;
         if (t.len > 255 || at + 1 + t.len > MEMO_BYTES) {
             m->gen = 0;
             return;
@@ -97,19 +124,21 @@ static void memo_store(memo_slot_t *m, uint64_t gen, const ns_acl_read_t *read)
 }
 
 /* The slot of a read: by the first 8 bytes of its signature, the base64 of an HMAC, as good
- * as random (a peer that sends made-up ones chooses slots, but only a signature that verifies
- * is ever stored). NULL for a signature too short to be one. */
+ * as random already, so folded, not hashed (a peer that sends made-up ones chooses slots, but
+ * only a signature that verifies is ever stored). NULL for a signature too short to be one. */
 static memo_slot_t *memo_slot(const ns_acl_read_t *read)
 {
     if (read->signature.len < 8)
         return NULL;
-    uint64_t hash = ns_hmap_hash(read->signature.p, 8);
+    uint64_t head;
+    memcpy(&head, read->signature.p, 8);
+    size_t slot = (size_t)(head ^ head >> 23 ^ head >> 46) & (MEMO_SLOTS - 1);
     if (memo == NULL) {
         pthread_once(&memo_once, memo_key_make);
         memo = ns_xcalloc(MEMO_SLOTS, sizeof(*memo));
         pthread_setspecific(memo_key, memo);
     }
-    return &memo[hash % MEMO_SLOTS];
+    return &memo[slot];
 }
 
 /* What identifies a version of the file for ns_acl_poll. */

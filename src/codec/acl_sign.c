@@ -217,11 +217,19 @@ bool ns_acl_sig_equal(const char *a, const char *b)
 
 bool ns_acl_sig_equal_n(const char *a, size_t la, const char *b, size_t lb)
 {
-    /* As many byte compares as the expected signature has, whatever the other one holds (its
-     * length is no secret: when it differs, a is compared with itself). */
-    unsigned diff = (unsigned)(la != lb);
+    /* As many compares as the expected signature has bytes, whatever the other one holds (its
+     * length is no secret: when it differs, a is compared with itself); a word at a time, the
+     * differences or-ed together, no branch on a byte. */
+    uint64_t diff = la != lb;
     const char *other = la == lb ? b : a;
-    for (size_t i = 0; i < la; i++)
+    size_t i = 0;
+    for (; i + 8 <= la; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, other + i, 8);
+        diff |= x ^ y;
+    }
+    for (; i < la; i++)
         diff |= (unsigned)(unsigned char)a[i] ^ (unsigned)(unsigned char)other[i];
     return diff == 0;
 }

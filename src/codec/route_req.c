@@ -4,6 +4,9 @@
 #include "ns_route_req.h"
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "ns_buf.h"
 #include "ns_cmd.h"
@@ -79,26 +82,49 @@ static inline uint64_t stop_bytes(uint64_t x)
            ns__swar_eq(x, 0x7f) | ns__swar_high(x);
 }
 
+/* The first byte from q on that ends or spoils a plain string (stop_bytes), or a point near
+ * end from which the caller goes on byte by byte: 16 bytes a step where SSE2 is there (every
+ * x86-64; a signed read's 28-character Signature in two), else 8. */
+static const uint8_t *plain_run(const uint8_t *q, const uint8_t *end)
+{
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
+                  space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f);
+    while (end - q >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+        /* Signed compares: 0x80 and above are below 0x20 too. */
+        __m128i stop =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                         _mm_or_si128(_mm_cmplt_epi8(v, space), _mm_cmpeq_epi8(v, del)));
+        unsigned m = (unsigned)_mm_movemask_epi8(stop);
+        if (m != 0)
+            return q + __builtin_ctz(m);
+        q += 16;
+    }
+#endif
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (end - q >= 8) {
+        uint64_t x;
+        memcpy(&x, q, 8);
+        uint64_t m = stop_bytes(x);
+        if (m != 0)
+            return q + ns__swar_first(m);
+        q += 8;
+    }
+#endif
+    return q;
+}
+
 /* A string of printable ASCII without escapes (0x20..0x7e, no '"' or '\\'): the complete
  * decoder's Java text of it is the same bytes. */
 static bool ascii_str(scan_t *s, const uint8_t **str, size_t *len)
 {
-    ws(s);
-    if (s->p >= s->end || *s->p != '"')
-        return false;
-    const uint8_t *q = s->p + 1;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    while (s->end - q >= 8) {
-        uint64_t x;
-        memcpy(&x, q, 8);
-        uint64_t m = stop_bytes(x);
-        if (m != 0) {
-            q += ns__swar_first(m);
-            break;
-        }
-        q += 8;
+    if (s->p >= s->end || *s->p != '"') {
+        ws(s);
+        if (s->p >= s->end || *s->p != '"')
+            return false;
     }
-#endif
+    const uint8_t *q = plain_run(s->p + 1, s->end);
     while (q < s->end && *q != '"') {
         if (*q < 0x20 || *q > 0x7e || *q == '\\')
             return false;
@@ -162,44 +188,63 @@ static ns_route_req_text_t *acl_field(const uint8_t *k, size_t kl, ns_route_req_
     return NULL;
 }
 
+/* The key of an ext field and its colon, as its bit (0: a key a route read does not carry).
+ * The keys as the Java client writes them are told by their first letter and matched whole in
+ * one compare; any other form (whitespace before the colon) goes through key_slow. */
+static unsigned ext_key(scan_t *s, ns_route_req_t *out)
+{
+    ws(s);
+    if (s->end - s->p >= 2 && s->p[0] == '"') {
+        switch (s->p[1]) {
+        case 't':
+            if (LIT(s, "\"topic\":"))
+                return X_TOPIC;
+            break;
+        case 'A':
+            if (LIT(s, "\"AccessKey\":"))
+                return X_ACCESS_KEY;
+            break;
+        case 'S':
+            if (LIT(s, "\"Signature\":"))
+                return X_SIGNATURE;
+            if (LIT(s, "\"SecurityToken\":"))
+                return X_TOKEN;
+            break;
+        case 'a':
+            if (LIT(s, "\"acceptStandardJsonOnly\":"))
+                return X_ACCEPT;
+            break;
+        default:
+            break;
+        }
+    }
+    const uint8_t *k;
+    size_t kl;
+    if (!key_slow(s, &k, &kl))
+        return 0;
+    if (KEY_IS(k, kl, "topic"))
+        return X_TOPIC;
+    if (KEY_IS(k, kl, "acceptStandardJsonOnly"))
+        return X_ACCEPT;
+    unsigned bit = 0;
+    return acl_field(k, kl, out, &bit) != NULL ? bit : 0;
+}
+
 /* The fields of extFields after its '{', to its '}'. */
 static bool json_ext_fields(scan_t *s, unsigned *seen, ns_route_req_t *out)
 {
     for (;;) {
-        const uint8_t *k, *v;
-        size_t kl, vl;
-        ws(s);
-        bool topic = LIT(s, "\"topic\":");
-        if (!topic) {
-            /* The ACL hook's keys as the Java client writes them, in one compare; any other
-             * form through key_slow. */
-            if (LIT(s, "\"AccessKey\":"))
-                k = (const uint8_t *)"AccessKey", kl = 9;
-            else if (LIT(s, "\"Signature\":"))
-                k = (const uint8_t *)"Signature", kl = 9;
-            else if (!key_slow(s, &k, &kl))
-                return false;
-            topic = KEY_IS(k, kl, "topic");
-            unsigned bit = 0;
-            ns_route_req_text_t *acl = topic ? NULL : acl_field(k, kl, out, &bit);
-            if (acl != NULL) {
-                if (!once(seen, bit) || !ascii_str(s, &v, &vl))
-                    return false;
-                *acl = (ns_route_req_text_t){v, vl};
-                goto next;
-            }
-            if (!topic && !KEY_IS(k, kl, "acceptStandardJsonOnly"))
-                return false;
-        }
-        if (topic) {
-            if (!once(seen, X_TOPIC) || !ascii_str(s, &v, &vl) || vl == 0 ||
-                vl > NS_ROUTE_REQ_TOPIC_MAX)
+        const uint8_t *v;
+        size_t vl;
+        unsigned key = ext_key(s, out);
+        if (key == 0 || !once(seen, key))
+            return false;
+        if (key == X_TOPIC) {
+            if (!ascii_str(s, &v, &vl) || vl == 0 || vl > NS_ROUTE_REQ_TOPIC_MAX)
                 return false;
             out->topic = v;
             out->topic_len = vl;
-        } else {
-            if (!once(seen, X_ACCEPT))
-                return false;
+        } else if (key == X_ACCEPT) {
             ws(s);
             const uint8_t *at = s->p;
             if (ascii_str(s, &v, &vl)) {
@@ -214,12 +259,16 @@ static bool json_ext_fields(scan_t *s, unsigned *seen, ns_route_req_t *out)
                 return false;
             }
             out->accept_text = (ns_route_req_text_t){v, vl};
+        } else { /* the ACL hook's */
+            ns_route_req_text_t *view = key == X_ACCESS_KEY  ? &out->access_key
+                                        : key == X_SIGNATURE ? &out->signature
+                                                             : &out->security_token;
+            if (!ascii_str(s, &v, &vl))
+                return false;
+            *view = (ns_route_req_text_t){v, vl};
         }
-    next:
-        if (eat(s, '}'))
-            return true;
-        if (!eat(s, ','))
-            return false;
+        if (!eat(s, ',')) /* another field follows, but for the last */
+            return eat(s, '}');
     }
 }
 
@@ -288,13 +337,12 @@ static unsigned json_key_any(scan_t *s)
     return 0;
 }
 
-/* How many of the 8 bytes at p, from the first, are decimal digits (0..8), and their value
- * (the first n, as a decimal number). Word-at-a-time: a byte is a digit when its high nibble is
- * 3 and adding 6 keeps it so; the conversion folds pairs, quads, then the two halves. */
-static unsigned digits8(const uint8_t *p, uint64_t *value)
+/* How many of the 8 bytes of x (little-endian: the first byte lowest), from the first, are
+ * decimal digits (0..8), and their value (the first n, as a decimal number). Word-at-a-time: a
+ * byte is a digit when its high nibble is 3 and adding 6 keeps it so; the conversion folds
+ * pairs, quads, then the two halves. */
+static unsigned digits8(uint64_t x, uint64_t *value)
 {
-    uint64_t x;
-    memcpy(&x, p, 8);
     const uint64_t hi = UINT64_C(0xF0F0F0F0F0F0F0F0), three = NS__SWAR_ONES * 0x30;
     uint64_t bad = ((x & hi) ^ three) | (((x + NS__SWAR_ONES * 0x06) & hi) ^ three);
     unsigned n = bad == 0 ? 8 : (unsigned)__builtin_ctzll(bad) / 8;
@@ -317,7 +365,9 @@ static bool plain_uint(scan_t *s, int32_t *out)
     unsigned d;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (s->end - q >= 8) {
-        unsigned n = digits8(q, &acc);
+        uint64_t x;
+        memcpy(&x, q, 8);
+        unsigned n = digits8(x, &acc);
         q += n;
         if (n < 8)
             lim = q; /* the run ended inside the word */
@@ -332,6 +382,25 @@ static bool plain_uint(scan_t *s, int32_t *out)
         return false;
     *out = (int32_t)acc;
     s->p = q;
+    return true;
+}
+
+/* p[0..n) as plain_uint reads a whole run of digits: for a number whose end is known (the
+ * version, the last value of the header), a byte loop without a search for the end. */
+static bool uint_exact(const uint8_t *p, size_t n, int32_t *out)
+{
+    if (n == 0 || n > 10 || (p[0] == '0' && n > 1))
+        return false;
+    uint64_t acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = (unsigned)(p[i] - '0');
+        if (d > 9)
+            return false;
+        acc = acc * 10 + d;
+    }
+    if (acc > INT32_MAX)
+        return false;
+    *out = (int32_t)acc;
     return true;
 }
 
@@ -370,8 +439,8 @@ static bool template_json(const uint8_t *h, size_t len, ns_route_req_t *out)
         out->opaque_text = opaque_text;
         out->opaque_text_len = (size_t)(s.p - opaque_text);
     }
-    if (!LIT(&s, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":") ||
-        !plain_uint(&s, &out->version) || !LIT(&s, "}") || s.p != s.end)
+    if (!LIT(&s, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":") || s.p == s.end ||
+        s.end[-1] != '}' || !uint_exact(s.p, (size_t)(s.end - 1 - s.p), &out->version))
         return false;
     out->code = NS_ROUTE_REQ_CODE;
     out->flag = 0;

@@ -78,11 +78,12 @@ static bool acl_allows(ns_ctx_t *ctx, const ns_frame_t *frame, const ns_route_re
 {
     ns_acl_text_t values[4];
     size_t n = 0;
-    const ns_route_req_text_t *in_order[] = {&rr->access_key, &rr->security_token,
-                                             &rr->accept_text};
-    for (size_t i = 0; i < NS_ARRAY_SIZE(in_order); i++)
-        if (in_order[i]->p != NULL)
-            values[n++] = text_of(*in_order[i]);
+    if (rr->access_key.p != NULL)
+        values[n++] = text_of(rr->access_key);
+    if (rr->security_token.p != NULL)
+        values[n++] = text_of(rr->security_token);
+    if (rr->accept_text.p != NULL)
+        values[n++] = text_of(rr->accept_text);
     values[n++] = (ns_acl_text_t){(const char *)rr->topic, rr->topic_len};
     ns_acl_read_t read = {.access_key = text_of(rr->access_key),
                           .signature = text_of(rr->signature),
