@@ -41,6 +41,7 @@ struct ns_ctl_raft {
     char *dir;                     /* the store directory (its free space is logged); set once */
     uint64_t warned_ms;            /* the last store failure logged (one per STORE_WARN_MS) */
     unsigned unwarned;             /* failures not logged since */
+    uint64_t failed_ms;            /* the last store failure, logged or not (0: none) */
     struct raft_transfer transfer; /* a leader whose store fails hands its leadership over */
     bool transferring;
     fsm_box_t fsm;
@@ -56,6 +57,10 @@ struct ns_ctl_raft {
 #define SEGMENT_SIZE (256u * 1024u)
 /* Store failures (a full disk) are logged at most this often. */
 #define STORE_WARN_MS 5000
+/* An entry lost with the leadership this soon after a store failure was lost to the store: a
+ * leader that cannot persist stops acknowledging, steps down or hands over, and which of those
+ * the library reports first depends on timing (a loaded host). */
+#define STORE_BLAMED_MS 10000
 
 /* Bytes free under the store directory, or -1. */
 static int64_t free_bytes(const char *dir)
@@ -86,6 +91,7 @@ static void store_failed(ns_ctl_raft_t *rf, const char *what)
 {
     uint64_t now = ns_now_ms();
     pthread_mutex_lock(&trace_lock);
+    rf->failed_ms = now;
     bool log = rf->warned_ms == 0 || now - rf->warned_ms >= STORE_WARN_MS;
     unsigned unwarned = rf->unwarned;
     if (log) {
@@ -176,6 +182,15 @@ typedef struct pending {
     void (*cb)(void *arg, int status);
     void *arg;
 } pending_t;
+
+/* Whether the store failed within the last STORE_BLAMED_MS. */
+static bool store_failed_lately(ns_ctl_raft_t *rf)
+{
+    pthread_mutex_lock(&trace_lock);
+    uint64_t failed = rf->failed_ms;
+    pthread_mutex_unlock(&trace_lock);
+    return failed != 0 && ns_now_ms() - failed < STORE_BLAMED_MS;
+}
 
 static int status_of(int rv)
 {
@@ -353,6 +368,10 @@ static void on_applied(struct raft_apply *req, int status, void *result)
     int st = status_of(status);
     if (st == NS_CTL_ERAFT && rf->owned)
         leader_store_failed(rf, status);
+    /* A leader whose store fails loses its entries with its leadership (the library steps
+     * down, or our hand-over above): the cause to answer is the store. */
+    if (st == NS_CTL_ENOTLEADER && store_failed_lately(rf))
+        st = NS_CTL_ERAFT;
     cb(arg, st);
 }
 

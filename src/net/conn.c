@@ -274,7 +274,8 @@ static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
 
 static void add_seg(ns_conn_t *conn, size_t off, size_t len, ns_blob_t *blob)
 {
-    if (conn->seg_count == conn->seg_cap) {
+    /* (segs is NULL only while seg_cap is 0: said for the static analyzer.) */
+    if (conn->seg_count == conn->seg_cap || conn->segs == NULL) {
         conn->seg_cap = conn->seg_cap ? conn->seg_cap * 2 : 8;
         conn->segs = ns_xrealloc(conn->segs, conn->seg_cap * sizeof(*conn->segs));
     }
@@ -1409,6 +1410,13 @@ void ns__conn_check_budgets(ns_io_loop_t *loop, uint64_t now_ms)
         cut_largest_holder(loop);
     if (loop->guard.output_waiters > 0)
         resume_output_waiters(loop);
+    /* Waiters that still cannot go on, and nothing of this loop being freed: the budget is held
+     * by peers that do not read, short of the whole (where should_cut fires) but past the
+     * waiters' share. Nothing else would cut then (a waiter cuts once, when it starts waiting,
+     * and not while another cut is being freed), and every peer would wait for ever: shed this
+     * loop's largest holder, as a waiter's own check does. */
+    if (loop->guard.output_waiters > 0 && loop->guard.closing_output == 0)
+        cut_largest_holder(loop);
     const ns_guard_limits_t *lim = &loop->server->limits.guard;
     ns_conn_t *next;
     for (ns_conn_t *c = loop->conns; c != NULL; c = next) {
