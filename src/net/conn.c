@@ -1429,14 +1429,24 @@ void ns__conn_check_budgets(ns_io_loop_t *loop, uint64_t now_ms)
     }
 }
 
+/* The time since `since` as seen at `now`, moved later by the stall, but never past now: a
+ * connection active during the gap (the loop was busy, not stopped: its timer ran late) is not
+ * owed the whole gap, and a time in the future would make "now - since" wrap around to an
+ * eternity (every such connection cut as idle at the next check). */
+static uint64_t forgiven(uint64_t since, uint64_t stalled_ms, uint64_t now)
+{
+    return since + stalled_ms < now ? since + stalled_ms : now;
+}
+
 void ns__conn_forgive_stall(ns_io_loop_t *loop, uint64_t stalled_ms)
 {
+    uint64_t now = uv_now(&loop->loop);
     for (ns_conn_t *c = loop->conns; c != NULL; c = c->next) {
-        c->last_active_ms += stalled_ms;
+        c->last_active_ms = forgiven(c->last_active_ms, stalled_ms, now);
         if (c->preamble_deadline_ms != 0)
             c->preamble_deadline_ms += stalled_ms;
         if (c->guard.partial_bytes > 0)
-            c->guard.partial_since_ms += stalled_ms;
+            c->guard.partial_since_ms = forgiven(c->guard.partial_since_ms, stalled_ms, now);
     }
 }
 
@@ -1451,7 +1461,7 @@ void ns__conn_close_idle(ns_io_loop_t *loop, uint64_t now_ms, uint64_t idle_ms)
             peek(c); /* a Raft handshake begun: are its 8 bytes there now? */
             continue;
         }
-        if (idle_ms > 0 && now_ms - c->last_active_ms > idle_ms) {
+        if (idle_ms > 0 && now_ms > c->last_active_ms && now_ms - c->last_active_ms > idle_ms) {
             NS_LOG_I("closing connection %s: idle for more than %llu s", c->peer,
                      (unsigned long long)(idle_ms / 1000));
             NS_METRIC_INC(CUT_IDLE);

@@ -110,7 +110,7 @@ void ns_conn_guard_reading_resumed(ns_conn_guard_t *g, uint64_t now_ms)
 bool ns_conn_guard_partial_overdue(const ns_conn_guard_t *g, uint64_t now_ms,
                                    const ns_guard_limits_t *lim, size_t received, const char *peer)
 {
-    if (lim->frame_timeout_ms == 0 || g->partial_bytes == 0 ||
+    if (lim->frame_timeout_ms == 0 || g->partial_bytes == 0 || now_ms <= g->partial_since_ms ||
         now_ms - g->partial_since_ms <= lim->frame_timeout_ms)
         return false;
     ns_guard_event(NS_GUARD_FRAME_TOO_SLOW, NS_LOG_WARN,
