@@ -351,11 +351,13 @@ it_launch_broker() {
     it_log "broker $name ($set) launched on 127.0.0.1:$port (pid $pid)"
 }
 
+# it_await_broker <name> [seconds]: waits for the broker's "boot success" (120 s unless said;
+# a broker loading 100,000 topics on a loaded machine takes longer).
 it_await_broker() {
-    local name=$1
+    local name=$1 secs=${2:-120}
     local dirvar=${name}_dir
     local dir=${!dirvar}
-    if ! it_wait 120 grep -q 'boot success' "$dir/stdout"; then
+    if ! it_wait "$secs" grep -q 'boot success' "$dir/stdout"; then
         tail -40 "$dir/stdout" >&2
         echo "interop: broker $name did not start" >&2
         return 1
