@@ -52,26 +52,6 @@ static void memo_key_make(void)
     NS_ASSERT(pthread_key_create(&memo_key, free) == 0); /* freed when its thread ends */
 }
 
-/* The bits in which a[0..n) and b[0..n) differ, or-ed together (0: equal): a word at a time,
- * the last word overlapping the one before it, and no branch on a byte. */
-static uint64_t diff_bytes(const uint8_t *a, const char *b, size_t n)
-{
-    uint64_t diff = 0, x, y;
-    if (n < 8) {
-        for (size_t i = 0; i < n; i++)
-            diff |= (uint64_t)(a[i] ^ (uint8_t)b[i]);
-        return diff;
-    }
-    for (size_t i = 0; i + 8 < n; i += 8) {
-        memcpy(&x, a + i, 8);
-        memcpy(&y, b + i, 8);
-        diff |= x ^ y;
-    }
-    memcpy(&x, a + n - 8, 8);
-    memcpy(&y, b + n - 8, 8);
-    return diff | (x ^ y);
-}
-
 /* One piece of a memo_matches compare, at *at of the slot (its length byte, then its bytes):
  * false when the slot ends first; differences go to *diff. */
 static inline bool piece_fits(const memo_slot_t *m, size_t *at, ns_acl_text_t t, uint64_t *diff)
@@ -79,7 +59,7 @@ static inline bool piece_fits(const memo_slot_t *m, size_t *at, ns_acl_text_t t,
     if (*at + 1 + t.len > m->len)
         return false;
     *diff |= m->bytes[*at] ^ t.len;
-    *diff |= diff_bytes(m->bytes + *at + 1, t.p, t.len);
+    *diff |= ns_acl_diff_bytes(m->bytes + *at + 1, t.p, t.len);
     *at += 1 + t.len;
     return true;
 }

@@ -220,16 +220,26 @@ bool ns_acl_sig_equal_n(const char *a, size_t la, const char *b, size_t lb)
     /* As many compares as the expected signature has bytes, whatever the other one holds (its
      * length is no secret: when it differs, a is compared with itself); a word at a time, the
      * differences or-ed together, no branch on a byte. */
-    uint64_t diff = la != lb;
     const char *other = la == lb ? b : a;
-    size_t i = 0;
-    for (; i + 8 <= la; i += 8) {
-        uint64_t x, y;
-        memcpy(&x, a + i, 8);
-        memcpy(&y, other + i, 8);
+    return ((uint64_t)(la != lb) | ns_acl_diff_bytes(a, other, la)) == 0;
+}
+
+uint64_t ns_acl_diff_bytes(const void *a, const void *b, size_t n)
+{
+    const unsigned char *pa = a, *pb = b;
+    uint64_t diff = 0, x, y;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            diff |= (uint64_t)(pa[i] ^ pb[i]);
+        return diff;
+    }
+    /* whole words, the last one overlapping the one before it */
+    for (size_t i = 0; i + 8 < n; i += 8) {
+        memcpy(&x, pa + i, 8);
+        memcpy(&y, pb + i, 8);
         diff |= x ^ y;
     }
-    for (; i < la; i++)
-        diff |= (unsigned)(unsigned char)a[i] ^ (unsigned)(unsigned char)other[i];
-    return diff == 0;
+    memcpy(&x, pa + n - 8, 8);
+    memcpy(&y, pb + n - 8, 8);
+    return diff | (x ^ y);
 }
