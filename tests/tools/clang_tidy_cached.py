@@ -52,7 +52,7 @@ def dependencies(entry):
                          capture_output=True, text=True).stdout
     words = out.replace("\\\n", " ").split()
     files = [w for w in words[1:] if w != "\\"]  # words[0] is the "<object>:" target
-    return argv, sorted({os.path.normpath(os.path.join(entry["directory"], f)) for f in files})
+    return argv, {os.path.normpath(os.path.join(entry["directory"], f)) for f in files}
 
 
 def cache_key(root, entry, source):
@@ -72,8 +72,9 @@ def cache_key(root, entry, source):
     # The flags, with the checkout's own path taken out so that another clone hits.
     for arg in argv:
         digest.update(arg.replace(root, "<root>").encode() + b"\0")
-    for path in files:
-        name = path.replace(root, "<root>")
+    # In the order of the names with the checkout taken out: a sort by full path would put the
+    # checkout's files before /usr's in one folder and after them in another.
+    for name, path in sorted((p.replace(root, "<root>"), p) for p in files):
         digest.update(name.encode() + b"\0" + pathlib.Path(path).read_bytes() + b"\0")
     return digest.hexdigest()
 

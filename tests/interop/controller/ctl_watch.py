@@ -15,6 +15,11 @@ the failover benchmark (bench/controller_failover.sh). Any controller: mqnamesrv
                                                 BROKER's master; prints the milliseconds since
                                                 SINCE_MS (wall clock, ms) when the last one did;
                                                 exit 1 after SECS
+    ctl_watch.py wait_master_route SINCE_MS SECS ADDR BROKER TOPIC NS...
+                                                wait_master, and each poll asks every NS for
+                                                TOPIC's route too: prints "<ms> topic_lost=<k>",
+                                                k the polls in which some NS answered it with
+                                                an error or without BROKER's queues
     ctl_watch.py wait_gone SECS ADDR BROKER NS...
                                                 until no NS shows ADDR in BROKER's addresses
 
@@ -78,6 +83,19 @@ def masters(ns, broker):
     return {str(k): v for k, v in (data.get("brokerAddrs") or {}).items()}
 
 
+def has_queues(ns, topic, broker):
+    """Whether NS answers TOPIC's route (105) with queues on BROKER."""
+    r = try_call(ns, 105, {"topic": topic})
+    if r is None or r.code != 0 or not r.body:
+        return False
+    try:
+        route = json.loads(r.body.decode("utf-8", "replace"))
+    except ValueError:
+        import re
+        route = json.loads(re.sub(r'([{,])(\d+):', r'\1"\2":', r.body.decode()))
+    return any(q.get("brokerName") == broker for q in route.get("queueDatas") or [])
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "leader":
@@ -123,6 +141,20 @@ def main():
         while time.monotonic() < deadline:
             if all(masters(ns, broker).get("0") == addr for ns in nss):
                 print(int(time.time() * 1000) - since)
+                return 0
+            time.sleep(0.02)
+        print("not within %s s: %s" % (secs, {ns: masters(ns, broker) for ns in nss}))
+        return 1
+    if cmd == "wait_master_route":
+        since, secs, addr, broker, topic = int(args[0]), float(args[1]), args[2], args[3], args[4]
+        nss = args[5:]
+        deadline = time.monotonic() + secs
+        lost = 0
+        while time.monotonic() < deadline:
+            if not all(has_queues(ns, topic, broker) for ns in nss):
+                lost += 1
+            if all(masters(ns, broker).get("0") == addr for ns in nss):
+                print("%d topic_lost=%d" % (int(time.time() * 1000) - since, lost))
                 return 0
             time.sleep(0.02)
         print("not within %s s: %s" % (secs, {ns: masters(ns, broker) for ns in nss}))
