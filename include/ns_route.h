@@ -285,6 +285,11 @@ void ns_route_stats(ns_route_t *route, ns_route_stats_t *out);
  * persistent state; never decreases. Any thread, no lock (an acquire load). */
 uint64_t ns_route_changes(const ns_route_t *route);
 
+/* Grows when the brokers of a broker name changed (one joined or left, or changed its id or
+ * address: what a master change is), a subset of ns_route_changes(); the snapshot writes such
+ * changes at once rather than at its interval. Any thread, no lock (an acquire load). */
+uint64_t ns_route_broker_changes(const ns_route_t *route);
+
 /* The server is shutting down: from now on connection closes and the expiry scan remove
  * nothing, so that the state written by the final snapshot is the one the brokers had, not the
  * one their connections' closing leaves (every connection closes at shutdown). Requests still

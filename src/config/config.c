@@ -541,13 +541,15 @@ static const opt_t opts[] = {
      "servers; not connections) and load it before listening: after a restart every broker is "
      "served at once and kept for its own heartbeat timeout until it registers again (Java "
      "answers TOPIC_NOT_EXIST until then). Written when the table changed, every "
-     "routeSnapshotIntervalMillis, and at SIGTERM."},
+     "routeSnapshotIntervalMillis, within a second of a change of brokers (one joins or leaves, "
+     "a master changes), and at SIGTERM."},
     {"routeSnapshotPath", NULL, T_STR, G_EXT, R_NEVER, D_TEXT, "", OFF(route_snapshot_path), NOR,
      "The snapshot file. Empty: routeSnapshot.bin in kvConfigPath's directory."},
     {"routeSnapshotIntervalMillis", NULL, T_LONG, G_EXT, R_RUNTIME, D_TEXT, "10000",
      OFF(route_snapshot_interval_ms), REMOTE(100, 86400000, 1000, 3600000),
      "How often a changed route table is written, ms. A kill -9 loses at most this much of "
-     "the latest changes."},
+     "the latest topic changes; a change of brokers (one joins or leaves, a master changes) is "
+     "written within a second whatever this says."},
     {"routeSnapshotMaxAgeMillis", NULL, T_LONG, G_EXT, R_NEXT_START, D_TEXT, "600000",
      OFF(route_snapshot_max_age_ms), REMOTE(1000, INT64_MAX, 60000, 86400000),
      "A snapshot written longer ago than this is not used (WARN, the table starts empty), ms."},

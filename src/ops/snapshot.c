@@ -182,19 +182,28 @@ static void free_snapshot(ns_snapshot_t *s)
     free(s);
 }
 
+/* A change of a broker name's brokers (one joined or left, or a master changed) is written
+ * within this, whatever routeSnapshotIntervalMillis says: a NameServer killed a few seconds
+ * after a failover must not come back serving the dead master (clients would trade their good
+ * route for it). Topic changes, the frequent kind, wait for the interval. */
+#define BROKER_CHANGE_WRITE_MS 1000
+
 static void *writer_main(void *arg)
 {
     ns_snapshot_t *s = arg;
     pthread_setname_np(pthread_self(), "NSSnapshot");
+    uint64_t seen_brokers = ns_route_broker_changes(s->route);
+    uint64_t last_ms = ns_now_ns() / 1000000u;
     pthread_mutex_lock(&s->lock);
     while (!s->stop) {
         int64_t interval = NS_CFG_GET(s->cfg->route_snapshot_interval_ms);
         if (interval < 100)
             interval = 100;
+        int64_t tick = interval < BROKER_CHANGE_WRITE_MS ? interval : BROKER_CHANGE_WRITE_MS;
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += interval / 1000;
-        until.tv_nsec += (interval % 1000) * 1000000L;
+        until.tv_sec += tick / 1000;
+        until.tv_nsec += (tick % 1000) * 1000000L;
         if (until.tv_nsec >= 1000000000L) {
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
@@ -203,6 +212,12 @@ static void *writer_main(void *arg)
         }
         if (s->stop)
             break;
+        uint64_t brokers = ns_route_broker_changes(s->route);
+        uint64_t now_ms = ns_now_ns() / 1000000u;
+        if (brokers == seen_brokers && now_ms - last_ms < (uint64_t)interval)
+            continue;
+        seen_brokers = brokers;
+        last_ms = now_ms;
         pthread_mutex_unlock(&s->lock);
         ns_snapshot_write(s, false);
         pthread_mutex_lock(&s->lock);

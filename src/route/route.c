@@ -1493,6 +1493,11 @@ size_t ns_route_live_count(ns_route_t *r)
     return n;
 }
 
+uint64_t ns_route_broker_changes(const ns_route_t *r)
+{
+    return __atomic_load_n(&r->broker_changes, __ATOMIC_ACQUIRE);
+}
+
 uint64_t ns_route_changes(const ns_route_t *r)
 {
     return __atomic_load_n(&r->changes, __ATOMIC_ACQUIRE);

@@ -179,6 +179,8 @@ struct ns_route {
     uint64_t gen;                /* last registration generation handed out (live entries) */
     uint64_t changes;            /* atomic: bumped by every change of persistent state, see
                                     ns_route_changes() */
+    uint64_t broker_changes;     /* atomic: bumped when a BrokerData's brokers changed, see
+                                    ns_route_broker_changes() */
     bool sealed;                 /* atomic: ns_route_seal() was called */
     uint64_t topic_gen;          /* moved whenever a topic record is freed or moved (under the
                                     write lock): while it stays, a record seen under the read lock

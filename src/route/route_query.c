@@ -128,8 +128,10 @@ bool ns__route_bname_encode_locked(ns_route_t *r, ns__route_bname_t *b)
         j->broker_data = text;
         j->broker_data_len = len;
     }
-    if (changed)
+    if (changed) {
         b->astamp = ns__route_next_stamp(r); /* its topics' cached answers are stale */
+        __atomic_add_fetch(&r->broker_changes, 1, __ATOMIC_RELEASE);
+    }
     return changed;
 }
 

@@ -1,6 +1,7 @@
 /* Integration: route state that survives (issue 14) against the real binary.
  *  - warm restart: a broker's routes are served by the next process at once after SIGTERM and
- *    after kill -9 (from the periodic snapshot), even with needWaitForService; a broker that
+ *    after kill -9 (from the periodic snapshot), even with needWaitForService; a change of
+ *    brokers is written within a second whatever the interval; a broker that
  *    never comes back expires after its own heartbeat timeout; an unusable snapshot is ignored
  *    with a WARN and the server starts empty; /readyz is ready at once after a warm start;
  * routeSnapshotEnable=false writes and reads none;
@@ -238,6 +239,42 @@ static void test_warm_restart_after_kill9_and_reregistration(void **state)
     ns_testsrv_cleanup(&srv);
 }
 
+static ino_t inode_of(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+/* A broker joining or leaving is written within a second however long the interval (an hour
+ * here): a NameServer killed soon after a failover must not come back with the old master. */
+static void test_broker_changes_written_at_once(void **state)
+{
+    (void)state;
+    ns_testsrv_t srv = {0};
+    const char *const args[] = {"--set", "routeSnapshotIntervalMillis=3600000", NULL};
+    assert_int_equal(ns_testsrv_start(&srv, args), 0);
+    char path[320];
+    snapshot_file(&srv, path, sizeof(path));
+    int broker = rmq_connect(srv.port);
+    assert_int_equal(register_on(broker, 1, NULL), 0);
+    for (int i = 0; i < 3000 && !exists(path); i++) /* 60 s: a loaded machine */
+        sleep_ms(20);
+    assert_true(exists(path));
+    /* The broker leaves: the file is replaced (a new inode: written then renamed). */
+    ino_t first = inode_of(path);
+    assert_int_equal(unregister_on(broker), 0);
+    for (int i = 0; i < 3000 && inode_of(path) == first; i++)
+        sleep_ms(20);
+    assert_true(inode_of(path) != first);
+    ns_testsrv_kill(&srv);
+    close(broker);
+    /* What the killed server had written: no broker, so no route. */
+    assert_int_equal(ns_testsrv_start(&srv, args), 0);
+    assert_int_equal(route_code(srv.port, NULL), 17);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    ns_testsrv_cleanup(&srv);
+}
+
 static void test_unusable_snapshot_is_ignored(void **state)
 {
     (void)state;
@@ -355,6 +392,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_warm_restart_after_sigterm),
         cmocka_unit_test(test_warm_restart_after_kill9_and_reregistration),
+        cmocka_unit_test(test_broker_changes_written_at_once),
         cmocka_unit_test(test_unusable_snapshot_is_ignored),
         cmocka_unit_test(test_switched_off),
         cmocka_unit_test(test_fenced_unregister_and_close),
