@@ -130,7 +130,7 @@ def role_pull(namesrv, topic):
     out = {"fetch_status": status, "queues": [[b, q] for b, q, _ in queues],
            "queue_topics": sorted({t for _, _, t in queues}), "messages": [], "pulls": {}}
     for k in range(len(queues)):
-        offset, statuses = 0, []
+        offset, statuses, timeouts = 0, [], 0
         for _ in range(1000):  # bounded: N is small
             res = dll.Pull(consumer._handle, ctypes.pointer(mqs[k]), b"*",
                            ctypes.c_longlong(offset), 32)
@@ -144,12 +144,19 @@ def role_pull(namesrv, topic):
                         "queue_offset": m.queue_offset, "topic": m.topic,
                         "tags": (m.tags or b"").decode(), "keys": (m.keys or b"").decode(),
                         "msg_id": m.id})
-            stop = res.pullStatus not in (_CPullStatus.FOUND, _CPullStatus.NO_MATCHED_MSG)
-            if res.pullStatus != _CPullStatus.BROKER_TIMEOUT:
+            # BROKER_TIMEOUT is the client's own failed call (a slow connect or answer on a
+            # loaded machine): asked again, as a consumer would, up to 10 times in a row.
+            timed_out = res.pullStatus == _CPullStatus.BROKER_TIMEOUT
+            timeouts = timeouts + 1 if timed_out else 0
+            stop = res.pullStatus not in (_CPullStatus.FOUND, _CPullStatus.NO_MATCHED_MSG) and \
+                (not timed_out or timeouts > 10)
+            if not timed_out:
                 offset = res.nextBeginOffset
             dll.ReleasePullResult(res)
             if stop:
                 break
+            if timed_out:
+                time.sleep(0.5)
         out["pulls"]["%s/%d" % queues[k][:2]] = statuses[-1]
     release_queues(queues, mqs)
     emit(out)
