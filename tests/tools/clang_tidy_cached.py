@@ -98,7 +98,8 @@ def main(args):
     sys.stdout.buffer.write(result.stdout)
     sys.stderr.buffer.write(result.stderr)
     # Clean means: exit 0 and no finding printed (with -quiet, clean files print none).
-    found = b"warning:" in result.stdout + result.stderr or b"error:" in result.stdout + result.stderr
+    output = result.stdout + result.stderr
+    found = b"warning:" in output or b"error:" in output
     if result.returncode == 0 and not found:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(source.replace(root, "<root>") + "\n", encoding="utf-8")

@@ -68,32 +68,48 @@ def leader(ctls, secs=30):
     return None, None
 
 
-def masters(ns, broker):
-    """BROKER's addresses by id, as NS's GET_BROKER_CLUSTER_INFO shows them ({} when none)."""
-    r = try_call(ns, 106)
+def body_json(ns, code, ext=None):
+    """NS's answer to CODE as JSON, or None when it did not answer 0 with a body."""
+    r = try_call(ns, code, ext)
     if r is None or r.code != 0 or not r.body:
-        return {}
+        return None
     try:
-        info = json.loads(r.body.decode("utf-8", "replace"))
+        return json.loads(r.body.decode("utf-8", "replace"))
     except ValueError:
         # brokerAddrs keys are bare numbers in fastjson's output: quote them
         import re
-        info = json.loads(re.sub(r'([{,])(\d+):', r'\1"\2":', r.body.decode()))
+        return json.loads(re.sub(r'([{,])(\d+):', r'\1"\2":', r.body.decode()))
+
+
+def masters(ns, broker):
+    """BROKER's addresses by id, as NS's GET_BROKER_CLUSTER_INFO shows them ({} when none)."""
+    info = body_json(ns, 106) or {}
     data = info.get("brokerAddrTable", {}).get(broker) or {}
     return {str(k): v for k, v in (data.get("brokerAddrs") or {}).items()}
 
 
 def has_queues(ns, topic, broker):
     """Whether NS answers TOPIC's route (105) with queues on BROKER."""
-    r = try_call(ns, 105, {"topic": topic})
-    if r is None or r.code != 0 or not r.body:
-        return False
-    try:
-        route = json.loads(r.body.decode("utf-8", "replace"))
-    except ValueError:
-        import re
-        route = json.loads(re.sub(r'([{,])(\d+):', r'\1"\2":', r.body.decode()))
+    route = body_json(ns, 105, {"topic": topic}) or {}
     return any(q.get("brokerName") == broker for q in route.get("queueDatas") or [])
+
+
+def wait_master(since, secs, addr, broker, nss, topic=None):
+    """Polls every 20 ms until every NS shows ADDR as BROKER's master; prints the milliseconds
+    since SINCE (and, given TOPIC, " topic_lost=<k>": the polls in which some NS answered its
+    route with an error or without BROKER's queues)."""
+    deadline = time.monotonic() + secs
+    lost = 0
+    while time.monotonic() < deadline:
+        if topic is not None and not all(has_queues(ns, topic, broker) for ns in nss):
+            lost += 1
+        if all(masters(ns, broker).get("0") == addr for ns in nss):
+            ms = int(time.time() * 1000) - since
+            print(ms if topic is None else "%d topic_lost=%d" % (ms, lost))
+            return 0
+        time.sleep(0.02)
+    print("not within %s s: %s" % (secs, {ns: masters(ns, broker) for ns in nss}))
+    return 1
 
 
 def main():
@@ -136,29 +152,9 @@ def main():
         print(masters(ns, broker).get("0", "-"))
         return 0
     if cmd == "wait_master":
-        since, secs, addr, broker, nss = int(args[0]), float(args[1]), args[2], args[3], args[4:]
-        deadline = time.monotonic() + secs
-        while time.monotonic() < deadline:
-            if all(masters(ns, broker).get("0") == addr for ns in nss):
-                print(int(time.time() * 1000) - since)
-                return 0
-            time.sleep(0.02)
-        print("not within %s s: %s" % (secs, {ns: masters(ns, broker) for ns in nss}))
-        return 1
+        return wait_master(int(args[0]), float(args[1]), args[2], args[3], args[4:])
     if cmd == "wait_master_route":
-        since, secs, addr, broker, topic = int(args[0]), float(args[1]), args[2], args[3], args[4]
-        nss = args[5:]
-        deadline = time.monotonic() + secs
-        lost = 0
-        while time.monotonic() < deadline:
-            if not all(has_queues(ns, topic, broker) for ns in nss):
-                lost += 1
-            if all(masters(ns, broker).get("0") == addr for ns in nss):
-                print("%d topic_lost=%d" % (int(time.time() * 1000) - since, lost))
-                return 0
-            time.sleep(0.02)
-        print("not within %s s: %s" % (secs, {ns: masters(ns, broker) for ns in nss}))
-        return 1
+        return wait_master(int(args[0]), float(args[1]), args[2], args[3], args[5:], args[4])
     if cmd == "wait_gone":
         secs, addr, broker, nss = float(args[0]), args[1], args[2], args[3:]
         deadline = time.monotonic() + secs
