@@ -212,19 +212,21 @@ eventually 20 "slave HA client connects to the master's HA port" \
 # p6<x> and consumer c6<x> share one client instance (as with the default instance name). Its
 # first lookup may go to the dead NameServer: a 5.x client then fails that call and uses the next
 # NameServer for the next one, so the send may need a retry (a 5.x push consumer whose first
-# lookup fails does not start at all, hence the producer goes first).
+# lookup fails does not start at all, hence the producer goes first). A new push consumer whose
+# first rebalance found no route rebalances again only 20 s later (RebalanceService), and a
+# loaded machine adds to that: message waits here allow two minutes and end at the last message.
 survives() {
     local when=$1 tag=$2 x=$3
     drv d5 send p6 T6 "$tag" "$N" 3
     has "producer keeps sending $when" "sent $N/$N "
-    drv d5 await c6 "$tag" "$N" 30000
+    drv d5 await c6 "$tag" "$N" 120000
     has "consumer keeps receiving $when" "received $N/$N "
     drv d5 producer "p6$x" "$A;$B" "it_p6$x" "f$x"
     drv d5 send "p6$x" "T6$x" fresh "$N" 3
     has "a new producer on A;B finds T6$x $when" "sent $N/$N "
     drv d5 consumer "c6$x" "$A;$B" "it_c6$x" "T6$x" "f$x"
     has "a new consumer on A;B starts $when" "consumer c6$x started"
-    drv d5 await "c6$x" fresh "$N" 30000
+    drv d5 await "c6$x" fresh "$N" 120000
     has "a new consumer on A;B finds T6$x $when" "received $N/$N "
 }
 
@@ -245,7 +247,7 @@ drv d5 consumer c6 "$A;$B" it_c6 T6 -
 has "5.5.0 consumer on A;B starts" "consumer c6 started"
 drv d5 send p6 T6 before "$N" 1
 has "5.5.0 producer on A;B sends $N messages" "sent $N/$N "
-drv d5 await c6 before "$N" 30000
+drv d5 await c6 before "$N" 120000
 has "5.5.0 consumer on A;B receives all $N" "received $N/$N "
 kill -KILL "$nsB_pid"
 wait "$nsB_pid" 2>/dev/null || true
@@ -369,7 +371,7 @@ clients() {
     has "[$v] producer starts with namesrvAddr=A" "producer p3 started"
     drv "$d" send p3 "$t" "m$v" "$N" 1
     has "[$v] producer sends $N messages, each on the first try" "sent $N/$N retries=0"
-    drv "$d" await c3 "m$v" "$N" 30000
+    drv "$d" await c3 "m$v" "$N" 120000
     has "[$v] push consumer receives all $N bodies" "received $N/$N "
     has "[$v] ... and nothing else" "unexpected=0"
     drv "$d" close p3

@@ -172,9 +172,9 @@ has "anonymous 5.5.0 producer sends through A" "sent $N/$N"
 drv d49 producer q1 "$A" it_q1 -
 drv d49 send q1 TA m49 "$N" 3
 has "anonymous 4.9.8 producer sends through A" "sent $N/$N"
-drv d5 await c1 m5 "$N" 30000
+drv d5 await c1 m5 "$N" 120000
 has "anonymous 5.5.0 consumer receives through A" "received $N/$N"
-drv d5 await c1 m49 "$N" 30000
+drv d5 await c1 m49 "$N" 120000
 has "... the 4.9.8 producer's messages too" "received $N/$N"
 
 # B wants signed reads: only a producer given the ACL RPC hook finds a route.

@@ -129,7 +129,7 @@ java_view() { # <driver> <tag> <namesrv address> <broker address>: prints what t
     drv "$d" send "p$tag" "$topic" "$tag" "$N" 3
     has "[$d $tag] producer sends $N messages" "sent $N/$N retries=0"
     local sent=$R
-    drv "$d" await "c$tag" "$tag" "$N" 30000
+    drv "$d" await "c$tag" "$tag" "$N" 120000
     has "[$d $tag] push consumer receives all $N" "received $N/$N total=$N unexpected=0"
     local got=$R
     drv "$d" queues "c$tag" "$topic"

@@ -167,7 +167,7 @@ pubsub() {
     has "$tag: producer sends $N messages" "sent $N/$N "
     drv "$d" consumer "c$tag" "$ns" "it_c$tag" "T$tag" -
     has "$tag: push consumer starts" "consumer c$tag started"
-    drv "$d" await "c$tag" "$tag" "$N" 40000
+    drv "$d" await "c$tag" "$tag" "$N" 120000
     has "$tag: push consumer receives all $N" "received $N/$N "
     drv "$d" close "c$tag"
     drv "$d" close "p$tag"
