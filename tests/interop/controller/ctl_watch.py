@@ -8,6 +8,7 @@ the failover benchmark (bench/controller_failover.sh). Any controller: mqnamesrv
                                                 prints its id (exit 1: not so within 30 s)
     ctl_watch.py replica CTL... BROKER          the leader's 1004 for BROKER: "master=<addr>
                                                 masterEpoch=<n> syncStateSetEpoch=<n> sss=<ids>"
+                                                (asked again on 2007 for up to 30 s)
     ctl_watch.py master NS BROKER               the address NS's route shows as BROKER's master
                                                 (brokerId 0 in 106's brokerAddrTable), or "-"
     ctl_watch.py wait_master SINCE_MS SECS ADDR BROKER NS...
@@ -136,8 +137,15 @@ def main():
         return 1
     if cmd == "replica":
         broker, ctls = args[-1], args[:-1]
-        a, _ = leader(ctls)
-        r = try_call(a, 1004, {"brokerName": broker}) if a else None
+        # A new leader says isLeader=true (its Raft role) before its first barrier has applied,
+        # and answers 2007 until then: ask again, as a broker and mqadmin do.
+        deadline = time.monotonic() + 30
+        while True:
+            a, _ = leader(ctls)
+            r = try_call(a, 1004, {"brokerName": broker}) if a else None
+            if r is None or r.code != 2007 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         if r is None or r.code != 0:
             print("replica: no answer" if r is None else "replica: code %d %s" % (r.code, r.remark))
             return 1
