@@ -372,6 +372,10 @@ int ns__ctl_raft_apply(ns_ctl_raft_t *rf, const uint8_t *data, size_t len,
  * returns as apply. */
 int ns__ctl_raft_barrier(ns_ctl_raft_t *rf, void (*cb)(void *arg, int status), void *arg);
 
+/* The role poll's turn (on the loop): a leader whose store is failing now hands its
+ * leadership to another peer. */
+void ns__ctl_raft_tick(ns_ctl_raft_t *rf);
+
 typedef enum ns_ctl_role {
     NS_CTL_ROLE_UNAVAILABLE = 0,
     NS_CTL_ROLE_FOLLOWER = 1,

@@ -538,6 +538,7 @@ void ns__ctl_node_tick(ns_ctl_node_t *n)
 {
     if (n->raft == NULL)
         return;
+    ns__ctl_raft_tick(n->raft);
     ns_ctl_raft_state_t rs;
     ns__ctl_raft_state(n->raft, &rs);
     bool leader = rs.role == NS_CTL_ROLE_LEADER;

@@ -61,6 +61,9 @@ struct ns_ctl_raft {
  * leader that cannot persist stops acknowledging, steps down or hands over, and which of those
  * the library reports first depends on timing (a loaded host). */
 #define STORE_BLAMED_MS 10000
+/* A store failure this recent means the store is failing now (a segment it has no room for is
+ * tried again every 50 ms, and each try is a failure). */
+#define STORE_FAILING_MS 1000
 
 /* Bytes free under the store directory, or -1. */
 static int64_t free_bytes(const char *dir)
@@ -157,11 +160,10 @@ static void on_transferred(struct raft_transfer *req)
     rf->transferring = false;
 }
 
-/* An entry this leader could not persist: it hands its leadership to the most up-to-date peer
+/* A leader that cannot persist hands its leadership to the most up-to-date peer
  * (raft_transfer), so that a full disk under one node does not stop the group's decisions. */
-static void leader_store_failed(ns_ctl_raft_t *rf, int status)
+static void hand_over(ns_ctl_raft_t *rf)
 {
-    store_failed(rf, raft_strerror(status));
     if (rf->npeers < 2 || rf->transferring || raft_state(rf->r) != RAFT_LEADER)
         return;
     rf->transfer.data = rf;
@@ -170,6 +172,13 @@ static void leader_store_failed(ns_ctl_raft_t *rf, int status)
         NS_LOG_W("controller: this leader cannot persist decisions: it hands its leadership to "
                  "another peer");
     }
+}
+
+/* An entry this leader could not persist. */
+static void leader_store_failed(ns_ctl_raft_t *rf, int status)
+{
+    store_failed(rf, raft_strerror(status));
+    hand_over(rf);
 }
 
 /* One pending apply or barrier. */
@@ -183,13 +192,24 @@ typedef struct pending {
     void *arg;
 } pending_t;
 
-/* Whether the store failed within the last STORE_BLAMED_MS. */
-static bool store_failed_lately(ns_ctl_raft_t *rf)
+/* Whether the store failed within the last `window_ms`. */
+static bool store_failed_within(ns_ctl_raft_t *rf, uint64_t window_ms)
 {
     pthread_mutex_lock(&trace_lock);
     uint64_t failed = rf->failed_ms;
     pthread_mutex_unlock(&trace_lock);
-    return failed != 0 && ns_now_ms() - failed < STORE_BLAMED_MS;
+    return failed != 0 && ns_now_ms() - failed < window_ms;
+}
+
+void ns__ctl_raft_tick(ns_ctl_raft_t *rf)
+{
+    /* A leader whose store has no room for its next segment may never see an entry fail: the
+     * store retries the segment every 50 ms and the entries wait for it. A node whose votes
+     * still fit in its metadata files can win an election in that state (a loaded run: the
+     * full node handed over, won the next term and held it, serving nothing): it hands over
+     * from here too. */
+    if (store_failed_within(rf, STORE_FAILING_MS))
+        hand_over(rf);
 }
 
 static int status_of(int rv)
@@ -370,7 +390,7 @@ static void on_applied(struct raft_apply *req, int status, void *result)
         leader_store_failed(rf, status);
     /* A leader whose store fails loses its entries with its leadership (the library steps
      * down, or our hand-over above): the cause to answer is the store. */
-    if (st == NS_CTL_ENOTLEADER && store_failed_lately(rf))
+    if (st == NS_CTL_ENOTLEADER && store_failed_within(rf, STORE_BLAMED_MS))
         st = NS_CTL_ERAFT;
     cb(arg, st);
 }
