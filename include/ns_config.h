@@ -199,6 +199,7 @@ typedef struct ns_config {
                                       it to the logger at once) */
     char *port_file;             /* portFile: write the bound port here once listening ("" = no) */
     int32_t io_threads;          /* ioThreads: I/O event loops (0 = one per CPU) */
+    int32_t worker_thread_nice;  /* workerThreadNice: the worker thread's nice value (10) */
     char *metrics_exporter_type; /* metricsExporterType: PROM or DISABLE (RocketMQ 5.x key) */
     int32_t metrics_prom_exporter_port; /* metricsPromExporterPort (5557; 0 = any free port) */
     char *metrics_prom_exporter_host;   /* metricsPromExporterHost ("" = every IPv4 address) */

@@ -447,6 +447,12 @@ static const opt_t opts[] = {
      "thread, the worker, runs registrations and every other write. On a small machine shared "
      "with other busy work, 1 gives more route reads per CPU-second (docs/performance.md, I/O "
      "loops)."},
+    {"workerThreadNice", NULL, T_INT, G_EXT, R_NEVER, D_TEXT, "10", OFF(worker_thread_nice),
+     RANGE(0, 19),
+     "Nice value of the worker thread (registrations and every other write; the I/O loops keep "
+     "the process's own). At 10 route reads get the CPU first when the CPUs are saturated. It "
+     "weighs against every process of the host: where other busy work shares the machine, 0 "
+     "gives registrations their full share (docs/architecture.md, The worker)."},
 
     /* Budgets (issue 13; docs/operations.md lists what each one does when it is hit). Every
      * one is process-wide or per peer, has a default that protects, and 318 may only tune it

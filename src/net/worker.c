@@ -19,8 +19,8 @@
  * closes, its queued requests that only produce a reply (or whose effect the close undoes:
  * registrations) come back unrun; at shutdown all of them do. The expiry scan never expires a
  * broker with a registration in the queue. The thread runs at a lower priority than the loops
- * (WORKER_NICE), so that on a busy machine route reads get the CPU first and registrations take
- * what is left. */
+ * (workerThreadNice), so that on a busy machine route reads get the CPU first and registrations
+ * take what is left. */
 #include "net_int.h"
 
 #include <errno.h>
@@ -38,13 +38,13 @@
 #include "ns_metrics.h"
 #include "ns_proc.h"
 
-/* Niceness of the worker thread (Linux: per thread). At +10 its scheduler weight is about a
- * tenth of a loop's: when the CPUs are saturated (a registration storm, or the machine shared)
- * route reads get the CPU first, while the worker still gets roughly a tenth of a CPU; 1000
- * brokers registering 67 KB bodies every 30 s need about 7 % of one. Storm (300 brokers back to
- * back, 16 readers) on 2 CPUs: +5 gave route p99 2.4 ms and 8k registrations/s, +10 1.2 to
- * 1.6 ms and 6 to 9k/s, +19 1.0 to 1.3 ms and 4k/s. */
-#define WORKER_NICE 10
+/* Niceness of the worker thread (workerThreadNice, default 10; Linux: per thread). At +10 its
+ * scheduler weight is about a tenth of a loop's: when the CPUs are saturated (a registration
+ * storm) route reads get the CPU first, while the worker still gets roughly a tenth of a CPU;
+ * 1000 brokers registering 67 KB bodies every 30 s need about 7 % of one. Storm (300 brokers
+ * back to back, 16 readers) on 2 CPUs: +5 gave route p99 2.4 ms and 8k registrations/s, +10 1.2
+ * to 1.6 ms and 6 to 9k/s, +19 1.0 to 1.3 ms and 4k/s. The weight is against every thread of
+ * the host, hence the key: a shared machine's busy processes take the worker's CPU too. */
 /* What a connection's jobs are assumed to cost the worker until one has run: 2 ms, about a KV
  * write, much less than a large registration (net_int.h). */
 #define NEW_CONN_COST_NS (2u * 1000u * 1000u)
@@ -58,6 +58,7 @@ struct ns_worker {
     pthread_cond_t wake;   /* signalled when a job is queued or stop is set */
     ns_jobq_t queue;       /* queued jobs (their qi) */
     bool stop;             /* finish the queue, then exit */
+    int nice;              /* workerThreadNice, read at start */
     bool shutting_down;    /* drop every queued request of a closed connection */
     ns_buf_t scratch;      /* handlers' reusable buffer (worker thread only) */
     uint64_t last_scan_ms; /* when the last scan ran (worker thread only); 0 = none yet */
@@ -263,9 +264,14 @@ static void *worker_main(void *arg)
     ns_worker_t *w = arg;
     pthread_setname_np(pthread_self(), "NSWorker");
 #ifdef SYS_gettid
-    /* Linux applies setpriority(PRIO_PROCESS, tid) to that one thread. */
-    if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE) != 0)
-        NS_LOG_D("worker: setpriority: %s", strerror(errno));
+    /* Linux applies setpriority(PRIO_PROCESS, tid) to that one thread. Going below its
+     * current nice value (the process's) takes CAP_SYS_NICE or RLIMIT_NICE. */
+    id_t tid = (id_t)syscall(SYS_gettid);
+    if (setpriority(PRIO_PROCESS, tid, w->nice) != 0) {
+        int err = errno;
+        NS_LOG_W("worker: cannot set workerThreadNice=%d: %s (it keeps nice %d)", w->nice,
+                 strerror(err), getpriority(PRIO_PROCESS, tid));
+    }
 #endif
     for (;;) {
         pthread_mutex_lock(&w->lock);
@@ -305,6 +311,7 @@ ns_worker_t *ns__worker_start(ns_server_t *server)
 {
     ns_worker_t *w = ns_xcalloc(1, sizeof(*w));
     w->server = server;
+    w->nice = server->cfg != NULL ? server->cfg->worker_thread_nice : 10;
     ns_jobq_init(&w->queue, NEW_CONN_COST_NS);
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);

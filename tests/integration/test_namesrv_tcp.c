@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -374,6 +377,91 @@ static void test_sigterm_with_open_connections_exits_zero(void **state)
     ns_testsrv_cleanup(&srv);
 }
 
+/* The nice value in a /proc stat file (field 19, counted after the parenthesised name) when
+ * that name is name (any name when NULL), or INT32_MIN. */
+static int stat_nice(const char *path, const char *name)
+{
+    char stat[512];
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return INT32_MIN;
+    size_t n = fread(stat, 1, sizeof(stat) - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *open = strchr(stat, '(');
+    const char *close = strrchr(stat, ')');
+    if (open == NULL || close == NULL)
+        return INT32_MIN;
+    if (name != NULL &&
+        ((size_t)(close - open - 1) != strlen(name) || strncmp(open + 1, name, strlen(name)) != 0))
+        return INT32_MIN;
+    /* After ") ": state, ppid, pgrp, session, tty_nr, tpgid, flags, minflt, cminflt, majflt,
+     * cmajflt, utime, stime, cutime, cstime, priority, nice. */
+    const char *p = close + 2;
+    for (int field = 3; field < 19 && p != NULL; field++) {
+        p = strchr(p, ' ');
+        if (p != NULL)
+            p++;
+    }
+    return p != NULL ? atoi(p) : INT32_MIN;
+}
+
+/* The nice value of the server's thread named name, or INT32_MIN when it has none. */
+static int thread_nice(pid_t pid, const char *name)
+{
+    char dir_path[64];
+    snprintf(dir_path, sizeof(dir_path), "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(dir_path);
+    if (dir == NULL)
+        return INT32_MIN;
+    int nice = INT32_MIN;
+    struct dirent *de;
+    while (nice == INT32_MIN && (de = readdir(dir)) != NULL) {
+        char path[sizeof(dir_path) + sizeof(de->d_name) + 8];
+        snprintf(path, sizeof(path), "%s/%s/stat", dir_path, de->d_name);
+        if (de->d_name[0] != '.')
+            nice = stat_nice(path, name);
+    }
+    closedir(dir);
+    return nice;
+}
+
+/* The worker runs at workerThreadNice (10 by default), the loops at the process's own value:
+ * a shared host's operator can give registrations their full share back. */
+static void test_worker_thread_nice(void **state)
+{
+    (void)state;
+    errno = 0;
+    int own = getpriority(PRIO_PROCESS, 0);
+    assert_int_equal(errno, 0);
+    /* Raising a nice value needs no privilege; lowering it below ours does. */
+    if (own <= 10 || geteuid() == 0)
+        assert_int_equal(thread_nice(shared_srv.pid, "NSWorker"), 10);
+    int want = own + 3 > 19 ? 19 : own + 3;
+    char set[48];
+    snprintf(set, sizeof(set), "workerThreadNice=%d", want);
+    ns_testsrv_t srv = {0};
+    const char *extra[] = {"--set", set, NULL};
+    assert_int_equal(ns_testsrv_start(&srv, extra), 0);
+    assert_int_equal(thread_nice(srv.pid, "NSWorker"), want);
+    char main_stat[64]; /* loop 0 runs on the main thread */
+    snprintf(main_stat, sizeof(main_stat), "/proc/%d/stat", (int)srv.pid);
+    assert_int_equal(stat_nice(main_stat, NULL), own);
+    int fd = rmq_connect(srv.port);
+    assert_true(fd >= 0);
+    ns_cmd_t req, resp; /* GET_BROKER_CLUSTER_INFO runs on the worker */
+    ns_buf_t holder = NS_BUF_INIT;
+    rmq_request(&req, 106, 7, NULL);
+    assert_int_equal(rmq_call(fd, &req, &resp, &holder), 0);
+    assert_int_equal(resp.code, 0);
+    ns_cmd_free(&req);
+    ns_cmd_free(&resp);
+    ns_buf_free(&holder);
+    close(fd);
+    assert_int_equal(ns_testsrv_stop(&srv), 0);
+    ns_testsrv_cleanup(&srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest shared_tests[] = {
@@ -385,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_response_frames_are_dropped),
         cmocka_unit_test(test_hostile_frames_close_only_their_connection),
         cmocka_unit_test(test_many_connections),
+        cmocka_unit_test(test_worker_thread_nice),
     };
     const struct CMUnitTest own_server_tests[] = {
         cmocka_unit_test(test_idle_connection_is_closed),

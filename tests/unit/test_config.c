@@ -444,6 +444,8 @@ static const set_case_t set_cases[] = {
     {"logLevel", "LOUD", true, NS_ECONFIG, NULL, "not ERROR, WARN, INFO or DEBUG"},
     {"frameMaxLength", "100", true, NS_ECONFIG, NULL, "out of range"},
     {"ioThreads", "4", true, 1, "ioThreads=4", NULL},
+    {"workerThreadNice", "0", true, 1, "workerThreadNice=0", NULL},
+    {"workerThreadNice", "20", true, NS_ECONFIG, NULL, "out of range"},
     {"connectionMaxPendingWriteBytes", "0", true, 1, "connectionMaxPendingWriteBytes=0", NULL},
     {"clientWorkerThreads", "9", true, 1, "clientWorkerThreads=9", NULL}, /* client: raw text */
     {"scanAvailableNameSrv", "false", true, 1, "scanAvailableNameSrv=false", NULL},

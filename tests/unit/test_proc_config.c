@@ -116,6 +116,9 @@ static void test_update_results(void **state)
         {"", NS_RES_SUCCESS, NULL},
         {"kvConfigPath=/tmp/x\n", NS_RES_NO_PERMISSION, "Can not update config in black list."},
         {"rocketmqHome=/x", NS_RES_NO_PERMISSION, "Can not update config in black list."},
+        {"workerThreadNice=19", NS_RES_NO_PERMISSION,
+         "Can not update config workerThreadNice remotely: it may only be set in the config "
+         "file."},
         {"a=\\u00", NS_RES_SYSTEM_ERROR, "string2Properties error"},
         {"enableAllTopicList=false\nwaitSecondsForService=3", NS_RES_SUCCESS, NULL},
     };
