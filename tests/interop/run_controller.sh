@@ -216,11 +216,27 @@ norm() {
     grep -E '^(#|InSyncReplica|NotInSyncReplica|[A-Za-z]+[: ])' |
         sed -E 's/127\.0\.0\.1:[0-9]+/ADDR/g; s/\bn[0-9]\b/nX/g; s/[0-9]+/N/g'
 }
+# A broker whose APPLY_BROKER_ID is answered after its 3 s wait (a loaded host: the entry must be
+# on a majority's disks first) logs 'fail to apply broker id: N', gives the id up and asks for
+# another; the controller had applied N, which stays listed as a replica that is not alive, in
+# Java's controller as in ours. Such a line (that id, not alive) is left out of the comparison.
+without_abandoned() { # <broker dir prefix> <getSyncStateSet output>
+    local out=$2 id ids
+    ids=$(grep -hoE 'fail to apply broker id: [0-9]+' \
+        "$IT_WORK/$1"*/home/logs/rocketmqlogs/broker.log 2>/dev/null | sed -E 's/.*: //' | sort -u)
+    while read -r id; do
+        [[ -n $id ]] || continue
+        it_log "getSyncStateSet: brokerId=$id of $1* was given up by its broker (apply timed out)"
+        out=$(awk -v id="brokerId=$id," '!(/^NotInSyncReplica/ && index($0, id) && /alive=false/)' \
+            <<<"$out")
+    done <<<"$ids"
+    printf '%s\n' "$out"
+}
 adm d5 getSyncStateSet -a "$(join "${CTL_JAVA[@]}")" -b broker-a
 printf '%s\n' "$OURS_SSS" >"$IT_WORK/getSyncStateSet.ours"
 printf '%s\n' "$R" >"$IT_WORK/getSyncStateSet.java"
 it_check_same "mqadmin getSyncStateSet: the same output from both" \
-    "$(norm <<<"$OURS_SSS")" "$(norm <<<"$R")"
+    "$(without_abandoned ob "$OURS_SSS" | norm)" "$(without_abandoned jb "$R" | norm)"
 adm d5 getControllerMetaData -a "${CTL_JAVA[0]}"
 printf '%s\n' "$OURS_META" >"$IT_WORK/getControllerMetaData.ours"
 printf '%s\n' "$R" >"$IT_WORK/getControllerMetaData.java"
