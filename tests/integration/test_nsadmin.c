@@ -265,7 +265,8 @@ static void test_namesrv_config(void **state)
     FX_EXPECT_HAS(r.out, "enableTopicList                                   =  true\n");
     nsadmin_result_free(&r);
 
-    nsadmin_runv(&r, "updateNamesrvConfig", "-n", ab, "-k", "enableTopicList", "-v", "false", NULL);
+    nsadmin_runv(&r, "updateNamesrvConfig", WRITE_WAIT, "-n", ab, "-k", "enableTopicList", "-v",
+                 "false", NULL);
     FX_EXPECT_STATUS(&r, 0);
     char msg[256];
     snprintf(msg, sizeof(msg),
@@ -279,12 +280,14 @@ static void test_namesrv_config(void **state)
     FX_EXPECT_HAS(r.out, "\"ok\":true");
     nsadmin_result_free(&r);
 
-    nsadmin_runv(&r, "updateNamesrvConfig", "-n", ab, "-k", "enableTopicList", "-v", "true", NULL);
+    nsadmin_runv(&r, "updateNamesrvConfig", WRITE_WAIT, "-n", ab, "-k", "enableTopicList", "-v",
+                 "true", NULL);
     FX_EXPECT_STATUS(&r, 0);
     nsadmin_result_free(&r);
 
     /* a key 318 refuses: code 16 from each server, no success line */
-    nsadmin_runv(&r, "updateNamesrvConfig", "-n", ab, "-k", "kvConfigPath", "-v", "/tmp/x", NULL);
+    nsadmin_runv(&r, "updateNamesrvConfig", WRITE_WAIT, "-n", ab, "-k", "kvConfigPath", "-v",
+                 "/tmp/x", NULL);
     FX_EXPECT_STATUS(&r, 1);
     assert_string_equal(r.out, "");
     FX_EXPECT_HAS(r.err, "answered code 16: Can not update config in black list.");
@@ -295,7 +298,8 @@ static void test_kv(void **state)
 {
     (void)state;
     nsadmin_result_t r;
-    nsadmin_runv(&r, "updateKvConfig", "-n", ab, "-s", "NS1", "-k", "k1", "-v", "v1", NULL);
+    nsadmin_runv(&r, "updateKvConfig", WRITE_WAIT, "-n", ab, "-s", "NS1", "-k", "k1", "-v", "v1",
+                 NULL);
     FX_EXPECT_STATUS(&r, 0);
     assert_string_equal(r.out, "create or update kv config to namespace success.\n");
     nsadmin_result_free(&r);
@@ -305,7 +309,8 @@ static void test_kv(void **state)
     assert_string_equal(r.out, "v1\n");
     nsadmin_result_free(&r);
 
-    nsadmin_runv(&r, "updateKvConfig", "-n", a, "-s", "NS1", "-k", "k0", "-v", "v0", NULL);
+    nsadmin_runv(&r, "updateKvConfig", WRITE_WAIT, "-n", a, "-s", "NS1", "-k", "k0", "-v", "v0",
+                 NULL);
     FX_EXPECT_STATUS(&r, 0);
     nsadmin_result_free(&r);
     nsadmin_runv(&r, "getKvList", "-n", a, "-s", "NS1", NULL);
@@ -319,7 +324,7 @@ static void test_kv(void **state)
     assert_string_equal(r.out, "{\"k0\":\"v0\",\"k1\":\"v1\"}\n");
     nsadmin_result_free(&r);
 
-    nsadmin_runv(&r, "deleteKvConfig", "-n", ab, "-s", "NS1", "-k", "k1", NULL);
+    nsadmin_runv(&r, "deleteKvConfig", WRITE_WAIT, "-n", ab, "-s", "NS1", "-k", "k1", NULL);
     FX_EXPECT_STATUS(&r, 0);
     assert_string_equal(r.out, "delete kv config from namespace success.\n");
     nsadmin_result_free(&r);
@@ -350,7 +355,8 @@ static void test_server_text_is_escaped(void **state)
     /* mqadmin trims what it is given, as Java's String.trim: the control bytes go inside. */
     const char *hostile = "v\x1b]0;pwned\x07\x1b[2J\nforged=line\r!";
     nsadmin_result_t r;
-    nsadmin_runv(&r, "updateKvConfig", "-n", a, "-s", "NSX", "-k", "k", "-v", hostile, NULL);
+    nsadmin_runv(&r, "updateKvConfig", WRITE_WAIT, "-n", a, "-s", "NSX", "-k", "k", "-v", hostile,
+                 NULL);
     FX_EXPECT_STATUS(&r, 0);
     nsadmin_result_free(&r);
     const char *shown = "v\\u001B]0;pwned\\u0007\\u001B[2J\\u000Aforged=line\\u000D!\n";
@@ -370,7 +376,7 @@ static void test_server_text_is_escaped(void **state)
     FX_EXPECT_STATUS(&r, 0);
     FX_EXPECT_HAS(r.out, "v\\u001b]0;pwned\\u0007\\u001b[2J\\nforged=line\\r!");
     nsadmin_result_free(&r);
-    nsadmin_runv(&r, "deleteKvConfig", "-n", a, "-s", "NSX", "-k", "k", NULL);
+    nsadmin_runv(&r, "deleteKvConfig", WRITE_WAIT, "-n", a, "-s", "NSX", "-k", "k", NULL);
     nsadmin_result_free(&r);
 
     /* A remark that echoes the key (code 22): one line on stderr, escaped. */
@@ -381,8 +387,8 @@ static void test_server_text_is_escaped(void **state)
     nsadmin_result_free(&r);
 
     /* 319: a value with ESC (318 takes it; a line break it refuses: A.7). */
-    nsadmin_runv(&r, "updateNamesrvConfig", "-n", a, "-k", "productEnvName", "-v", "x\x1b[2Jcenter",
-                 NULL);
+    nsadmin_runv(&r, "updateNamesrvConfig", WRITE_WAIT, "-n", a, "-k", "productEnvName", "-v",
+                 "x\x1b[2Jcenter", NULL);
     FX_EXPECT_STATUS(&r, 0);
     nsadmin_result_free(&r);
     nsadmin_runv(&r, "getNamesrvConfig", "-n", a, NULL);
@@ -391,7 +397,8 @@ static void test_server_text_is_escaped(void **state)
                   "productEnvName                                    =  x\\u001B[2Jcenter\n");
     assert_null(strchr(r.out, '\x1b'));
     nsadmin_result_free(&r);
-    nsadmin_runv(&r, "updateNamesrvConfig", "-n", a, "-k", "productEnvName", "-v", "center", NULL);
+    nsadmin_runv(&r, "updateNamesrvConfig", WRITE_WAIT, "-n", a, "-k", "productEnvName", "-v",
+                 "center", NULL);
     FX_EXPECT_STATUS(&r, 0);
     nsadmin_result_free(&r);
 }
@@ -400,7 +407,7 @@ static void test_write_perm(void **state)
 {
     (void)state;
     nsadmin_result_t r;
-    nsadmin_runv(&r, "wipeWritePerm", "-n", ab, "-b", "b1", NULL);
+    nsadmin_runv(&r, "wipeWritePerm", WRITE_WAIT, "-n", ab, "-b", "b1", NULL);
     FX_EXPECT_STATUS(&r, 0);
     char want[256];
     snprintf(want, sizeof(want),
@@ -412,7 +419,7 @@ static void test_write_perm(void **state)
     assert_int_equal(t1_perm(a), 4);
     assert_int_equal(t1_perm(b), 4);
 
-    nsadmin_runv(&r, "addWritePerm", "-n", ab, "-b", "b1", "--json", NULL);
+    nsadmin_runv(&r, "addWritePerm", WRITE_WAIT, "-n", ab, "-b", "b1", "--json", NULL);
     FX_EXPECT_STATUS(&r, 0);
     snprintf(want, sizeof(want),
              "{\"brokerName\":\"b1\",\"results\":[{\"namesrv\":\"%s\",\"ok\":true,"
@@ -458,7 +465,7 @@ static void test_delete_topic(void **state)
     int fa = fx_register(srv_a.port, "C3", "b3", "127.0.0.1:3", gone);
     int fb = fx_register(srv_b.port, "C3", "b3", "127.0.0.1:3", gone);
     nsadmin_result_t r;
-    nsadmin_runv(&r, "deleteTopic", "-n", ab, "-t", "Gone", "-c", "C3", NULL);
+    nsadmin_runv(&r, "deleteTopic", WRITE_WAIT, "-n", ab, "-t", "Gone", "-c", "C3", NULL);
     FX_EXPECT_STATUS(&r, 0);
     assert_string_equal(r.out, "delete topic [Gone] from NameServer success.\n");
     nsadmin_result_free(&r);
@@ -485,7 +492,8 @@ static void test_namesrv_addr_env(void **state)
     nsadmin_result_free(&r);
 
     /* updateNamesrvConfig names no list when it came from the environment, as mqadmin */
-    const char *upd[] = {"updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "false", NULL};
+    const char *upd[] = {
+        "updateNamesrvConfig", WRITE_WAIT, "-k", "orderMessageEnable", "-v", "false", NULL};
     nsadmin_run(&r, envs, upd);
     FX_EXPECT_STATUS(&r, 0);
     assert_string_equal(r.out, "update name server config success!\norderMessageEnable : false\n");
@@ -520,7 +528,8 @@ static void test_failover_and_unreachable(void **state)
     nsadmin_result_free(&r);
 
     /* a write goes to every NameServer: the reachable one is changed, the status says 3 */
-    nsadmin_runv(&r, "updateKvConfig", "-n", list, "-s", "NS2", "-k", "k", "-v", "v", NULL);
+    nsadmin_runv(&r, "updateKvConfig", WRITE_WAIT, "-n", list, "-s", "NS2", "-k", "k", "-v", "v",
+                 NULL);
     FX_EXPECT_STATUS(&r, 3);
     FX_EXPECT_HAS(r.err, "127.0.0.1:1: connect: Connection refused");
     FX_EXPECT_LACKS(r.out, "success");
@@ -530,7 +539,7 @@ static void test_failover_and_unreachable(void **state)
     assert_string_equal(r.out, "v\n");
     nsadmin_result_free(&r);
 
-    nsadmin_runv(&r, "wipeWritePerm", "-n", list, "-b", "nobody", NULL);
+    nsadmin_runv(&r, "wipeWritePerm", WRITE_WAIT, "-n", list, "-b", "nobody", NULL);
     FX_EXPECT_STATUS(&r, 3);
     FX_EXPECT_HAS(r.out, "wipe write perm of broker[nobody] in name server[127.0.0.1:1] Failed\n");
     char ok[128];

@@ -159,18 +159,18 @@ static void test_signing(void **state)
 {
     (void)state;
     nsadmin_result_t r;
-    nsadmin_runv(&r, "updateKvConfig", "-n", addr, "--tls", "-s", "SEC", "-k", "k", "-v", "v0",
-                 NULL);
+    nsadmin_runv(&r, "updateKvConfig", WRITE_WAIT, "-n", addr, "--tls", "-s", "SEC", "-k", "k",
+                 "-v", "v0", NULL);
     FX_EXPECT_STATUS(&r, 1);
     FX_EXPECT_HAS(r.err, "answered code 16: ACL: PUT_KV_CONFIG (100) refused: missing signature");
     nsadmin_result_free(&r);
-    nsadmin_runv(&r, "updateKvConfig", "-n", addr, "--tls", "-s", "SEC", "-k", "k", "-v", "v0",
-                 "--ak", "nsBrokerKey", "--sk", "nsBrokerSecret", NULL);
+    nsadmin_runv(&r, "updateKvConfig", WRITE_WAIT, "-n", addr, "--tls", "-s", "SEC", "-k", "k",
+                 "-v", "v0", "--ak", "nsBrokerKey", "--sk", "nsBrokerSecret", NULL);
     FX_EXPECT_STATUS(&r, 1);
     FX_EXPECT_HAS(r.err, "AccessKey nsBrokerKey is not an admin account");
     nsadmin_result_free(&r);
-    nsadmin_runv(&r, "updateKvConfig", "-n", addr, "--tls", "-s", "SEC", "-k", "k", "-v", "v0",
-                 "--ak", "nsAdminKey", "--sk", "wrongSecret", NULL);
+    nsadmin_runv(&r, "updateKvConfig", WRITE_WAIT, "-n", addr, "--tls", "-s", "SEC", "-k", "k",
+                 "-v", "v0", "--ak", "nsAdminKey", "--sk", "wrongSecret", NULL);
     FX_EXPECT_STATUS(&r, 1);
     FX_EXPECT_HAS(r.err, "bad signature for AccessKey nsAdminKey");
     nsadmin_result_free(&r);
@@ -179,8 +179,8 @@ static void test_signing(void **state)
     FX_EXPECT_HAS(r.err, "answered code 22"); /* nothing was written */
     nsadmin_result_free(&r);
 
-    nsadmin_runv(&r, "updateKvConfig", "-n", addr, "--tls", "-s", "SEC", "-k", "k", "-v", "v1",
-                 "--ak", "nsAdminKey", "--sk", "nsAdminSecret", NULL);
+    nsadmin_runv(&r, "updateKvConfig", WRITE_WAIT, "-n", addr, "--tls", "-s", "SEC", "-k", "k",
+                 "-v", "v1", "--ak", "nsAdminKey", "--sk", "nsAdminSecret", NULL);
     FX_EXPECT_STATUS(&r, 0);
     nsadmin_result_free(&r);
     nsadmin_runv(&r, "getKvConfig", "-n", addr, "--tls", "-s", "SEC", "-k", "k", NULL);
@@ -188,21 +188,22 @@ static void test_signing(void **state)
     assert_string_equal(r.out, "v1\n");
     nsadmin_result_free(&r);
     /* A SecurityToken is an ext field like any other: signed with the rest. */
-    nsadmin_runv(&r, "updateKvConfig", "-n", addr, "--tls", "-s", "SEC", "-k", "k", "-v", "v2",
-                 "--ak", "nsAdminKey", "--sk", "nsAdminSecret", "--token", "tok-1", NULL);
+    nsadmin_runv(&r, "updateKvConfig", WRITE_WAIT, "-n", addr, "--tls", "-s", "SEC", "-k", "k",
+                 "-v", "v2", "--ak", "nsAdminKey", "--sk", "nsAdminSecret", "--token", "tok-1",
+                 NULL);
     FX_EXPECT_STATUS(&r, 0);
     nsadmin_result_free(&r);
 
     /* --aclFile: a tools.yml as mqadmin reads it (quotes and a comment). */
     write_file(pem("tools.yml"), "# mqadmin's conf/tools.yml\naccessKey: nsAdminKey\n"
                                  "secretKey: \"nsAdminSecret\"  # the admin account\n");
-    nsadmin_runv(&r, "updateKvConfig", "-n", addr, "--tls", "-s", "SEC", "-k", "k", "-v", "v3",
-                 "--aclFile", pem("tools.yml"), NULL);
+    nsadmin_runv(&r, "updateKvConfig", WRITE_WAIT, "-n", addr, "--tls", "-s", "SEC", "-k", "k",
+                 "-v", "v3", "--aclFile", pem("tools.yml"), NULL);
     FX_EXPECT_STATUS(&r, 0);
     nsadmin_result_free(&r);
     write_file(pem("empty.yml"), "# nothing\n");
-    nsadmin_runv(&r, "updateKvConfig", "-n", addr, "--tls", "-s", "SEC", "-k", "k", "-v", "v4",
-                 "--aclFile", pem("empty.yml"), NULL);
+    nsadmin_runv(&r, "updateKvConfig", WRITE_WAIT, "-n", addr, "--tls", "-s", "SEC", "-k", "k",
+                 "-v", "v4", "--aclFile", pem("empty.yml"), NULL);
     FX_EXPECT_STATUS(&r, 2);
     FX_EXPECT_HAS(r.err, "has no accessKey and secretKey");
     nsadmin_result_free(&r);
@@ -217,8 +218,18 @@ static void test_signing(void **state)
     write_file(tools, "accessKey: nsAdminKey\nsecretKey: nsAdminSecret\n");
     snprintf(env_home, sizeof(env_home), "ROCKETMQ_HOME=%s", home);
     const char *env[] = {env_home, NULL};
-    const char *args[] = {
-        "updateKvConfig", "-n", addr, "--tls", "-s", "SEC", "-k", "k", "-v", "v5", NULL};
+    const char *args[] = {"updateKvConfig",
+                          WRITE_WAIT,
+                          "-n",
+                          addr,
+                          "--tls",
+                          "-s",
+                          "SEC",
+                          "-k",
+                          "k",
+                          "-v",
+                          "v5",
+                          NULL};
     nsadmin_run(&r, env, args);
     FX_EXPECT_STATUS(&r, 0);
     nsadmin_result_free(&r);
@@ -231,8 +242,8 @@ static void test_signing(void **state)
     FX_EXPECT_STATUS(&r, 2);
     FX_EXPECT_HAS(r.err, "--ak and --sk go together");
     nsadmin_result_free(&r);
-    nsadmin_runv(&r, "deleteKvConfig", "-n", addr, "--tls", "-s", "SEC", "-k", "k", "--ak",
-                 "nsAdminKey", "--sk", "nsAdminSecret", NULL);
+    nsadmin_runv(&r, "deleteKvConfig", WRITE_WAIT, "-n", addr, "--tls", "-s", "SEC", "-k", "k",
+                 "--ak", "nsAdminKey", "--sk", "nsAdminSecret", NULL);
     FX_EXPECT_STATUS(&r, 0);
     nsadmin_result_free(&r);
 }

@@ -34,6 +34,9 @@ it_start_broker b1 5.x "$J;$C"
 
 # nsa <args>: nsadmin's stdout in OUT, stderr in ERR, exit status in RC; a sanitizer report
 # is a failure of its own.
+# A write is answered once it is on disk, which can take seconds on a loaded machine (nsadmin's
+# default wait is 5 s).
+WRITE_WAIT=(--timeout 30000)
 nsa() {
     RC=0
     "$NSADMIN" "$@" >"$IT_WORK/nsa.out" 2>"$IT_WORK/nsa.err" || RC=$?
@@ -147,14 +150,14 @@ nsa compareNamesrv -n "$J;$C" --kv
 rc_is "compareNamesrv: Java and mqnamesrv with the same broker agree (exit 0)" 0
 it_check_contains "compareNamesrv: its summary" "$OUT" "2 NameServers agree: 1 cluster, 1 broker,"
 
-nsa wipeWritePerm -n "$J" -b b1
+nsa wipeWritePerm "${WRITE_WAIT[@]}" -n "$J" -b b1
 nsa compareNamesrv -n "$J;$C"
 rc_is "compareNamesrv: a permission wiped on Java only is a difference (exit 1)" 1
 it_check_contains "compareNamesrv: the perm line" "$OUT" \
     "topic TBW102 on broker b1: perm differs: 5 on $J; 7 on $C"
 # addWritePerm sets RW (6), as Java's operateWritePermOfBroker does, so a topic that had the
 # inherit bit too (TBW102: 7) still differs from the NameServer that was not touched...
-nsa addWritePerm -n "$J" -b b1
+nsa addWritePerm "${WRITE_WAIT[@]}" -n "$J" -b b1
 nsa compareNamesrv -n "$J;$C"
 it_check_contains "compareNamesrv: addWritePerm leaves TBW102 at RW only" "$OUT" \
     "topic TBW102 on broker b1: perm differs: 6 on $J; 7 on $C"
@@ -164,21 +167,21 @@ else
     it_record pass "compareNamesrv: a topic of perm 6 is back to 6"
 fi
 # ...until the same is done there.
-nsa wipeWritePerm -n "$C" -b b1
-nsa addWritePerm -n "$C" -b b1
+nsa wipeWritePerm "${WRITE_WAIT[@]}" -n "$C" -b b1
+nsa addWritePerm "${WRITE_WAIT[@]}" -n "$C" -b b1
 nsa compareNamesrv -n "$J;$C"
 rc_is "compareNamesrv: agree again once both had the same wipe and add" 0
 
-nsa updateKvConfig -n "$C" -s ORDER_TOPIC_CONFIG -k TBW102 -v b1:8
+nsa updateKvConfig "${WRITE_WAIT[@]}" -n "$C" -s ORDER_TOPIC_CONFIG -k TBW102 -v b1:8
 nsa compareNamesrv -n "$J;$C" --kv
 rc_is "compareNamesrv --kv: an entry on mqnamesrv only (exit 1)" 1
 it_check_contains "compareNamesrv --kv: the KV line" "$OUT" "kv ORDER_TOPIC_CONFIG/TBW102: missing on $J"
-nsa updateKvConfig -n "$J" -s ORDER_TOPIC_CONFIG -k TBW102 -v b1:4
+nsa updateKvConfig "${WRITE_WAIT[@]}" -n "$J" -s ORDER_TOPIC_CONFIG -k TBW102 -v b1:4
 nsa compareNamesrv -n "$J;$C" --kv --json
 it_check_contains "compareNamesrv --kv --json: a value difference" "$OUT" \
     "\"kv ORDER_TOPIC_CONFIG/TBW102: value differs: \\\"b1:4\\\" on $J; \\\"b1:8\\\" on $C\""
 
-nsa deleteTopic -n "$J" -t SELF_TEST_TOPIC -c ItCluster
+nsa deleteTopic "${WRITE_WAIT[@]}" -n "$J" -t SELF_TEST_TOPIC -c ItCluster
 it_check_contains "deleteTopic on the Java NameServer" "$OUT" "delete topic [SELF_TEST_TOPIC] from NameServer success."
 nsa compareNamesrv -n "$J;$C"
 it_check_contains "compareNamesrv: a topic deleted on Java only" "$OUT" "topic SELF_TEST_TOPIC: missing on $J"
@@ -228,7 +231,7 @@ else
     it_record fail "Java over TLS: nsadmin --tls differs from mqadmin -Dtls.enable=true:"
     diff "$IT_WORK/mqadmin-tls.txt" "$IT_WORK/nsadmin-tls.txt" | head -20 >&2 || true
 fi
-nsa updateKvConfig -n "$JT" --tls -s NSA_TLS -k k1 -v v1 --ak nsadminAk --sk nsadminSecret
+nsa updateKvConfig "${WRITE_WAIT[@]}" -n "$JT" --tls -s NSA_TLS -k k1 -v v1 --ak nsadminAk --sk nsadminSecret
 rc_is "Java over TLS: a signed write (--ak/--sk) is taken" 0
 nsa getKvConfig -n "$JT" --tls -s NSA_TLS -k k1
 it_check_contains "Java over TLS: and read back" "$OUT" "v1"

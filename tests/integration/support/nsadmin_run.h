@@ -13,6 +13,11 @@ typedef struct nsadmin_result {
     bool sanitizer; /* stderr holds an ASan/UBSan/LSan report (printed) */
 } nsadmin_result_t;
 
+/* Options for a write command: a server answers a write once it is on disk, which a loaded
+ * machine can take seconds to do (a loaded run: an updateNamesrvConfig unanswered after nsadmin's
+ * default 5 s). 25 s per server: a write to two servers stays within nsadmin_run's 60 s. */
+#define WRITE_WAIT "--timeout", "25000"
+
 /* Runs nsadmin with the NULL-terminated arguments (the command first); env: NULL or
  * "NAME=value" entries (NULL-terminated) set in the child, and "NAME=" unsets NAME. Waits up
  * to 60 s. */
