@@ -58,7 +58,6 @@ struct ns_worker {
     pthread_cond_t wake;   /* signalled when a job is queued or stop is set */
     ns_jobq_t queue;       /* queued jobs (their qi) */
     bool stop;             /* finish the queue, then exit */
-    int nice;              /* workerThreadNice, read at start */
     bool shutting_down;    /* drop every queued request of a closed connection */
     ns_buf_t scratch;      /* handlers' reusable buffer (worker thread only) */
     uint64_t last_scan_ms; /* when the last scan ran (worker thread only); 0 = none yet */
@@ -267,9 +266,10 @@ static void *worker_main(void *arg)
     /* Linux applies setpriority(PRIO_PROCESS, tid) to that one thread. Going below its
      * current nice value (the process's) takes CAP_SYS_NICE or RLIMIT_NICE. */
     id_t tid = (id_t)syscall(SYS_gettid);
-    if (setpriority(PRIO_PROCESS, tid, w->nice) != 0) {
+    int nice = w->server->cfg->worker_thread_nice; /* never set remotely: fixed at start */
+    if (setpriority(PRIO_PROCESS, tid, nice) != 0) {
         int err = errno;
-        NS_LOG_W("worker: cannot set workerThreadNice=%d: %s (it keeps nice %d)", w->nice,
+        NS_LOG_W("worker: cannot set workerThreadNice=%d: %s (it keeps nice %d)", nice,
                  strerror(err), getpriority(PRIO_PROCESS, tid));
     }
 #endif
@@ -311,7 +311,6 @@ ns_worker_t *ns__worker_start(ns_server_t *server)
 {
     ns_worker_t *w = ns_xcalloc(1, sizeof(*w));
     w->server = server;
-    w->nice = server->cfg != NULL ? server->cfg->worker_thread_nice : 10;
     ns_jobq_init(&w->queue, NEW_CONN_COST_NS);
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
